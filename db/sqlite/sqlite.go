@@ -1,0 +1,99 @@
+// Package sqlite opens Cairn's embedded store: one SQLite file in the data
+// directory, through the pure-Go driver modernc.org/sqlite, in WAL mode with
+// foreign keys on, migrated to the newest schema.
+//
+// A DB holds two handles on the same file. Write runs every explicit
+// transaction as BEGIN IMMEDIATE, so writers serialise on SQLite's write lock
+// up front instead of failing half-way with SQLITE_BUSY; that holds across
+// processes too (an admin command while `cairn serve` runs). Read is a pool of
+// query-only connections whose transactions are deferred, so that consistent
+// multi-statement reads (a traversal) run beside a writer, as WAL allows.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+
+	"github.com/cairnkg/cairn/migrations"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+)
+
+// FileName is the name of the store inside the data directory.
+const FileName = "cairn.db"
+
+// DB is an open, migrated embedded store.
+type DB struct {
+	// Path is the file the store lives in.
+	Path string
+	// Write is the handle for writes and for reads that must see them.
+	Write *sql.DB
+	// Read is the handle for read-only transactions.
+	Read *sql.DB
+}
+
+// Open opens (creating if needed) the store in dataDir and applies pending
+// migrations.
+func Open(ctx context.Context, dataDir string) (*DB, error) {
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("sqlite: create data directory: %w", err)
+	}
+	return OpenFile(ctx, filepath.Join(dataDir, FileName))
+}
+
+// OpenFile opens the store at path; tests use it with a file in t.TempDir().
+func OpenFile(ctx context.Context, path string) (*DB, error) {
+	write, err := sql.Open("sqlite", dsn(path, false))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	write.SetMaxOpenConns(4)
+	if err := write.PingContext(ctx); err != nil {
+		write.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	if _, err := migrations.Apply(ctx, write, migrations.SQLite); err != nil {
+		write.Close()
+		return nil, fmt.Errorf("sqlite: %s: %w", path, err)
+	}
+	read, err := sql.Open("sqlite", dsn(path, true))
+	if err != nil {
+		write.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	read.SetMaxOpenConns(max(4, runtime.GOMAXPROCS(0)))
+	return &DB{Path: path, Write: write, Read: read}, nil
+}
+
+// Close closes both handles.
+func (db *DB) Close() error {
+	rerr := db.Read.Close()
+	if err := db.Write.Close(); err != nil {
+		return fmt.Errorf("sqlite: close: %w", err)
+	}
+	if rerr != nil {
+		return fmt.Errorf("sqlite: close: %w", rerr)
+	}
+	return nil
+}
+
+func dsn(path string, readOnly bool) string {
+	q := url.Values{}
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Add("_pragma", "cache_size(-32768)")
+	if readOnly {
+		q.Add("_pragma", "query_only(1)")
+		q.Set("_txlock", "deferred")
+	} else {
+		q.Set("_txlock", "immediate")
+	}
+	return "file:" + path + "?" + q.Encode()
+}
