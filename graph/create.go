@@ -1,0 +1,118 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// NewRelationship asks CreateRelationship for an edge.
+type NewRelationship struct {
+	UserID         string
+	Type           string
+	SourceEntityID string
+	TargetEntityID string
+	// Now is the creation time recorded if the edge is new; zero means Now().
+	Now time.Time
+}
+
+// CreateRelationship creates the edge unless it is already live, and returns
+// it with created reporting whether it is new. Endpoints that were merged
+// resolve to the entity they were merged into, so the edge lands where the
+// data now lives.
+//
+// It returns ErrInvalidRelationshipType for a malformed type name (whether
+// the name is known is the caller's check), a *NotFoundError for a missing
+// endpoint, and a *CycleError when the type is acyclic and the edge is a
+// self-loop or would close a cycle. The check and the insert happen under
+// LockUser, so concurrent writers cannot together build a cycle that each
+// alone would not.
+func (tx *Tx) CreateRelationship(ctx context.Context, in NewRelationship) (rel Relationship, created bool, err error) {
+	if !ValidRelationshipTypeName(in.Type) {
+		return Relationship{}, false, fmt.Errorf("%w: %q", ErrInvalidRelationshipType, in.Type)
+	}
+	if err := tx.LockUser(ctx, in.UserID); err != nil {
+		return Relationship{}, false, err
+	}
+	src, err := tx.ResolveEntity(ctx, in.UserID, in.SourceEntityID)
+	if err != nil {
+		return Relationship{}, false, endpointErr(err, in.SourceEntityID)
+	}
+	dst, err := tx.ResolveEntity(ctx, in.UserID, in.TargetEntityID)
+	if err != nil {
+		return Relationship{}, false, endpointErr(err, in.TargetEntityID)
+	}
+	if IsAcyclic(in.Type) {
+		if src.ID == dst.ID {
+			return Relationship{}, false, &CycleError{RelationshipType: in.Type, Path: []string{src.ID}}
+		}
+		path, err := tx.ShortestPath(ctx, PathQuery{
+			UserID: in.UserID, From: dst.ID, To: src.ID, Types: []string{in.Type}, Direction: Outbound,
+		})
+		if err != nil {
+			return Relationship{}, false, err
+		}
+		if path != nil {
+			return Relationship{}, false, &CycleError{RelationshipType: in.Type, Path: path}
+		}
+	}
+	id := RelationshipID(in.Type, src.ID, dst.ID)
+	existing, err := tx.Relationship(ctx, in.UserID, id)
+	switch {
+	case err == nil && existing.EndedAt.IsZero():
+		return existing, false, nil
+	case err != nil && !errors.Is(err, ErrNotFound):
+		return Relationship{}, false, err
+	}
+	now := in.Now
+	if now.IsZero() {
+		now = Now()
+	}
+	if err == nil && !now.After(existing.CreatedAt) {
+		// A new period must start after the last one began.
+		now = existing.CreatedAt.Add(time.Microsecond)
+	}
+	rel = Relationship{
+		ID: id, UserID: in.UserID, Type: in.Type,
+		SourceEntityID: src.ID, TargetEntityID: dst.ID,
+		Metadata: map[string]any{}, Provenance: map[string]string{},
+		CreatedAt: now, LastObservationAt: now,
+	}
+	if err := tx.PutRelationship(ctx, rel); err != nil {
+		return Relationship{}, false, err
+	}
+	return rel, true, nil
+}
+
+// EndRelationship marks the live period of a relationship as ended at the
+// given time (zero: now). It returns a *NotFoundError when the relationship
+// does not exist or is not live.
+func (tx *Tx) EndRelationship(ctx context.Context, userID, id string, at time.Time) (Relationship, error) {
+	rel, err := tx.Relationship(ctx, userID, id)
+	if err != nil {
+		return Relationship{}, err
+	}
+	if !rel.EndedAt.IsZero() {
+		return Relationship{}, &NotFoundError{What: "relationship", ID: id}
+	}
+	if at.IsZero() {
+		at = Now()
+	}
+	if !at.After(rel.CreatedAt) {
+		at = rel.CreatedAt.Add(time.Microsecond)
+	}
+	rel.EndedAt = at
+	if err := tx.PutRelationship(ctx, rel); err != nil {
+		return Relationship{}, err
+	}
+	return rel, nil
+}
+
+// endpointErr names the endpoint the caller asked for in a not-found error.
+func endpointErr(err error, id string) error {
+	if errors.Is(err, ErrNotFound) {
+		return &NotFoundError{What: "entity", ID: id}
+	}
+	return err
+}

@@ -1,0 +1,106 @@
+package graph
+
+import (
+	"context"
+	"time"
+)
+
+// Driver is what a graph backend implements. Callers use *Store instead.
+type Driver interface {
+	// Update runs fn in one read-write transaction and commits it if fn
+	// returns nil. fn may be called more than once (a backend may retry a
+	// transaction that lost a conflict), so it must not have side effects
+	// outside the transaction.
+	Update(ctx context.Context, fn func(DriverTx) error) error
+	// View runs fn in one read-only transaction that sees a consistent state.
+	View(ctx context.Context, fn func(DriverTx) error) error
+	// Close releases the driver's resources.
+	Close() error
+}
+
+// DriverTx holds the storage primitives of one transaction. Every method is
+// scoped to the user id it is given: rows of other users do not exist for it.
+// Methods that find nothing return an error wrapping ErrNotFound; inserts of
+// an existing id return an error wrapping ErrConflict. Slices returned are
+// never shared with the driver.
+type DriverTx interface {
+	// InsertSource stores a new source.
+	InsertSource(ctx context.Context, s Source) error
+	// Source returns a source by id.
+	Source(ctx context.Context, userID, id string) (Source, error)
+	// SourceByHash returns the user's source with that content hash.
+	SourceByHash(ctx context.Context, userID, contentHash string) (Source, error)
+
+	// PutEntity inserts the entity or replaces the stored one with the same id.
+	PutEntity(ctx context.Context, e Entity) error
+	// Entity returns an entity by id, merged or not.
+	Entity(ctx context.Context, userID, id string) (Entity, error)
+	// Entities returns the entities with these ids that exist, in the order
+	// of ids.
+	Entities(ctx context.Context, userID string, ids []string) ([]Entity, error)
+	// ListEntities returns a page of entities ordered by LastObservationAt
+	// descending, then id ascending, and the total number that match.
+	ListEntities(ctx context.Context, f EntityFilter) ([]Entity, int, error)
+	// SetIdentifiers replaces the identifiers an entity can be found under.
+	SetIdentifiers(ctx context.Context, userID, entityID string, ids []Identifier) error
+	// EntitiesByIdentifier returns the unmerged entities with an identifier
+	// equal to value, of entityType when it is not empty, ordered by id.
+	EntitiesByIdentifier(ctx context.Context, userID, value, entityType string) ([]Entity, error)
+	// EntityTypeCounts returns how many unmerged entities the user has of
+	// each type.
+	EntityTypeCounts(ctx context.Context, userID string) (map[string]int, error)
+
+	// InsertObservation stores a new observation.
+	InsertObservation(ctx context.Context, o Observation) error
+	// Observation returns one observation by id.
+	Observation(ctx context.Context, userID, id string) (Observation, error)
+	// Observations returns a page of an entity's observations ordered by
+	// ObservedAt descending, then id ascending, and their total.
+	Observations(ctx context.Context, userID, entityID string, p Page) ([]Observation, int, error)
+	// AllObservations returns every observation of an entity, in no
+	// particular order; the reducer orders them itself.
+	AllObservations(ctx context.Context, userID, entityID string) ([]Observation, error)
+	// ObservationsBySource returns the observations a source produced,
+	// ordered by id.
+	ObservationsBySource(ctx context.Context, userID, sourceID string) ([]Observation, error)
+	// MoveObservations re-points every observation of entity from to entity
+	// to and returns how many moved.
+	MoveObservations(ctx context.Context, userID, from, to string) (int, error)
+
+	// InsertRawFragment stores a field that no schema names.
+	InsertRawFragment(ctx context.Context, f RawFragment) error
+
+	// ReplaceTimelineEvents replaces every timeline event of an entity.
+	ReplaceTimelineEvents(ctx context.Context, userID, entityID string, events []TimelineEvent) error
+	// ListTimelineEvents returns a page of events ordered by Time
+	// descending, then id ascending, and the total that match.
+	ListTimelineEvents(ctx context.Context, f TimelineFilter) ([]TimelineEvent, int, error)
+
+	// LockUser serialises, until the transaction ends, every transaction of
+	// the user that changes the graph's structure, so that a cycle check and
+	// the insert it guards are atomic with respect to concurrent writers.
+	LockUser(ctx context.Context, userID string) error
+	// PutRelationship inserts the relationship or replaces the stored one
+	// with the same id and CreatedAt. A relationship created again after it
+	// ended is a new row with a new CreatedAt (a new period of existence).
+	PutRelationship(ctx context.Context, r Relationship) error
+	// Relationship returns the newest period of a relationship, live or
+	// ended.
+	Relationship(ctx context.Context, userID, id string) (Relationship, error)
+	// ListRelationships returns a page of relationships ordered by CreatedAt
+	// descending, then id ascending, and the total that match.
+	ListRelationships(ctx context.Context, f RelationshipFilter) ([]Relationship, int, error)
+	// Edges returns the edges live at q.At that touch any of q.EntityIDs in
+	// q.Direction, with the types of both endpoints, ordered by id. Edges to
+	// merged entities are included; the caller decides.
+	Edges(ctx context.Context, q EdgeQuery) ([]Edge, error)
+	// InsertRelationshipObservation stores a new relationship observation.
+	InsertRelationshipObservation(ctx context.Context, o RelationshipObservation) error
+	// RelationshipObservations returns every observation of a relationship,
+	// ordered by ObservedAt descending, then id ascending.
+	RelationshipObservations(ctx context.Context, userID, relationshipID string) ([]RelationshipObservation, error)
+}
+
+// Now returns the current time as every graph row records it: UTC, truncated
+// to the microsecond that every backend can store exactly.
+func Now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }

@@ -1,0 +1,274 @@
+package embedded
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+
+	"github.com/cairnkg/cairn/graph"
+)
+
+func (t *tx) InsertSource(ctx context.Context, s graph.Source) error {
+	prov, err := encodeJSON(orEmpty(s.Provenance))
+	if err != nil {
+		return err
+	}
+	_, err = t.tx.ExecContext(ctx, `INSERT INTO sources
+		(id, user_id, content_hash, kind, mime_type, original_filename, size, provenance, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+		s.ID, s.UserID, s.ContentHash, s.Kind, s.MimeType, s.OriginalFilename, s.Size, prov, micros(s.CreatedAt))
+	if isUniqueViolation(err) {
+		return fmt.Errorf("graph/embedded: source %s: %w", s.ID, graph.ErrConflict)
+	}
+	if err != nil {
+		return fmt.Errorf("graph/embedded: insert source: %w", err)
+	}
+	return nil
+}
+
+const sourceColumns = `id, user_id, content_hash, kind, mime_type, original_filename, size, provenance, created_at`
+
+func scanSource(row interface{ Scan(...any) error }) (graph.Source, error) {
+	var s graph.Source
+	var prov string
+	var created int64
+	if err := row.Scan(&s.ID, &s.UserID, &s.ContentHash, &s.Kind, &s.MimeType, &s.OriginalFilename, &s.Size, &prov, &created); err != nil {
+		return s, err
+	}
+	s.CreatedAt = fromMicros(created)
+	var err error
+	s.Provenance, err = decodeMap(prov)
+	return s, err
+}
+
+func (t *tx) Source(ctx context.Context, userID, id string) (graph.Source, error) {
+	s, err := scanSource(t.tx.QueryRowContext(ctx, `SELECT `+sourceColumns+` FROM sources WHERE user_id = $1 AND id = $2`, userID, id))
+	if noRows(err) {
+		return s, notFound("source", id)
+	}
+	return s, wrap("read source", err)
+}
+
+func (t *tx) SourceByHash(ctx context.Context, userID, hash string) (graph.Source, error) {
+	s, err := scanSource(t.tx.QueryRowContext(ctx, `SELECT `+sourceColumns+` FROM sources WHERE user_id = $1 AND content_hash = $2`, userID, hash))
+	if noRows(err) {
+		return s, notFound("source with hash", hash)
+	}
+	return s, wrap("read source", err)
+}
+
+func (t *tx) PutEntity(ctx context.Context, e graph.Entity) error {
+	snap, err := encodeJSON(orEmpty(e.Snapshot))
+	if err != nil {
+		return err
+	}
+	prov, err := encodeJSON(orEmptyStrings(e.Provenance))
+	if err != nil {
+		return err
+	}
+	var mergedInto any
+	if e.MergedInto != "" {
+		mergedInto = e.MergedInto
+	}
+	_, err = t.tx.ExecContext(ctx, `INSERT INTO entities
+		(id, user_id, entity_type, canonical_name, schema_version, snapshot, provenance, observation_count,
+		 last_observation_at, created_at, computed_at, merged_into, merged_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+		ON CONFLICT (id) DO UPDATE SET
+		  entity_type = excluded.entity_type, canonical_name = excluded.canonical_name,
+		  schema_version = excluded.schema_version, snapshot = excluded.snapshot,
+		  provenance = excluded.provenance, observation_count = excluded.observation_count,
+		  last_observation_at = excluded.last_observation_at, computed_at = excluded.computed_at,
+		  merged_into = excluded.merged_into, merged_at = excluded.merged_at
+		WHERE entities.user_id = excluded.user_id`,
+		e.ID, e.UserID, e.Type, e.CanonicalName, e.SchemaVersion, snap, prov, e.ObservationCount,
+		micros(e.LastObservationAt), micros(e.CreatedAt), micros(e.ComputedAt), mergedInto, nullMicros(e.MergedAt))
+	return wrap("put entity", err)
+}
+
+const entityColumns = `id, user_id, entity_type, canonical_name, schema_version, snapshot, provenance,
+	observation_count, last_observation_at, created_at, computed_at, merged_into, merged_at`
+
+func scanEntity(row interface{ Scan(...any) error }) (graph.Entity, error) {
+	var e graph.Entity
+	var snap, prov string
+	var last, created, computed int64
+	var mergedInto sql.NullString
+	var mergedAt sql.NullInt64
+	if err := row.Scan(&e.ID, &e.UserID, &e.Type, &e.CanonicalName, &e.SchemaVersion, &snap, &prov,
+		&e.ObservationCount, &last, &created, &computed, &mergedInto, &mergedAt); err != nil {
+		return e, err
+	}
+	e.LastObservationAt, e.CreatedAt, e.ComputedAt = fromMicros(last), fromMicros(created), fromMicros(computed)
+	e.MergedInto, e.MergedAt = mergedInto.String, fromNullMicros(mergedAt)
+	var err error
+	if e.Snapshot, err = decodeMap(snap); err != nil {
+		return e, err
+	}
+	e.Provenance, err = decodeStringMap(prov)
+	return e, err
+}
+
+func (t *tx) Entity(ctx context.Context, userID, id string) (graph.Entity, error) {
+	e, err := scanEntity(t.tx.QueryRowContext(ctx, `SELECT `+entityColumns+` FROM entities WHERE user_id = $1 AND id = $2`, userID, id))
+	if noRows(err) {
+		return e, notFound("entity", id)
+	}
+	return e, wrap("read entity", err)
+}
+
+func (t *tx) Entities(ctx context.Context, userID string, ids []string) ([]graph.Entity, error) {
+	found := make(map[string]graph.Entity, len(ids))
+	// Chunk to stay far below SQLite's limit on bound parameters.
+	for start := 0; start < len(ids); start += 500 {
+		chunk := ids[start:min(start+500, len(ids))]
+		rows, err := t.tx.QueryContext(ctx, `SELECT `+entityColumns+` FROM entities
+			WHERE user_id = $1 AND id IN (`+placeholders(2, len(chunk))+`)`, append([]any{userID}, anySlice(chunk)...)...)
+		if err != nil {
+			return nil, wrap("read entities", err)
+		}
+		err = eachRow(rows, func(r *sql.Rows) error {
+			e, err := scanEntity(r)
+			found[e.ID] = e
+			return err
+		})
+		if err != nil {
+			return nil, wrap("read entities", err)
+		}
+	}
+	out := make([]graph.Entity, 0, len(found))
+	for _, id := range ids {
+		if e, ok := found[id]; ok {
+			out = append(out, e)
+			delete(found, id)
+		}
+	}
+	return out, nil
+}
+
+func (t *tx) ListEntities(ctx context.Context, f graph.EntityFilter) ([]graph.Entity, int, error) {
+	if f.Types != nil && len(f.Types) == 0 {
+		return []graph.Entity{}, 0, nil
+	}
+	where := []string{"user_id = $1"}
+	args := []any{f.UserID}
+	if !f.IncludeMerged {
+		where = append(where, "merged_into IS NULL")
+	}
+	if f.Types != nil {
+		where = append(where, "entity_type IN ("+placeholders(len(args)+1, len(f.Types))+")")
+		args = append(args, anySlice(f.Types)...)
+	}
+	cond := strings.Join(where, " AND ")
+	var total int
+	if err := t.tx.QueryRowContext(ctx, `SELECT count(*) FROM entities WHERE `+cond, args...).Scan(&total); err != nil {
+		return nil, 0, wrap("count entities", err)
+	}
+	args = append(args, limitOr(f.Page, 100), f.Page.Offset)
+	rows, err := t.tx.QueryContext(ctx, `SELECT `+entityColumns+` FROM entities WHERE `+cond+`
+		ORDER BY last_observation_at DESC, id ASC LIMIT $`+fmt.Sprint(len(args)-1)+` OFFSET $`+fmt.Sprint(len(args)), args...)
+	if err != nil {
+		return nil, 0, wrap("list entities", err)
+	}
+	out := []graph.Entity{}
+	err = eachRow(rows, func(r *sql.Rows) error {
+		e, err := scanEntity(r)
+		out = append(out, e)
+		return err
+	})
+	return out, total, wrap("list entities", err)
+}
+
+func (t *tx) SetIdentifiers(ctx context.Context, userID, entityID string, ids []graph.Identifier) error {
+	if _, err := t.tx.ExecContext(ctx, `DELETE FROM entity_identifiers WHERE user_id = $1 AND entity_id = $2`, userID, entityID); err != nil {
+		return wrap("clear identifiers", err)
+	}
+	for _, id := range ids {
+		if _, err := t.tx.ExecContext(ctx, `INSERT INTO entity_identifiers (user_id, value, entity_id, field)
+			VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`, userID, id.Value, entityID, id.Field); err != nil {
+			return wrap("set identifiers", err)
+		}
+	}
+	return nil
+}
+
+func (t *tx) EntitiesByIdentifier(ctx context.Context, userID, value, entityType string) ([]graph.Entity, error) {
+	q := `SELECT ` + prefixed("e.", entityColumns) + ` FROM entities e
+		WHERE e.user_id = $1 AND e.merged_into IS NULL AND e.id IN (
+		  SELECT entity_id FROM entity_identifiers WHERE user_id = $1 AND value = $2)`
+	args := []any{userID, value}
+	if entityType != "" {
+		q += ` AND e.entity_type = $3`
+		args = append(args, entityType)
+	}
+	rows, err := t.tx.QueryContext(ctx, q+` ORDER BY e.id`, args...)
+	if err != nil {
+		return nil, wrap("find by identifier", err)
+	}
+	out := []graph.Entity{}
+	err = eachRow(rows, func(r *sql.Rows) error {
+		e, err := scanEntity(r)
+		out = append(out, e)
+		return err
+	})
+	return out, wrap("find by identifier", err)
+}
+
+func (t *tx) EntityTypeCounts(ctx context.Context, userID string) (map[string]int, error) {
+	rows, err := t.tx.QueryContext(ctx, `SELECT entity_type, count(*) FROM entities
+		WHERE user_id = $1 AND merged_into IS NULL GROUP BY entity_type`, userID)
+	if err != nil {
+		return nil, wrap("count entity types", err)
+	}
+	out := map[string]int{}
+	err = eachRow(rows, func(r *sql.Rows) error {
+		var typ string
+		var n int
+		err := r.Scan(&typ, &n)
+		out[typ] = n
+		return err
+	})
+	return out, wrap("count entity types", err)
+}
+
+// prefixed qualifies every column of a comma-separated list with p.
+func prefixed(p, columns string) string {
+	parts := strings.Split(columns, ",")
+	for i, c := range parts {
+		parts[i] = p + strings.TrimSpace(c)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// eachRow calls fn for every row and closes rows.
+func eachRow(rows *sql.Rows, fn func(*sql.Rows) error) error {
+	defer rows.Close()
+	for rows.Next() {
+		if err := fn(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+func wrap(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("graph/embedded: %s: %w", what, err)
+}
+
+func orEmpty(m map[string]any) map[string]any {
+	if m == nil {
+		return map[string]any{}
+	}
+	return m
+}
+
+func orEmptyStrings(m map[string]string) map[string]string {
+	if m == nil {
+		return map[string]string{}
+	}
+	return m
+}

@@ -1,0 +1,88 @@
+package embedded
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+
+	"github.com/cairnkg/cairn/graph"
+)
+
+func (t *tx) ReplaceTimelineEvents(ctx context.Context, userID, entityID string, events []graph.TimelineEvent) error {
+	if _, err := t.tx.ExecContext(ctx, `DELETE FROM timeline_events WHERE user_id = $1 AND entity_id = $2`, userID, entityID); err != nil {
+		return wrap("clear timeline events", err)
+	}
+	for _, ev := range events {
+		props, err := encodeJSON(orEmpty(ev.Properties))
+		if err != nil {
+			return err
+		}
+		if _, err := t.tx.ExecContext(ctx, `INSERT INTO timeline_events
+			(id, user_id, entity_id, event_type, event_timestamp, event_time, source_id, properties)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+			ev.ID, userID, entityID, ev.EventType, ev.Timestamp, micros(ev.Time), ev.SourceID, props); err != nil {
+			return wrap("insert timeline event", err)
+		}
+	}
+	return nil
+}
+
+func (t *tx) ListTimelineEvents(ctx context.Context, f graph.TimelineFilter) ([]graph.TimelineEvent, int, error) {
+	if f.EntityTypes != nil && len(f.EntityTypes) == 0 {
+		return []graph.TimelineEvent{}, 0, nil
+	}
+	where := []string{"t.user_id = $1"}
+	args := []any{f.UserID}
+	add := func(cond string, v any) {
+		args = append(args, v)
+		where = append(where, fmt.Sprintf(cond, len(args)))
+	}
+	if f.EventType != "" {
+		add("t.event_type = $%d", f.EventType)
+	}
+	if f.SourceID != "" {
+		add("t.source_id = $%d", f.SourceID)
+	}
+	if f.EntityID != "" {
+		add("t.entity_id = $%d", f.EntityID)
+	}
+	if !f.After.IsZero() {
+		add("t.event_time > $%d", micros(f.After))
+	}
+	if !f.Before.IsZero() {
+		add("t.event_time < $%d", micros(f.Before))
+	}
+	if f.EntityTypes != nil {
+		where = append(where, "t.entity_id IN (SELECT id FROM entities WHERE user_id = $1 AND entity_type IN ("+
+			placeholders(len(args)+1, len(f.EntityTypes))+"))")
+		args = append(args, anySlice(f.EntityTypes)...)
+	}
+	cond := strings.Join(where, " AND ")
+	var total int
+	if err := t.tx.QueryRowContext(ctx, `SELECT count(*) FROM timeline_events t WHERE `+cond, args...).Scan(&total); err != nil {
+		return nil, 0, wrap("count timeline events", err)
+	}
+	args = append(args, limitOr(f.Page, 100), f.Page.Offset)
+	rows, err := t.tx.QueryContext(ctx, `SELECT t.id, t.user_id, t.entity_id, t.event_type, t.event_timestamp, t.event_time,
+		t.source_id, t.properties FROM timeline_events t WHERE `+cond+`
+		ORDER BY t.event_time DESC, t.id ASC LIMIT $`+fmt.Sprint(len(args)-1)+` OFFSET $`+fmt.Sprint(len(args)), args...)
+	if err != nil {
+		return nil, 0, wrap("list timeline events", err)
+	}
+	out := []graph.TimelineEvent{}
+	err = eachRow(rows, func(r *sql.Rows) error {
+		var ev graph.TimelineEvent
+		var at int64
+		var props string
+		if err := r.Scan(&ev.ID, &ev.UserID, &ev.EntityID, &ev.EventType, &ev.Timestamp, &at, &ev.SourceID, &props); err != nil {
+			return err
+		}
+		ev.Time = fromMicros(at)
+		var err error
+		ev.Properties, err = decodeMap(props)
+		out = append(out, ev)
+		return err
+	})
+	return out, total, wrap("list timeline events", err)
+}

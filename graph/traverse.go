@@ -1,0 +1,220 @@
+package graph
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"time"
+)
+
+// Traversal caps. Traverse never visits more than MaxVisited entities nor
+// returns more than MaxResults, whatever the caller asks; it sets Truncated
+// when a cap cuts the answer short.
+const (
+	DefaultMaxVisited = 20_000
+	DefaultMaxResults = 1_000
+	// MaxHopsLimit is the deepest traversal any caller may ask for.
+	MaxHopsLimit = 5
+)
+
+// SortEdges orders edges by id, then period start: the order drivers return.
+func SortEdges(edges []Edge) {
+	slices.SortFunc(edges, func(a, b Edge) int {
+		return cmp.Or(cmp.Compare(a.ID, b.ID), a.CreatedAt.Compare(b.CreatedAt))
+	})
+}
+
+// PathQuery asks ShortestPath for a path between two entities.
+type PathQuery struct {
+	UserID    string
+	From, To  string
+	Types     []string // nil means any type
+	Direction Direction
+	At        time.Time // zero means now
+}
+
+// ShortestPath returns the entity ids of a shortest path From → … → To over
+// live edges of the given types, or nil when there is none. Among paths of
+// equal length it returns the same one on every backend: breadth-first
+// search that visits entities in id order and edges in id order. The search
+// is exhaustive (cycle checks depend on it), so it is bounded only by the
+// size of the user's graph.
+func (tx *Tx) ShortestPath(ctx context.Context, q PathQuery) ([]string, error) {
+	if q.From == q.To {
+		return []string{q.From}, nil
+	}
+	parent := map[string]string{q.From: ""}
+	frontier := []string{q.From}
+	for len(frontier) > 0 {
+		edges, err := tx.Edges(ctx, EdgeQuery{UserID: q.UserID, EntityIDs: frontier, Direction: q.Direction, Types: q.Types, At: q.At})
+		if err != nil {
+			return nil, err
+		}
+		next := map[string][]string{} // frontier node → neighbours in edge order
+		for _, e := range edges {
+			for _, step := range steps(e, q.Direction) {
+				next[step[0]] = append(next[step[0]], step[1])
+			}
+		}
+		var reached []string
+		for _, from := range frontier {
+			for _, to := range next[from] {
+				if _, seen := parent[to]; seen {
+					continue
+				}
+				parent[to] = from
+				if to == q.To {
+					return unwind(parent, to), nil
+				}
+				reached = append(reached, to)
+			}
+		}
+		slices.Sort(reached)
+		frontier = reached
+	}
+	return nil, nil
+}
+
+// steps returns the (from, to) moves an edge allows in a direction.
+func steps(e Edge, d Direction) [][2]string {
+	switch d {
+	case Outbound:
+		return [][2]string{{e.SourceEntityID, e.TargetEntityID}}
+	case Inbound:
+		return [][2]string{{e.TargetEntityID, e.SourceEntityID}}
+	default:
+		return [][2]string{{e.SourceEntityID, e.TargetEntityID}, {e.TargetEntityID, e.SourceEntityID}}
+	}
+}
+
+func unwind(parent map[string]string, to string) []string {
+	var path []string
+	for n := to; n != ""; n = parent[n] {
+		path = append(path, n)
+	}
+	slices.Reverse(path)
+	return path
+}
+
+// TraverseQuery asks Traverse for the neighbourhood of an entity.
+type TraverseQuery struct {
+	UserID    string
+	Start     string
+	Direction Direction // empty means Both
+	Types     []string  // relationship types to follow; nil means any
+	MaxHops   int       // 1..MaxHopsLimit; 0 means 1
+	At        time.Time // zero means now
+	// EntityTypes, when non-nil, are the only entity types the traversal may
+	// return or pass through (consent).
+	EntityTypes []string
+	MaxVisited  int // 0 means DefaultMaxVisited
+	MaxResults  int // 0 means DefaultMaxResults
+}
+
+// Reached is an entity a traversal found, with the hop count at which it
+// was first reached and one shortest path to it (entity ids, start first,
+// and the relationship ids between them).
+type Reached struct {
+	EntityID        string
+	EntityType      string
+	Hops            int
+	Path            []string
+	RelationshipIDs []string
+}
+
+// TraverseResult is what Traverse found.
+type TraverseResult struct {
+	Entities      []Reached // in order of Hops, then of discovery
+	Relationships []Edge    // every edge followed, ordered by id
+	HopsTraversed int       // the deepest hop that reached something new
+	Truncated     bool
+}
+
+// Traverse walks breadth first from q.Start and reports each entity once,
+// at the hop where it was first reached. It never returns, nor walks
+// through, an entity whose type is outside q.EntityTypes. (Merged entities
+// need no rule: merging ends their edges.) Results are the same on every run and backend: frontiers are
+// expanded in entity id order and edges in id order. The start entity must
+// exist; it is not part of the result.
+func (tx *Tx) Traverse(ctx context.Context, q TraverseQuery) (TraverseResult, error) {
+	maxHops := min(max(q.MaxHops, 1), MaxHopsLimit)
+	maxVisited := cmp.Or(q.MaxVisited, DefaultMaxVisited)
+	maxResults := cmp.Or(q.MaxResults, DefaultMaxResults)
+	allowed := func(string) bool { return true }
+	if q.EntityTypes != nil {
+		set := map[string]bool{}
+		for _, t := range q.EntityTypes {
+			set[t] = true
+		}
+		allowed = func(t string) bool { return set[t] }
+	}
+
+	var res TraverseResult
+	type visit struct {
+		path, rels []string
+	}
+	visited := map[string]visit{q.Start: {path: []string{q.Start}}}
+	edgeSeen := map[string]bool{}
+	frontier := []string{q.Start}
+	for hop := 1; hop <= maxHops && len(frontier) > 0 && !res.Truncated; hop++ {
+		edges, err := tx.Edges(ctx, EdgeQuery{UserID: q.UserID, EntityIDs: frontier, Direction: q.Direction, Types: q.Types, At: q.At})
+		if err != nil {
+			return TraverseResult{}, err
+		}
+		type move struct {
+			to, toType string
+			edge       Edge
+		}
+		moves := map[string][]move{}
+		for _, e := range edges {
+			for _, s := range steps(e, q.Direction) {
+				toType := e.SourceType
+				if s[1] == e.TargetEntityID {
+					toType = e.TargetType
+				}
+				moves[s[0]] = append(moves[s[0]], move{to: s[1], toType: toType, edge: e})
+			}
+		}
+		var next []string
+	frontierLoop:
+		for _, from := range frontier {
+			for _, m := range moves[from] {
+				if !allowed(m.toType) {
+					continue
+				}
+				if key := m.edge.ID; !edgeSeen[key] {
+					edgeSeen[key] = true
+					res.Relationships = append(res.Relationships, m.edge)
+				}
+				if _, seen := visited[m.to]; seen {
+					continue
+				}
+				if len(visited) >= maxVisited || len(res.Entities) >= maxResults {
+					res.Truncated = true
+					break frontierLoop
+				}
+				v := visited[from]
+				nv := visit{
+					path: append(slices.Clip(v.path), m.to),
+					rels: append(slices.Clip(v.rels), m.edge.ID),
+				}
+				visited[m.to] = nv
+				res.Entities = append(res.Entities, Reached{
+					EntityID: m.to, EntityType: m.toType, Hops: hop, Path: nv.path, RelationshipIDs: nv.rels,
+				})
+				res.HopsTraversed = hop
+				next = append(next, m.to)
+			}
+		}
+		slices.Sort(next)
+		frontier = next
+	}
+	SortEdges(res.Relationships)
+	if res.Relationships == nil {
+		res.Relationships = []Edge{}
+	}
+	if res.Entities == nil {
+		res.Entities = []Reached{}
+	}
+	return res, nil
+}
