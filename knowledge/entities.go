@@ -1,0 +1,388 @@
+package knowledge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/cairnkg/cairn/graph"
+)
+
+// recompute reduces an entity's observations into its snapshot and rewrites
+// the entity row, its identifiers and its timeline events. An entity with no
+// observations left (all merged away) keeps its row as it is.
+func (s *Service) recompute(ctx context.Context, tx *graph.Tx, userID, entityID string) (graph.Entity, error) {
+	obs, err := tx.AllObservations(ctx, userID, entityID)
+	if err != nil {
+		return graph.Entity{}, err
+	}
+	prev, err := tx.Entity(ctx, userID, entityID)
+	exists := err == nil
+	if err != nil && !errors.Is(err, graph.ErrNotFound) {
+		return graph.Entity{}, err
+	}
+	if len(obs) == 0 {
+		return prev, nil
+	}
+	schema := s.schemaFor(obs[0].EntityType)
+	red := Reduce(schema, obs)
+	now := s.clock()
+	e := graph.Entity{
+		ID: entityID, UserID: userID, Type: schema.EntityType, SchemaVersion: schema.Version,
+		CanonicalName: canonicalName(schema, red.Snapshot, entityID),
+		Snapshot:      red.Snapshot, Provenance: red.Provenance, ObservationCount: red.ObservationCount,
+		LastObservationAt: red.LastObservationAt, CreatedAt: now, ComputedAt: now,
+	}
+	if exists {
+		e.CreatedAt, e.MergedInto, e.MergedAt = prev.CreatedAt, prev.MergedInto, prev.MergedAt
+	}
+	if err := tx.PutEntity(ctx, e); err != nil {
+		return graph.Entity{}, err
+	}
+	if err := tx.SetIdentifiers(ctx, userID, entityID, identifiers(schema, e)); err != nil {
+		return graph.Entity{}, err
+	}
+	sourceOf := make(map[string]string, len(obs))
+	for _, o := range obs {
+		sourceOf[o.ID] = o.SourceID
+	}
+	if err := tx.ReplaceTimelineEvents(ctx, userID, entityID, timelineEvents(schema, e, sourceOf)); err != nil {
+		return graph.Entity{}, err
+	}
+	return e, nil
+}
+
+// schemaFor returns the schema of a type, or an empty schema for a type that
+// is no longer registered, so that old data still reduces.
+func (s *Service) schemaFor(entityType string) *Schema {
+	if sc, ok := s.schemas.Lookup(entityType); ok {
+		return sc
+	}
+	return &Schema{EntityType: entityType, Version: "0", Fields: map[string]Field{}}
+}
+
+// identifiers lists the normalised values an entity can be found under: its
+// canonical name and its identifier, identity and name fields.
+func identifiers(s *Schema, e graph.Entity) []graph.Identifier {
+	seen := map[graph.Identifier]bool{}
+	var out []graph.Identifier
+	add := func(field, v string) {
+		id := graph.Identifier{Field: field, Value: NormalizeIdentifier(v)}
+		if id.Value != "" && len(id.Value) <= 512 && !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	add("canonical_name", e.CanonicalName)
+	fields := append(slices.Clone(s.IdentityFields), s.NameFields...)
+	for name, f := range s.Fields {
+		if f.Identifier {
+			fields = append(fields, name)
+		}
+	}
+	slices.Sort(fields)
+	for _, name := range slices.Compact(fields) {
+		switch v := e.Snapshot[name].(type) {
+		case string:
+			add(name, v)
+		case nil:
+		default:
+			add(name, scalarText(v))
+		}
+	}
+	return out
+}
+
+// timelineEvents derives an entity's events from the date fields its schema
+// names. Each event points at the source of the observation the date came
+// from.
+func timelineEvents(s *Schema, e graph.Entity, sourceOf map[string]string) []graph.TimelineEvent {
+	var out []graph.TimelineEvent
+	for _, name := range s.FieldNames() {
+		f := s.Fields[name]
+		str, ok := e.Snapshot[name].(string)
+		if f.EventType == "" || !ok {
+			continue
+		}
+		at, ok := parseDate(str)
+		if !ok {
+			continue
+		}
+		out = append(out, graph.TimelineEvent{
+			ID: hashID("evt_", e.ID, name), UserID: e.UserID, EntityID: e.ID, EventType: f.EventType,
+			Timestamp: str, Time: at, SourceID: sourceOf[e.Provenance[name]],
+			Properties: map[string]any{"entity_type": e.Type, "field": name, "canonical_name": e.CanonicalName},
+		})
+	}
+	return out
+}
+
+// readableEntity returns an entity the caller may read. Missing, other
+// users' and unreadable entities are all ErrEntityNotFound; merged ones are
+// a *MergedError unless allowMerged.
+func (s *Service) readableEntity(ctx context.Context, tx *graph.Tx, c Caller, id string, allowMerged bool) (graph.Entity, error) {
+	if err := checkID("entity_id", id); err != nil {
+		return graph.Entity{}, err
+	}
+	e, err := tx.Entity(ctx, c.UserID, id)
+	if errors.Is(err, graph.ErrNotFound) || (err == nil && !c.readable(e.Type)) {
+		return graph.Entity{}, &NotFoundError{Kind: ErrEntityNotFound, ID: id}
+	}
+	if err != nil {
+		return graph.Entity{}, err
+	}
+	if e.Merged() && !allowMerged {
+		return graph.Entity{}, &MergedError{EntityID: e.ID, MergedInto: e.MergedInto}
+	}
+	return e, nil
+}
+
+// checkID rejects ids that cannot be ids, before they reach a query.
+func checkID(field, id string) error {
+	if id == "" {
+		return invalid(field, "non-empty id", "empty string", "is required")
+	}
+	if len(id) > 256 {
+		return invalid(field, "id of at most 256 bytes", "string", "is %d bytes long; ids are at most 256", len(id))
+	}
+	return nil
+}
+
+// Snapshot is an entity's state as the reducer computed it.
+type Snapshot struct {
+	Entity     graph.Entity
+	ComputedAt time.Time
+}
+
+// EntitySnapshot returns an entity's snapshot with provenance. With a
+// non-zero at it recomputes the snapshot from the observations recorded up
+// to that time; an entity with none then did not exist yet.
+func (s *Service) EntitySnapshot(ctx context.Context, c Caller, id string, at time.Time) (Snapshot, error) {
+	var out Snapshot
+	err := s.graph.View(ctx, func(tx *graph.Tx) error {
+		e, err := s.readableEntity(ctx, tx, c, id, false)
+		if err != nil {
+			return err
+		}
+		if at.IsZero() {
+			out = Snapshot{Entity: e, ComputedAt: e.ComputedAt}
+			return nil
+		}
+		obs, err := tx.AllObservations(ctx, c.UserID, id)
+		if err != nil {
+			return err
+		}
+		obs = slices.DeleteFunc(obs, func(o graph.Observation) bool { return o.CreatedAt.After(at) })
+		if len(obs) == 0 {
+			return &NotFoundError{Kind: ErrEntityNotFound, ID: id}
+		}
+		schema := s.schemaFor(e.Type)
+		red := Reduce(schema, obs)
+		e.Snapshot, e.Provenance = red.Snapshot, red.Provenance
+		e.ObservationCount, e.LastObservationAt = red.ObservationCount, red.LastObservationAt
+		e.CanonicalName = canonicalName(schema, red.Snapshot, id)
+		out = Snapshot{Entity: e, ComputedAt: s.clock()}
+		return nil
+	})
+	return out, err
+}
+
+// EntityQuery selects entities for ListEntities.
+type EntityQuery struct {
+	EntityType    string
+	IncludeMerged bool
+	Page          graph.Page
+}
+
+// ListEntities returns a page of the caller's readable entities, most
+// recently observed first, and how many match in all.
+func (s *Service) ListEntities(ctx context.Context, c Caller, q EntityQuery) ([]graph.Entity, int, error) {
+	var out []graph.Entity
+	var total int
+	err := s.graph.View(ctx, func(tx *graph.Tx) error {
+		f := graph.EntityFilter{UserID: c.UserID, IncludeMerged: q.IncludeMerged, Page: q.Page}
+		var err error
+		if f.Types, err = s.readableTypes(ctx, tx, c); err != nil {
+			return err
+		}
+		if q.EntityType != "" {
+			if f.Types == nil || slices.Contains(f.Types, q.EntityType) {
+				f.Types = []string{q.EntityType}
+			} else {
+				f.Types = []string{}
+			}
+		}
+		out, total, err = tx.ListEntities(ctx, f)
+		return err
+	})
+	return out, total, err
+}
+
+// readableTypes returns the entity types the caller may read, or nil when it
+// may read every type. The candidates are every registered type and every
+// type the user has data of.
+func (s *Service) readableTypes(ctx context.Context, tx *graph.Tx, c Caller) ([]string, error) {
+	if c.CanRead == nil {
+		return nil, nil
+	}
+	counts, err := tx.EntityTypeCounts(ctx, c.UserID)
+	if err != nil {
+		return nil, err
+	}
+	all := append(s.schemas.Types(), slices.Collect(maps.Keys(counts))...)
+	slices.Sort(all)
+	out := []string{}
+	for _, t := range slices.Compact(all) {
+		if c.CanRead(t) {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// EntitiesByIdentifier returns the readable entities whose name or an
+// identifier field equals identifier after normalisation.
+func (s *Service) EntitiesByIdentifier(ctx context.Context, c Caller, identifier, entityType string) ([]graph.Entity, error) {
+	norm := NormalizeIdentifier(identifier)
+	if norm == "" {
+		return nil, invalid("identifier", "a name, email or other identifier with letters or digits", "string", "has nothing to match after normalisation")
+	}
+	var out []graph.Entity
+	err := s.graph.View(ctx, func(tx *graph.Tx) error {
+		found, err := tx.EntitiesByIdentifier(ctx, c.UserID, norm, entityType)
+		out = slices.DeleteFunc(found, func(e graph.Entity) bool { return !c.readable(e.Type) })
+		return err
+	})
+	return out, err
+}
+
+// Observations returns a page of an entity's observations, newest first.
+func (s *Service) Observations(ctx context.Context, c Caller, id string, p graph.Page) ([]graph.Observation, int, graph.Entity, error) {
+	var out []graph.Observation
+	var total int
+	var ent graph.Entity
+	err := s.graph.View(ctx, func(tx *graph.Tx) error {
+		var err error
+		if ent, err = s.readableEntity(ctx, tx, c, id, false); err != nil {
+			return err
+		}
+		out, total, err = tx.Observations(ctx, c.UserID, id, p)
+		return err
+	})
+	return out, total, ent, err
+}
+
+// FieldProvenance traces one snapshot field to the observation that won and
+// the source material it came from.
+type FieldProvenance struct {
+	Field       string
+	Value       any
+	Observation graph.Observation
+	Source      graph.Source
+}
+
+// FieldProvenance returns the provenance chain of one field of an entity.
+func (s *Service) FieldProvenance(ctx context.Context, c Caller, id, field string) (FieldProvenance, error) {
+	if field == "" {
+		return FieldProvenance{}, invalid("field", "a field name", "empty string", "is required")
+	}
+	var out FieldProvenance
+	err := s.graph.View(ctx, func(tx *graph.Tx) error {
+		e, err := s.readableEntity(ctx, tx, c, id, false)
+		if err != nil {
+			return err
+		}
+		obsID, ok := e.Provenance[field]
+		if !ok {
+			return &NotFoundError{Kind: ErrFieldNotFound, ID: id, Field: field}
+		}
+		o, err := tx.Observation(ctx, c.UserID, obsID)
+		if err != nil {
+			return fmt.Errorf("knowledge: provenance of %s.%s: %w", id, field, err)
+		}
+		src, err := tx.Source(ctx, c.UserID, o.SourceID)
+		if err != nil {
+			return fmt.Errorf("knowledge: provenance of %s.%s: %w", id, field, err)
+		}
+		out = FieldProvenance{Field: field, Value: e.Snapshot[field], Observation: o, Source: src}
+		return nil
+	})
+	return out, err
+}
+
+// TimelineQuery selects timeline events.
+type TimelineQuery struct {
+	EventType string
+	SourceID  string
+	EntityID  string
+	After     time.Time
+	Before    time.Time
+	Page      graph.Page
+}
+
+// Timeline returns a page of the caller's readable timeline events, newest
+// first.
+func (s *Service) Timeline(ctx context.Context, c Caller, q TimelineQuery) ([]graph.TimelineEvent, int, error) {
+	var out []graph.TimelineEvent
+	var total int
+	err := s.graph.View(ctx, func(tx *graph.Tx) error {
+		types, err := s.readableTypes(ctx, tx, c)
+		if err != nil {
+			return err
+		}
+		out, total, err = tx.ListTimelineEvents(ctx, graph.TimelineFilter{
+			UserID: c.UserID, EventType: q.EventType, SourceID: q.SourceID, EntityID: q.EntityID,
+			After: q.After, Before: q.Before, EntityTypes: types, Page: q.Page,
+		})
+		return err
+	})
+	return out, total, err
+}
+
+// related fills a store result with the live relationships of the stored
+// entities and the readable entities at their other ends, a few of each.
+func (s *Service) related(ctx context.Context, tx *graph.Tx, c Caller, ids []string, res *StoreResult) error {
+	const maxRelated = 50
+	types, err := s.readableTypes(ctx, tx, c)
+	if err != nil {
+		return err
+	}
+	seenRel := map[string]bool{}
+	var others []string
+	for _, id := range ids {
+		rels, _, err := tx.ListRelationships(ctx, graph.RelationshipFilter{
+			UserID: c.UserID, EntityID: id, EntityTypes: types, Page: graph.Page{Limit: maxRelated},
+		})
+		if err != nil {
+			return err
+		}
+		for _, r := range rels {
+			if seenRel[r.ID] || len(res.RelatedRelationships) >= maxRelated {
+				continue
+			}
+			seenRel[r.ID] = true
+			res.RelatedRelationships = append(res.RelatedRelationships, r)
+			for _, end := range []string{r.SourceEntityID, r.TargetEntityID} {
+				if !slices.Contains(ids, end) && !slices.Contains(others, end) {
+					others = append(others, end)
+				}
+			}
+		}
+	}
+	if len(others) > maxRelated {
+		others = others[:maxRelated]
+	}
+	ents, err := tx.Entities(ctx, c.UserID, others)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if c.readable(e.Type) {
+			res.RelatedEntities = append(res.RelatedEntities, e)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,102 @@
+package knowledge
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Sentinel errors of the knowledge domain. The MCP layer maps each to the
+// specification's error code; tests and callers use errors.Is / errors.As.
+var (
+	// ErrValidation means the request is malformed; the error is a
+	// *ValidationError naming the field.
+	ErrValidation = errors.New("validation error")
+	// ErrEntityNotFound means the entity does not exist for this user (or
+	// the caller may not read it: the two are indistinguishable on purpose).
+	ErrEntityNotFound = errors.New("entity not found")
+	// ErrSourceNotFound means the source does not exist for this user.
+	ErrSourceNotFound = errors.New("source not found")
+	// ErrFieldNotFound means the entity's snapshot has no such field.
+	ErrFieldNotFound = errors.New("field not found")
+	// ErrRelationshipNotFound means the relationship does not exist.
+	ErrRelationshipNotFound = errors.New("relationship not found")
+	// ErrEntityMerged means the entity was merged into another; the error
+	// is a *MergedError that says which.
+	ErrEntityMerged = errors.New("entity already merged")
+	// ErrInvalidRelationshipType means the type is neither built in nor
+	// registered by a schema.
+	ErrInvalidRelationshipType = errors.New("invalid relationship type")
+	// ErrForbidden means the caller may read the entity but not change it;
+	// the error is a *ForbiddenError naming the resource.
+	ErrForbidden = errors.New("forbidden")
+)
+
+// ForbiddenError names what the caller may not do.
+type ForbiddenError struct {
+	EntityType string
+	Action     string // "write"
+}
+
+func (e *ForbiddenError) Error() string {
+	return fmt.Sprintf("no %s access to entities of type %s", e.Action, e.EntityType)
+}
+
+// Unwrap makes errors.Is(err, ErrForbidden) true.
+func (e *ForbiddenError) Unwrap() error { return ErrForbidden }
+
+// ValidationError names the field that is wrong and what was expected.
+type ValidationError struct {
+	Field    string // a path such as "entities[0].amount"; empty for the request as a whole
+	Expected string // e.g. "number", "date (ISO 8601)", "one of: a, b"
+	Got      string // the JSON type or a short description of what was given
+	Message  string
+}
+
+func (e *ValidationError) Error() string {
+	var b strings.Builder
+	if e.Field != "" {
+		b.WriteString(e.Field)
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Message)
+	return b.String()
+}
+
+// Unwrap makes errors.Is(err, ErrValidation) true.
+func (e *ValidationError) Unwrap() error { return ErrValidation }
+
+func invalid(field, expected, got, format string, args ...any) *ValidationError {
+	return &ValidationError{Field: field, Expected: expected, Got: got, Message: fmt.Sprintf(format, args...)}
+}
+
+// NotFoundError names the missing thing.
+type NotFoundError struct {
+	Kind error // ErrEntityNotFound, ErrSourceNotFound, ErrFieldNotFound, ErrRelationshipNotFound
+	ID   string
+	// Field is set for ErrFieldNotFound.
+	Field string
+}
+
+func (e *NotFoundError) Error() string {
+	if e.Field != "" {
+		return fmt.Sprintf("%s: %s has no field %q", e.Kind, e.ID, e.Field)
+	}
+	return fmt.Sprintf("%s: %s", e.Kind, e.ID)
+}
+
+// Unwrap makes errors.Is(err, e.Kind) true.
+func (e *NotFoundError) Unwrap() error { return e.Kind }
+
+// MergedError says where a merged entity went.
+type MergedError struct {
+	EntityID   string
+	MergedInto string
+}
+
+func (e *MergedError) Error() string {
+	return fmt.Sprintf("entity %s was merged into %s", e.EntityID, e.MergedInto)
+}
+
+// Unwrap makes errors.Is(err, ErrEntityMerged) true.
+func (e *MergedError) Unwrap() error { return ErrEntityMerged }

@@ -1,0 +1,112 @@
+package knowledge
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode"
+)
+
+// canonicalJSON encodes v with sorted object keys, exact numbers and no HTML
+// escaping: the same value always gives the same bytes, which is what
+// content addressing needs.
+func canonicalJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, fmt.Errorf("knowledge: canonical json: %w", err)
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
+
+// sha256Hex returns the hex SHA-256 of b.
+func sha256Hex(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+// hashID derives a short stable id with a prefix from its parts.
+func hashID(prefix string, parts ...string) string {
+	h := sha256.New()
+	for _, p := range parts {
+		h.Write([]byte(p))
+		h.Write([]byte{0})
+	}
+	return prefix + hex.EncodeToString(h.Sum(nil)[:12])
+}
+
+// SourceID is the id of the user's source with a content hash.
+func SourceID(userID, contentHash string) string { return hashID("src_", userID, contentHash) }
+
+// EntityID is the id of the entity of a type whose normalised identity is
+// identity. Ids are per user: the same company stored by two users is two
+// entities.
+func EntityID(userID, entityType, identity string) string {
+	return hashID("ent_", userID, entityType, identity)
+}
+
+// NormalizeIdentifier folds an identifier for matching: lower case, every
+// run of characters other than letters, digits and '@' collapsed to one
+// space, trimmed. "ACME, Inc." and "acme inc" normalise alike.
+func NormalizeIdentifier(s string) string {
+	var b strings.Builder
+	space := false
+	for _, r := range strings.ToLower(s) {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) || r == '@' {
+			if space && b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			space = false
+			b.WriteRune(r)
+			continue
+		}
+		space = true
+	}
+	return b.String()
+}
+
+// identityOf returns the normalised identity of an entity's fields under its
+// schema: the identity fields' values in schema order. An entity with none
+// of them is identified by all of its schema fields instead, so that the
+// same content still gives the same id.
+func identityOf(s *Schema, fields map[string]any) (string, error) {
+	parts := make([]string, 0, len(s.IdentityFields))
+	found := false
+	for _, name := range s.IdentityFields {
+		v, ok := fields[name]
+		if !ok {
+			parts = append(parts, "")
+			continue
+		}
+		norm := NormalizeIdentifier(scalarText(v))
+		found = found || norm != ""
+		parts = append(parts, norm)
+	}
+	if found {
+		return strings.Join(parts, "\x1f"), nil
+	}
+	b, err := canonicalJSON(fields)
+	if err != nil {
+		return "", err
+	}
+	return "content:" + sha256Hex(b), nil
+}
+
+// scalarText renders a JSON value as text for identifiers and names.
+func scalarText(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case json.Number:
+		return v.String()
+	case nil:
+		return ""
+	default:
+		b, _ := canonicalJSON(v)
+		return string(b)
+	}
+}

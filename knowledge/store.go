@@ -1,0 +1,289 @@
+package knowledge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cairnkg/cairn/graph"
+)
+
+// MaxEntitiesPerStore bounds one store call.
+const MaxEntitiesPerStore = 1000
+
+// StoreRequest is a structured store call: entities with their fields, as
+// the caller sent them.
+type StoreRequest struct {
+	Entities []map[string]any
+	// SourcePriority is 0..MaxStorePriority; nil means DefaultSourcePriority.
+	SourcePriority *int
+	// Provenance may carry extracted_at (ISO 8601; it becomes the
+	// observations' observed_at), extractor_version, agent_id and
+	// source_refs. Other keys are kept as given.
+	Provenance map[string]any
+}
+
+// StoredEntity is one entity a store call wrote an observation for.
+type StoredEntity struct {
+	EntityID      string
+	EntityType    string
+	ObservationID string
+}
+
+// StoreResult reports what a store call did.
+type StoreResult struct {
+	Source              graph.Source
+	Deduplicated        bool
+	RunID               string
+	Entities            []StoredEntity
+	EntitiesCreated     int
+	ObservationsCreated int
+	// UnknownFieldsCount counts the fields kept as raw fragments because
+	// their entity's schema does not name them.
+	UnknownFieldsCount   int
+	RelatedEntities      []graph.Entity
+	RelatedRelationships []graph.Relationship
+}
+
+// preparedEntity is one validated entity of a store call.
+type preparedEntity struct {
+	schema   *Schema
+	entityID string
+	fields   map[string]any // schema fields, coerced
+	unknown  map[string]any // everything else
+}
+
+// Store records structured source material. The arguments are the source:
+// the same arguments stored again by the same user return the same source
+// with Deduplicated set and create nothing. Otherwise one observation per
+// entity is created, unknown fields are kept as raw fragments, and every
+// touched entity's snapshot, identifiers and timeline events are recomputed,
+// all in one transaction.
+func (s *Service) Store(ctx context.Context, c Caller, req StoreRequest) (StoreResult, error) {
+	prepared, unknownCount, err := s.prepare(c, req)
+	if err != nil {
+		return StoreResult{}, err
+	}
+	priority := DefaultSourcePriority
+	if req.SourcePriority != nil {
+		priority = *req.SourcePriority
+	}
+	now := s.clock()
+	observedAt := now
+	if v, ok := req.Provenance["extracted_at"]; ok {
+		str, _ := v.(string)
+		t, err := ParseTime("provenance.extracted_at", str)
+		if err != nil {
+			return StoreResult{}, err
+		}
+		observedAt = t.UTC().Truncate(time.Microsecond)
+	}
+	content, err := canonicalJSON(map[string]any{
+		"entities": req.Entities, "source_priority": req.SourcePriority, "provenance": req.Provenance,
+	})
+	if err != nil {
+		return StoreResult{}, err
+	}
+	hash := sha256Hex(content)
+	src := graph.Source{
+		ID: SourceID(c.UserID, hash), UserID: c.UserID, ContentHash: hash, Kind: graph.SourceStructured,
+		MimeType: "application/json", Size: int64(len(content)), Provenance: sourceProvenance(req.Provenance, c.AgentID),
+		CreatedAt: now,
+	}
+
+	var res StoreResult
+	write := func(tx *graph.Tx) error {
+		res = StoreResult{Source: src, RunID: hashID("run_", src.ID), UnknownFieldsCount: unknownCount}
+		existing, err := tx.SourceByHash(ctx, c.UserID, hash)
+		if err == nil {
+			res.Source, res.Deduplicated = existing, true
+			obs, err := tx.ObservationsBySource(ctx, c.UserID, existing.ID)
+			if err != nil {
+				return err
+			}
+			for _, o := range obs {
+				res.Entities = append(res.Entities, StoredEntity{EntityID: o.EntityID, EntityType: o.EntityType, ObservationID: o.ID})
+			}
+			return nil
+		}
+		if !errors.Is(err, graph.ErrNotFound) {
+			return err
+		}
+		if err := tx.InsertSource(ctx, src); err != nil {
+			return err
+		}
+		var touched []string
+		created := map[string]bool{}
+		for i, pe := range prepared {
+			target := pe.entityID
+			switch ent, err := tx.ResolveEntity(ctx, c.UserID, pe.entityID); {
+			case err == nil:
+				target = ent.ID
+			case errors.Is(err, graph.ErrNotFound):
+				created[target] = true
+			default:
+				return err
+			}
+			obs := graph.Observation{
+				ID: hashID("obs_", src.ID, strconv.Itoa(i)), UserID: c.UserID, EntityID: target,
+				EntityType: pe.schema.EntityType, SchemaVersion: pe.schema.Version, SourceID: src.ID,
+				ObservedAt: observedAt, CreatedAt: now, SpecificityScore: specificity(pe.schema, pe.fields),
+				SourcePriority: priority, Fields: pe.fields, OriginalEntityID: pe.entityID,
+			}
+			if err := tx.InsertObservation(ctx, obs); err != nil {
+				return err
+			}
+			for _, name := range sortedKeys(pe.unknown) {
+				if err := tx.InsertRawFragment(ctx, graph.RawFragment{
+					ID: hashID("frag_", obs.ID, name), UserID: c.UserID, SourceID: src.ID, EntityID: target,
+					EntityType: pe.schema.EntityType, Field: name, Value: pe.unknown[name], CreatedAt: now,
+				}); err != nil {
+					return err
+				}
+			}
+			res.Entities = append(res.Entities, StoredEntity{EntityID: target, EntityType: pe.schema.EntityType, ObservationID: obs.ID})
+			res.ObservationsCreated++
+			if !slices.Contains(touched, target) {
+				touched = append(touched, target)
+			}
+		}
+		for _, id := range touched {
+			if _, err := s.recompute(ctx, tx, c.UserID, id); err != nil {
+				return err
+			}
+			if created[id] {
+				res.EntitiesCreated++
+			}
+		}
+		return s.related(ctx, tx, c, touched, &res)
+	}
+	err = s.graph.Update(ctx, write)
+	if errors.Is(err, graph.ErrConflict) {
+		// Another writer stored the same content between our read and our
+		// insert (possible on backends with concurrent writers): this time
+		// the read finds it.
+		err = s.graph.Update(ctx, write)
+	}
+	if err != nil {
+		return StoreResult{}, fmt.Errorf("knowledge: store: %w", err)
+	}
+	return res, nil
+}
+
+// prepare validates a store request and splits each entity's fields into
+// schema fields and unknown fields.
+func (s *Service) prepare(c Caller, req StoreRequest) ([]preparedEntity, int, error) {
+	if len(req.Entities) == 0 {
+		return nil, 0, invalid("entities", "non-empty array of objects", "empty array", "at least one entity is required")
+	}
+	if len(req.Entities) > MaxEntitiesPerStore {
+		return nil, 0, invalid("entities", fmt.Sprintf("at most %d entities", MaxEntitiesPerStore), "array",
+			"%d entities in one call; split them into calls of at most %d", len(req.Entities), MaxEntitiesPerStore)
+	}
+	if p := req.SourcePriority; p != nil && (*p < 0 || *p > MaxStorePriority) {
+		return nil, 0, invalid("source_priority", fmt.Sprintf("integer 0..%d", MaxStorePriority), "number",
+			"must be between 0 and %d (priority %d is reserved for corrections)", MaxStorePriority, CorrectionPriority)
+	}
+	if err := checkProvenance(req.Provenance); err != nil {
+		return nil, 0, err
+	}
+	out := make([]preparedEntity, 0, len(req.Entities))
+	unknownCount := 0
+	for i, raw := range req.Entities {
+		path := fmt.Sprintf("entities[%d]", i)
+		typ, ok := raw["entity_type"].(string)
+		if !ok {
+			return nil, 0, invalid(path+".entity_type", "string", jsonType(raw["entity_type"]), "entity_type is required and must be a string")
+		}
+		schema, ok := s.schemas.Lookup(typ)
+		if !ok {
+			return nil, 0, invalid(path+".entity_type", "one of: "+strings.Join(s.schemas.Types(), ", "), "string",
+				"unknown entity type %q; call list_entity_types to find the right one", truncate(typ, 64))
+		}
+		if !c.writable(typ) {
+			return nil, 0, &ForbiddenError{EntityType: typ, Action: "write"}
+		}
+		pe := preparedEntity{schema: schema, fields: map[string]any{}, unknown: map[string]any{}}
+		for name, v := range raw {
+			if name == "entity_type" || v == nil {
+				continue
+			}
+			if name == "" || len(name) > maxFieldNameLen {
+				return nil, 0, invalid(path, fmt.Sprintf("field names of 1..%d bytes", maxFieldNameLen), "string", "field name %q is empty or too long", truncate(name, 32))
+			}
+			f, known := schema.Fields[name]
+			if !known {
+				pe.unknown[name] = v
+				continue
+			}
+			cv, err := coerceField(path+"."+name, f.Type, v)
+			if err != nil {
+				return nil, 0, err
+			}
+			pe.fields[name] = cv
+		}
+		for _, name := range schema.FieldNames() {
+			if _, ok := pe.fields[name]; !ok && schema.Fields[name].Required {
+				return nil, 0, invalid(path+"."+name, expectedText(schema.Fields[name].Type), "missing",
+					"required by the %s schema", typ)
+			}
+		}
+		identity, err := identityOf(schema, pe.fields)
+		if err != nil {
+			return nil, 0, err
+		}
+		pe.entityID = EntityID(c.UserID, typ, identity)
+		unknownCount += len(pe.unknown)
+		out = append(out, pe)
+	}
+	return out, unknownCount, nil
+}
+
+// checkProvenance validates the documented provenance keys.
+func checkProvenance(p map[string]any) error {
+	for _, k := range []string{"extracted_at", "extractor_version", "agent_id"} {
+		if v, ok := p[k]; ok {
+			if _, isStr := v.(string); !isStr {
+				return invalid("provenance."+k, "string", jsonType(v), "expected string, got %s", jsonType(v))
+			}
+		}
+	}
+	if v, ok := p["source_refs"]; ok {
+		refs, isArr := v.([]any)
+		if !isArr {
+			return invalid("provenance.source_refs", "array of strings", jsonType(v), "expected array of strings, got %s", jsonType(v))
+		}
+		for i, r := range refs {
+			if _, isStr := r.(string); !isStr {
+				return invalid(fmt.Sprintf("provenance.source_refs[%d]", i), "string", jsonType(r), "expected string, got %s", jsonType(r))
+			}
+		}
+	}
+	return nil
+}
+
+// sourceProvenance is the provenance recorded on a source: what the caller
+// sent, plus the agent that made the call.
+func sourceProvenance(p map[string]any, agentID string) map[string]any {
+	out := map[string]any{}
+	for k, v := range p {
+		out[k] = v
+	}
+	if agentID != "" {
+		out["recorded_by_agent"] = agentID
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
