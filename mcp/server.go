@@ -1,0 +1,186 @@
+package mcp
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"slices"
+	"time"
+
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cairnkg/cairn/consent"
+	"github.com/cairnkg/cairn/knowledge"
+)
+
+// Deps are the services tools call. Handlers get them passed in, never from
+// globals.
+type Deps struct {
+	Knowledge *knowledge.Service
+	Logger    *slog.Logger
+}
+
+// AllTools returns every tool Cairn has, in a stable order.
+func AllTools(d Deps) []*Tool {
+	return []*Tool{
+		storeTool(d),
+		listEntityTypesTool(d),
+		retrieveEntitySnapshotTool(d),
+		retrieveEntitiesTool(d),
+		retrieveEntityByIdentifierTool(d),
+		listObservationsTool(d),
+		retrieveFieldProvenanceTool(d),
+		correctTool(d),
+		mergeEntitiesTool(d),
+		listTimelineEventsTool(d),
+	}
+}
+
+// AllToolsets lists every toolset, in a stable order.
+var AllToolsets = []Toolset{ToolsetEntities, ToolsetRelationships, ToolsetTimeline, ToolsetSchema}
+
+// Options choose which tools a Server exposes. The zero value exposes all.
+type Options struct {
+	// Toolsets limits the tools to these toolsets; nil means all.
+	Toolsets []Toolset
+	// ReadOnly drops every tool that writes.
+	ReadOnly bool
+	// Version is reported to clients as the server version.
+	Version string
+}
+
+// Server is Cairn's MCP surface: the enabled tools and the one dispatch path
+// (Invoke) that every transport uses.
+type Server struct {
+	deps    Deps
+	tools   []*Tool
+	byName  map[string]*Tool
+	log     *slog.Logger
+	version string
+}
+
+// NewServer returns a Server with the tools opts selects.
+func NewServer(d Deps, opts Options) (*Server, error) {
+	if d.Logger == nil {
+		d.Logger = slog.New(slog.DiscardHandler)
+	}
+	for _, ts := range opts.Toolsets {
+		if !slices.Contains(AllToolsets, ts) {
+			return nil, fmt.Errorf("mcp: unknown toolset %q (known: %v)", ts, AllToolsets)
+		}
+	}
+	s := &Server{deps: d, byName: map[string]*Tool{}, log: d.Logger, version: opts.Version}
+	for _, t := range AllTools(d) {
+		if opts.Toolsets != nil && !slices.Contains(opts.Toolsets, t.Toolset) {
+			continue
+		}
+		if opts.ReadOnly && !t.ReadOnly() {
+			continue
+		}
+		s.tools = append(s.tools, t)
+		s.byName[t.Name()] = t
+	}
+	return s, nil
+}
+
+// Tools returns the enabled tools.
+func (s *Server) Tools() []*Tool { return s.tools }
+
+// Invoke runs one tool call for a principal and returns the tool's JSON
+// output, or the error to send. It never panics: a panicking handler is
+// reported as an internal error and logged with its stack.
+func (s *Server) Invoke(ctx context.Context, p consent.Principal, name string, args json.RawMessage) (out json.RawMessage, e *Error) {
+	start := time.Now()
+	traceID := newTraceID()
+	t, ok := s.byName[name]
+	if !ok {
+		names := make([]string, len(s.tools))
+		for i, t := range s.tools {
+			names[i] = t.Name()
+		}
+		e = newError(http.StatusNotFound, CodeUnknownTool, fmt.Sprintf("unknown tool %q", truncateText(name, 64)),
+			map[string]any{"available_tools": names})
+		e.Body.TraceID = traceID
+		return nil, e
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			s.log.Error("tool panicked", "tool", name, "trace_id", traceID, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			out, e = nil, newError(http.StatusInternalServerError, CodeInternal, "internal error; the server log has the cause under this trace id", nil)
+			e.Body.TraceID = traceID
+		}
+	}()
+	call := &Call{Principal: p, TraceID: traceID, Tool: t}
+	res, err := t.handle(ctx, call, args)
+	if err == nil {
+		out, err = json.Marshal(res)
+	}
+	code := "OK"
+	if err != nil {
+		e = toError(err)
+		e.Body.TraceID = traceID
+		code = e.Body.Code
+		if e.Status >= 500 {
+			s.log.Error("tool failed", "tool", name, "trace_id", traceID, "err", err)
+		}
+	}
+	s.log.Debug("tool call", "tool", name, "user", p.UserID, "agent", p.AgentName, "code", code,
+		"ms", time.Since(start).Milliseconds(), "trace_id", traceID)
+	return out, e
+}
+
+// PrincipalFunc tells an MCP server who is calling.
+type PrincipalFunc func(ctx context.Context, req *mcpsdk.CallToolRequest) (consent.Principal, error)
+
+// MCPServer returns an official-SDK server exposing the tools, with every
+// call dispatched through Invoke for the principal that who returns.
+func (s *Server) MCPServer(who PrincipalFunc) *mcpsdk.Server {
+	srv := mcpsdk.NewServer(&mcpsdk.Implementation{Name: "cairn", Title: "Cairn", Version: s.version}, &mcpsdk.ServerOptions{
+		Logger: s.log,
+		Instructions: "Cairn keeps what you learn about the user as a knowledge graph with provenance. " +
+			"Call list_entity_types before store; every fact can be traced with retrieve_field_provenance.",
+	})
+	for _, t := range s.tools {
+		srv.AddTool(t.Def, func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+			p, err := who(ctx, req)
+			if err != nil {
+				return errorResult(toError(err)), nil
+			}
+			out, e := s.Invoke(ctx, p, t.Name(), req.Params.Arguments)
+			if e != nil {
+				return errorResult(e), nil
+			}
+			return &mcpsdk.CallToolResult{
+				StructuredContent: out,
+				Content:           []mcpsdk.Content{&mcpsdk.TextContent{Text: string(out)}},
+			}, nil
+		})
+	}
+	return srv
+}
+
+// errorResult is a tool error as MCP carries it: IsError with the envelope
+// as JSON text. It has no structured content, which clients would check
+// against the tool's output schema.
+func errorResult(e *Error) *mcpsdk.CallToolResult {
+	b, _ := json.Marshal(e.Envelope())
+	return &mcpsdk.CallToolResult{IsError: true, Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: string(b)}}}
+}
+
+func newTraceID() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return "trace_" + hex.EncodeToString(b)
+}
+
+func truncateText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

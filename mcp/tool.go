@@ -1,0 +1,196 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cairnkg/cairn/consent"
+	"github.com/cairnkg/cairn/knowledge"
+)
+
+// Toolset groups tools that can be enabled together (--toolsets).
+type Toolset string
+
+// The toolsets.
+const (
+	ToolsetEntities      Toolset = "entities"
+	ToolsetRelationships Toolset = "relationships"
+	ToolsetTimeline      Toolset = "timeline"
+	ToolsetSchema        Toolset = "schema"
+)
+
+// Response budgets, in bytes of JSON, by kind of tool.
+const (
+	BudgetList    = 2 << 10
+	BudgetSummary = 5 << 10
+)
+
+// DefaultStringLimit is the longest string any argument may be unless its
+// schema says otherwise; it keeps a runaway or hostile client from pushing
+// megabytes into a field that holds a name.
+const DefaultStringLimit = 1 << 20
+
+// Call carries what a tool handler knows about the call besides its
+// arguments.
+type Call struct {
+	Principal consent.Principal
+	TraceID   string
+	Tool      *Tool
+}
+
+// Caller returns the knowledge-domain view of the caller.
+func (c *Call) Caller() knowledge.Caller {
+	return knowledge.Caller{UserID: c.Principal.UserID, AgentID: c.Principal.AgentName}
+}
+
+// Tool is one MCP tool: its definition (name, description, typed input and
+// output schemas, annotations), the toolset it belongs to, its response
+// budget, and its handler.
+type Tool struct {
+	Def     *mcpsdk.Tool
+	Toolset Toolset
+	// Budget is the size, in bytes of JSON, that responses aim to stay
+	// under.
+	Budget int
+	input  *jsonschema.Schema
+	handle func(ctx context.Context, call *Call, args json.RawMessage) (any, error)
+}
+
+// Name returns the tool's name.
+func (t *Tool) Name() string { return t.Def.Name }
+
+// ReadOnly reports whether the tool only reads.
+func (t *Tool) ReadOnly() bool { return t.Def.Annotations != nil && t.Def.Annotations.ReadOnlyHint }
+
+// Annotations describe a tool's effects; they are hints for clients, never a
+// security boundary.
+type annotations struct {
+	readOnly    bool
+	destructive bool
+	idempotent  bool
+}
+
+var (
+	readOnly   = annotations{readOnly: true, idempotent: true}
+	additive   = annotations{idempotent: true}
+	additiveNI = annotations{}
+	destroys   = annotations{destructive: true}
+)
+
+// toolSpec is what a tool constructor declares.
+type toolSpec struct {
+	name, title, description string
+	toolset                  Toolset
+	ann                      annotations
+	budget                   int
+	// shape adjusts the inferred input schema: enums, bounds, defaults.
+	shape func(in *jsonschema.Schema)
+}
+
+// newTool builds a Tool from a typed handler. The input and output schemas
+// are inferred from In and Out (the json tag names a field, the jsonschema
+// tag describes it, a field without omitempty is required), then adjusted by
+// spec.shape, and every string without a limit gets DefaultStringLimit. The
+// handler receives arguments that already passed the schema.
+func newTool[In, Out any](spec toolSpec, h func(context.Context, *Call, In) (Out, error)) *Tool {
+	in, err := jsonschema.For[In](nil)
+	if err != nil {
+		panic(fmt.Sprintf("mcp: tool %s: input schema: %v", spec.name, err))
+	}
+	if spec.shape != nil {
+		spec.shape(in)
+	}
+	limitStrings(in)
+	out, err := jsonschema.For[Out](nil)
+	if err != nil {
+		panic(fmt.Sprintf("mcp: tool %s: output schema: %v", spec.name, err))
+	}
+	destructive, openWorld := spec.ann.destructive, false
+	t := &Tool{
+		Def: &mcpsdk.Tool{
+			Name: spec.name, Title: spec.title, Description: spec.description,
+			InputSchema: in, OutputSchema: out,
+			Annotations: &mcpsdk.ToolAnnotations{
+				Title: spec.title, ReadOnlyHint: spec.ann.readOnly, IdempotentHint: spec.ann.idempotent,
+				DestructiveHint: &destructive, OpenWorldHint: &openWorld,
+			},
+		},
+		Toolset: spec.toolset,
+		Budget:  spec.budget,
+		input:   in,
+	}
+	t.handle = func(ctx context.Context, call *Call, raw json.RawMessage) (any, error) {
+		if _, err := decodeArgs(raw, t.input); err != nil {
+			return nil, err
+		}
+		var args In
+		if len(bytes.TrimSpace(raw)) > 0 && string(bytes.TrimSpace(raw)) != "null" {
+			dec := json.NewDecoder(bytes.NewReader(raw))
+			dec.UseNumber()
+			if err := dec.Decode(&args); err != nil {
+				return nil, &knowledge.ValidationError{Message: "arguments do not decode: " + err.Error(), Expected: "arguments matching the input schema"}
+			}
+		}
+		return h(ctx, call, args)
+	}
+	return t
+}
+
+// limitStrings gives every string in s that has no maxLength the default
+// limit, recursively.
+func limitStrings(s *jsonschema.Schema) {
+	if s == nil {
+		return
+	}
+	isString := s.Type == "string"
+	for _, t := range s.Types {
+		isString = isString || t == "string"
+	}
+	if isString && s.MaxLength == nil {
+		n := DefaultStringLimit
+		s.MaxLength = &n
+	}
+	for _, p := range s.Properties {
+		limitStrings(p)
+	}
+	limitStrings(s.Items)
+	if s.AdditionalProperties != nil && s.AdditionalProperties.Not == nil {
+		limitStrings(s.AdditionalProperties)
+	}
+}
+
+// Schema-shaping helpers for toolSpec.shape.
+
+func prop(s *jsonschema.Schema, name string) *jsonschema.Schema {
+	p, ok := s.Properties[name]
+	if !ok {
+		panic("mcp: schema has no property " + name)
+	}
+	return p
+}
+
+func enum(p *jsonschema.Schema, values ...string) {
+	p.Enum = make([]any, len(values))
+	for i, v := range values {
+		p.Enum[i] = v
+	}
+}
+
+func bounds(p *jsonschema.Schema, lo, hi float64) {
+	p.Minimum, p.Maximum = &lo, &hi
+}
+
+func maxLen(p *jsonschema.Schema, n int) { p.MaxLength = &n }
+
+func setDefault(p *jsonschema.Schema, v any) {
+	b, _ := json.Marshal(v)
+	p.Default = b
+}
+
+// idLimit bounds id arguments.
+const idLimit = 256

@@ -1,0 +1,373 @@
+package mcp
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/cairnkg/cairn/graph"
+	"github.com/cairnkg/cairn/knowledge"
+)
+
+// Page limits of list tools.
+const (
+	defaultLimit = 100
+	maxLimit     = 1000
+)
+
+func pageShape(s *jsonschema.Schema) {
+	bounds(prop(s, "limit"), 1, maxLimit)
+	setDefault(prop(s, "limit"), defaultLimit)
+	bounds(prop(s, "offset"), 0, 1e9)
+	setDefault(prop(s, "offset"), 0)
+}
+
+func page(limit, offset *int) graph.Page {
+	p := graph.Page{Limit: defaultLimit}
+	if limit != nil {
+		p.Limit = *limit
+	}
+	if offset != nil {
+		p.Offset = *offset
+	}
+	return p
+}
+
+// optionalTime parses an optional ISO 8601 argument.
+func optionalTime(field string, s *string) (time.Time, error) {
+	if s == nil || *s == "" {
+		return time.Time{}, nil
+	}
+	return knowledge.ParseTime(field, *s)
+}
+
+// --- retrieve_entity_snapshot ---
+
+// SnapshotIn are the arguments of retrieve_entity_snapshot.
+type SnapshotIn struct {
+	EntityID string  `json:"entity_id" jsonschema:"the entity id (ent_…)"`
+	At       *string `json:"at,omitempty" jsonschema:"ISO 8601 time: recompute the snapshot from the observations recorded up to then"`
+}
+
+// SnapshotOut is an entity snapshot with provenance.
+type SnapshotOut struct {
+	EntityID          string            `json:"entity_id"`
+	EntityType        string            `json:"entity_type"`
+	CanonicalName     string            `json:"canonical_name"`
+	SchemaVersion     string            `json:"schema_version"`
+	Snapshot          map[string]any    `json:"snapshot" jsonschema:"current truth, computed by the reducer from the observations"`
+	Provenance        map[string]string `json:"provenance" jsonschema:"field → id of the observation whose value the field holds"`
+	ComputedAt        string            `json:"computed_at"`
+	ObservationCount  int               `json:"observation_count"`
+	LastObservationAt string            `json:"last_observation_at"`
+}
+
+func retrieveEntitySnapshotTool(d Deps) *Tool {
+	return newTool(toolSpec{
+		name:  "retrieve_entity_snapshot",
+		title: "Retrieve entity snapshot",
+		description: "Return an entity's current truth (its snapshot) with provenance: for every field, the observation it came from. " +
+			"With at, return the snapshot as it was at that time.",
+		toolset: ToolsetEntities, ann: readOnly, budget: BudgetSummary,
+		shape: func(s *jsonschema.Schema) { maxLen(prop(s, "entity_id"), idLimit); maxLen(prop(s, "at"), 64) },
+	}, func(ctx context.Context, call *Call, in SnapshotIn) (SnapshotOut, error) {
+		at, err := optionalTime("at", in.At)
+		if err != nil {
+			return SnapshotOut{}, err
+		}
+		snap, err := d.Knowledge.EntitySnapshot(ctx, call.Caller(), in.EntityID, at)
+		if err != nil {
+			return SnapshotOut{}, err
+		}
+		e := snap.Entity
+		return SnapshotOut{
+			EntityID: e.ID, EntityType: e.Type, CanonicalName: e.CanonicalName, SchemaVersion: e.SchemaVersion,
+			Snapshot: orEmpty(e.Snapshot), Provenance: e.Provenance, ComputedAt: ts(snap.ComputedAt),
+			ObservationCount: e.ObservationCount, LastObservationAt: ts(e.LastObservationAt),
+		}, nil
+	})
+}
+
+// --- retrieve_entities ---
+
+// EntitiesIn are the arguments of retrieve_entities.
+type EntitiesIn struct {
+	EntityType       *string `json:"entity_type,omitempty" jsonschema:"only entities of this type"`
+	UserID           *string `json:"user_id,omitempty" jsonschema:"optional; must be the caller's own user id"`
+	Limit            *int    `json:"limit,omitempty" jsonschema:"page size (default 100, at most 1000)"`
+	Offset           *int    `json:"offset,omitempty" jsonschema:"entities to skip (default 0)"`
+	IncludeSnapshots *bool   `json:"include_snapshots,omitempty" jsonschema:"include each entity's snapshot (default true)"`
+	IncludeMerged    *bool   `json:"include_merged,omitempty" jsonschema:"include entities merged into others (default false)"`
+}
+
+// EntitiesOut is a page of entities.
+type EntitiesOut struct {
+	Entities       []EntityOut `json:"entities"`
+	Total          int         `json:"total"`
+	Limit          int         `json:"limit"`
+	Offset         int         `json:"offset"`
+	ExcludedMerged bool        `json:"excluded_merged" jsonschema:"true when merged entities were left out"`
+}
+
+func retrieveEntitiesTool(d Deps) *Tool {
+	return newTool(toolSpec{
+		name:        "retrieve_entities",
+		title:       "Retrieve entities",
+		description: "List entities, most recently observed first, optionally of one type, with their snapshots. Paginated with limit and offset.",
+		toolset:     ToolsetEntities, ann: readOnly, budget: BudgetList,
+		shape: func(s *jsonschema.Schema) {
+			pageShape(s)
+			maxLen(prop(s, "entity_type"), 128)
+			maxLen(prop(s, "user_id"), idLimit)
+			setDefault(prop(s, "include_snapshots"), true)
+			setDefault(prop(s, "include_merged"), false)
+		},
+	}, func(ctx context.Context, call *Call, in EntitiesIn) (EntitiesOut, error) {
+		if err := checkUserID(call, in.UserID); err != nil {
+			return EntitiesOut{}, err
+		}
+		q := knowledge.EntityQuery{Page: page(in.Limit, in.Offset), IncludeMerged: in.IncludeMerged != nil && *in.IncludeMerged}
+		if in.EntityType != nil {
+			q.EntityType = *in.EntityType
+		}
+		ents, total, err := d.Knowledge.ListEntities(ctx, call.Caller(), q)
+		if err != nil {
+			return EntitiesOut{}, err
+		}
+		withSnap := in.IncludeSnapshots == nil || *in.IncludeSnapshots
+		return EntitiesOut{
+			Entities: mapSlice(ents, func(e graph.Entity) EntityOut { return entityOut(e, withSnap) }),
+			Total:    total, Limit: q.Page.Limit, Offset: q.Page.Offset, ExcludedMerged: !q.IncludeMerged,
+		}, nil
+	})
+}
+
+// --- retrieve_entity_by_identifier ---
+
+// ByIdentifierIn are the arguments of retrieve_entity_by_identifier.
+type ByIdentifierIn struct {
+	Identifier string  `json:"identifier" jsonschema:"a name, email, tax id, invoice number…; normalised before matching"`
+	EntityType *string `json:"entity_type,omitempty" jsonschema:"only entities of this type"`
+}
+
+// ByIdentifierOut lists the entities found.
+type ByIdentifierOut struct {
+	Entities []EntityOut `json:"entities"`
+	Total    int         `json:"total"`
+}
+
+func retrieveEntityByIdentifierTool(d Deps) *Tool {
+	return newTool(toolSpec{
+		name:  "retrieve_entity_by_identifier",
+		title: "Find entity by identifier",
+		description: "Find entities by a name, email, tax id or other identifier, across types or within one. " +
+			"Matching is exact after normalisation (case, punctuation and spacing are ignored).",
+		toolset: ToolsetEntities, ann: readOnly, budget: BudgetList,
+		shape: func(s *jsonschema.Schema) { maxLen(prop(s, "identifier"), 512); maxLen(prop(s, "entity_type"), 128) },
+	}, func(ctx context.Context, call *Call, in ByIdentifierIn) (ByIdentifierOut, error) {
+		typ := ""
+		if in.EntityType != nil {
+			typ = *in.EntityType
+		}
+		ents, err := d.Knowledge.EntitiesByIdentifier(ctx, call.Caller(), in.Identifier, typ)
+		if err != nil {
+			return ByIdentifierOut{}, err
+		}
+		return ByIdentifierOut{
+			Entities: mapSlice(ents, func(e graph.Entity) EntityOut { return entityOut(e, true) }),
+			Total:    len(ents),
+		}, nil
+	})
+}
+
+// --- list_observations ---
+
+// ObservationsIn are the arguments of list_observations.
+type ObservationsIn struct {
+	EntityID string `json:"entity_id" jsonschema:"the entity id"`
+	Limit    *int   `json:"limit,omitempty" jsonschema:"page size (default 100, at most 1000)"`
+	Offset   *int   `json:"offset,omitempty" jsonschema:"observations to skip (default 0)"`
+}
+
+// ObservationsOut is a page of observations, newest first.
+type ObservationsOut struct {
+	Observations []ObservationOut `json:"observations"`
+	Total        int              `json:"total"`
+	Limit        int              `json:"limit"`
+	Offset       int              `json:"offset"`
+}
+
+func listObservationsTool(d Deps) *Tool {
+	return newTool(toolSpec{
+		name:        "list_observations",
+		title:       "List observations",
+		description: "List the observations that make up an entity's snapshot: what each source said about it and when, newest first.",
+		toolset:     ToolsetEntities, ann: readOnly, budget: BudgetList,
+		shape:       func(s *jsonschema.Schema) { pageShape(s); maxLen(prop(s, "entity_id"), idLimit) },
+	}, func(ctx context.Context, call *Call, in ObservationsIn) (ObservationsOut, error) {
+		p := page(in.Limit, in.Offset)
+		obs, total, _, err := d.Knowledge.Observations(ctx, call.Caller(), in.EntityID, p)
+		if err != nil {
+			return ObservationsOut{}, err
+		}
+		return ObservationsOut{Observations: mapSlice(obs, observationOut), Total: total, Limit: p.Limit, Offset: p.Offset}, nil
+	})
+}
+
+// --- retrieve_field_provenance ---
+
+// FieldProvenanceIn are the arguments of retrieve_field_provenance.
+type FieldProvenanceIn struct {
+	EntityID string `json:"entity_id" jsonschema:"the entity id"`
+	Field    string `json:"field" jsonschema:"a field of the entity's snapshot"`
+}
+
+// SourceObservationOut is the observation a field's value came from.
+type SourceObservationOut struct {
+	ID               string  `json:"id"`
+	SourceID         string  `json:"source_id"`
+	ObservedAt       string  `json:"observed_at"`
+	SpecificityScore float64 `json:"specificity_score"`
+	SourcePriority   int     `json:"source_priority"`
+}
+
+// FieldProvenanceOut traces a field to its source.
+type FieldProvenanceOut struct {
+	Field             string               `json:"field"`
+	Value             any                  `json:"value"`
+	SourceObservation SourceObservationOut `json:"source_observation"`
+	SourceMaterial    SourceOut            `json:"source_material"`
+	ObservedAt        string               `json:"observed_at"`
+}
+
+func retrieveFieldProvenanceTool(d Deps) *Tool {
+	return newTool(toolSpec{
+		name:  "retrieve_field_provenance",
+		title: "Retrieve field provenance",
+		description: "Trace one field of an entity's snapshot to the observation that won and the source material it came from, " +
+			"with the priority and specificity that made it win.",
+		toolset: ToolsetEntities, ann: readOnly, budget: BudgetSummary,
+		shape:   func(s *jsonschema.Schema) { maxLen(prop(s, "entity_id"), idLimit); maxLen(prop(s, "field"), 128) },
+	}, func(ctx context.Context, call *Call, in FieldProvenanceIn) (FieldProvenanceOut, error) {
+		fp, err := d.Knowledge.FieldProvenance(ctx, call.Caller(), in.EntityID, in.Field)
+		if err != nil {
+			return FieldProvenanceOut{}, err
+		}
+		o := fp.Observation
+		return FieldProvenanceOut{
+			Field: fp.Field, Value: fp.Value,
+			SourceObservation: SourceObservationOut{
+				ID: o.ID, SourceID: o.SourceID, ObservedAt: ts(o.ObservedAt),
+				SpecificityScore: o.SpecificityScore, SourcePriority: o.SourcePriority,
+			},
+			SourceMaterial: sourceOut(fp.Source),
+			ObservedAt:     ts(o.ObservedAt),
+		}, nil
+	})
+}
+
+// --- correct ---
+
+// CorrectIn are the arguments of correct.
+type CorrectIn struct {
+	UserID     *string `json:"user_id,omitempty" jsonschema:"optional; must be the caller's own user id"`
+	EntityID   string  `json:"entity_id" jsonschema:"the entity to correct"`
+	EntityType string  `json:"entity_type" jsonschema:"its type, as a check"`
+	Field      string  `json:"field" jsonschema:"a field of the type's schema"`
+	Value      any     `json:"value" jsonschema:"the corrected value"`
+}
+
+// CorrectOut reports the correction.
+type CorrectOut struct {
+	ObservationID string `json:"observation_id"`
+	EntityID      string `json:"entity_id"`
+	Field         string `json:"field"`
+	Value         any    `json:"value"`
+	Message       string `json:"message"`
+}
+
+func correctTool(d Deps) *Tool {
+	return newTool(toolSpec{
+		name:  "correct",
+		title: "Correct a field",
+		description: "Correct one field of an entity. The correction is an observation of priority 1000: it wins over every extraction, " +
+			"earlier or later, until corrected again. Repeating the same correction changes nothing.",
+		toolset: ToolsetEntities, ann: additive, budget: BudgetList,
+		shape: func(s *jsonschema.Schema) {
+			maxLen(prop(s, "user_id"), idLimit)
+			maxLen(prop(s, "entity_id"), idLimit)
+			maxLen(prop(s, "entity_type"), 128)
+			maxLen(prop(s, "field"), 128)
+		},
+	}, func(ctx context.Context, call *Call, in CorrectIn) (CorrectOut, error) {
+		if err := checkUserID(call, in.UserID); err != nil {
+			return CorrectOut{}, err
+		}
+		res, err := d.Knowledge.Correct(ctx, call.Caller(), knowledge.CorrectRequest{
+			EntityID: in.EntityID, EntityType: in.EntityType, Field: in.Field, Value: in.Value,
+		})
+		if err != nil {
+			return CorrectOut{}, err
+		}
+		msg := "correction recorded; it now wins for this field"
+		if res.Unchanged {
+			msg = "the field already holds this correction; nothing changed"
+		}
+		return CorrectOut{ObservationID: res.ObservationID, EntityID: res.EntityID, Field: res.Field, Value: res.Value, Message: msg}, nil
+	})
+}
+
+// --- merge_entities ---
+
+// MergeIn are the arguments of merge_entities.
+type MergeIn struct {
+	UserID       *string `json:"user_id,omitempty" jsonschema:"optional; must be the caller's own user id"`
+	FromEntityID string  `json:"from_entity_id" jsonschema:"the duplicate, which is marked merged"`
+	ToEntityID   string  `json:"to_entity_id" jsonschema:"the entity that absorbs it (same type)"`
+	MergeReason  *string `json:"merge_reason,omitempty" jsonschema:"why they are the same"`
+}
+
+// MergeOut reports a merge.
+type MergeOut struct {
+	FromEntityID         string `json:"from_entity_id"`
+	ToEntityID           string `json:"to_entity_id"`
+	ObservationsMoved    int    `json:"observations_moved"`
+	MergedAt             string `json:"merged_at"`
+	MergeReason          string `json:"merge_reason,omitempty"`
+	RelationshipsMoved   int    `json:"relationships_moved" jsonschema:"relationships re-pointed to the target"`
+	RelationshipsDropped int    `json:"relationships_dropped" jsonschema:"relationships ended because moving them would make a self-loop or a cycle"`
+}
+
+func mergeEntitiesTool(d Deps) *Tool {
+	return newTool(toolSpec{
+		name:  "merge_entities",
+		title: "Merge duplicate entities",
+		description: "Merge a duplicate entity into another of the same type: its observations and relationships move to the target, " +
+			"whose snapshot is recomputed, and reads of the duplicate's id answer ENTITY_ALREADY_MERGED naming the target.",
+		toolset: ToolsetEntities, ann: destroys, budget: BudgetList,
+		shape: func(s *jsonschema.Schema) {
+			maxLen(prop(s, "user_id"), idLimit)
+			maxLen(prop(s, "from_entity_id"), idLimit)
+			maxLen(prop(s, "to_entity_id"), idLimit)
+			maxLen(prop(s, "merge_reason"), 2048)
+		},
+	}, func(ctx context.Context, call *Call, in MergeIn) (MergeOut, error) {
+		if err := checkUserID(call, in.UserID); err != nil {
+			return MergeOut{}, err
+		}
+		reason := ""
+		if in.MergeReason != nil {
+			reason = *in.MergeReason
+		}
+		res, err := d.Knowledge.MergeEntities(ctx, call.Caller(), in.FromEntityID, in.ToEntityID, reason)
+		if err != nil {
+			return MergeOut{}, err
+		}
+		return MergeOut{
+			FromEntityID: res.FromEntityID, ToEntityID: res.ToEntityID, ObservationsMoved: res.ObservationsMoved,
+			MergedAt: ts(res.MergedAt), MergeReason: res.Reason,
+			RelationshipsMoved: res.RelationshipsMoved, RelationshipsDropped: res.RelationshipsDropped,
+		}, nil
+	})
+}

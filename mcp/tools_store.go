@@ -1,0 +1,125 @@
+package mcp
+
+import (
+	"context"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/cairnkg/cairn/graph"
+	"github.com/cairnkg/cairn/knowledge"
+)
+
+// StoreIn are the arguments of store.
+type StoreIn struct {
+	UserID         *string          `json:"user_id,omitempty" jsonschema:"optional; taken from the API key. If given it must be the caller's own user id"`
+	Entities       []map[string]any `json:"entities,omitempty" jsonschema:"structured entities: each an object with entity_type and its fields. Include every field of the source data: fields the schema does not name are kept as raw fragments"`
+	SourcePriority *int             `json:"source_priority,omitempty" jsonschema:"priority of this source when fields disagree (0..999, default 100; corrections use 1000)"`
+	Provenance     map[string]any   `json:"provenance,omitempty" jsonschema:"where the data came from: extracted_at (ISO 8601, becomes observed_at), extractor_version, agent_id, source_refs"`
+
+	FileContent          *string        `json:"file_content,omitempty" jsonschema:"base64 file content (file storage is not available yet)"`
+	FilePath             *string        `json:"file_path,omitempty" jsonschema:"local file path (file storage is not available yet)"`
+	MimeType             *string        `json:"mime_type,omitempty" jsonschema:"MIME type of file_content or file_path"`
+	OriginalFilename     *string        `json:"original_filename,omitempty" jsonschema:"original file name"`
+	Interpret            *bool          `json:"interpret,omitempty" jsonschema:"run interpretation on a file (default true)"`
+	InterpretationConfig map[string]any `json:"interpretation_config,omitempty" jsonschema:"interpretation settings for a file"`
+}
+
+// StoredEntityOut is one entity a store call wrote to.
+type StoredEntityOut struct {
+	EntityID      string `json:"entity_id"`
+	EntityType    string `json:"entity_type"`
+	ObservationID string `json:"observation_id"`
+}
+
+// InterpretationOut summarises what a store call created.
+type InterpretationOut struct {
+	RunID               string `json:"run_id"`
+	EntitiesCreated     int    `json:"entities_created"`
+	ObservationsCreated int    `json:"observations_created"`
+}
+
+// StoreOut is the result of store.
+type StoreOut struct {
+	SourceID             string             `json:"source_id"`
+	ContentHash          string             `json:"content_hash" jsonschema:"SHA-256 of the canonical JSON of the arguments"`
+	Deduplicated         bool               `json:"deduplicated" jsonschema:"true when the same content was stored before: nothing new was created"`
+	Interpretation       *InterpretationOut `json:"interpretation"`
+	Entities             []StoredEntityOut  `json:"entities"`
+	UnknownFieldsCount   int                `json:"unknown_fields_count" jsonschema:"fields kept as raw fragments because the schema does not name them"`
+	RelatedEntities      []EntityOut        `json:"related_entities"`
+	RelatedRelationships []RelationshipOut  `json:"related_relationships"`
+}
+
+func storeTool(d Deps) *Tool {
+	return newTool(toolSpec{
+		name:  "store",
+		title: "Store source material",
+		description: "Store structured source material: entities: [{entity_type, ...fields}]. " +
+			"Call list_entity_types first to pick the entity_type and see its fields. Include ALL fields of the source data; " +
+			"fields the schema does not name are kept as raw fragments (counted in unknown_fields_count). " +
+			"Storing the same arguments again returns the same source_id with deduplicated: true and creates nothing.",
+		toolset: ToolsetEntities,
+		ann:     additive,
+		budget:  BudgetSummary,
+		shape: func(s *jsonschema.Schema) {
+			maxLen(prop(s, "user_id"), idLimit)
+			bounds(prop(s, "source_priority"), 0, knowledge.MaxStorePriority)
+			setDefault(prop(s, "source_priority"), knowledge.DefaultSourcePriority)
+			items := prop(s, "entities").Items
+			items.Required = []string{"entity_type"}
+			items.Properties = map[string]*jsonschema.Schema{
+				"entity_type": {Type: "string", Description: "the entity type, e.g. invoice, company, person (see list_entity_types)"},
+			}
+			maxItems := knowledge.MaxEntitiesPerStore
+			prop(s, "entities").MaxItems = &maxItems
+		},
+	}, func(ctx context.Context, call *Call, in StoreIn) (StoreOut, error) {
+		if err := checkUserID(call, in.UserID); err != nil {
+			return StoreOut{}, err
+		}
+		if in.FileContent != nil || in.FilePath != nil {
+			field := "file_content"
+			if in.FileContent == nil {
+				field = "file_path"
+			}
+			return StoreOut{}, &knowledge.ValidationError{
+				Field: field, Expected: "entities", Got: "a file",
+				Message: "file storage is not available in this release; send structured data as entities: [{entity_type, ...fields}]",
+			}
+		}
+		if in.Entities == nil {
+			return StoreOut{}, &knowledge.ValidationError{Field: "entities", Expected: "non-empty array of objects", Got: "missing",
+				Message: "is required: send entities: [{entity_type, ...fields}]"}
+		}
+		res, err := d.Knowledge.Store(ctx, call.Caller(), knowledge.StoreRequest{
+			Entities: in.Entities, SourcePriority: in.SourcePriority, Provenance: in.Provenance,
+		})
+		if err != nil {
+			return StoreOut{}, err
+		}
+		out := StoreOut{
+			SourceID: res.Source.ID, ContentHash: res.Source.ContentHash, Deduplicated: res.Deduplicated,
+			Interpretation: &InterpretationOut{
+				RunID: res.RunID, EntitiesCreated: res.EntitiesCreated, ObservationsCreated: res.ObservationsCreated,
+			},
+			Entities: mapSlice(res.Entities, func(e knowledge.StoredEntity) StoredEntityOut {
+				return StoredEntityOut{EntityID: e.EntityID, EntityType: e.EntityType, ObservationID: e.ObservationID}
+			}),
+			UnknownFieldsCount:   res.UnknownFieldsCount,
+			RelatedEntities:      mapSlice(res.RelatedEntities, func(e graph.Entity) EntityOut { return entityOut(e, true) }),
+			RelatedRelationships: mapSlice(res.RelatedRelationships, relationshipOut),
+		}
+		return out, nil
+	})
+}
+
+// checkUserID enforces that a user_id argument, when given, names the caller.
+func checkUserID(call *Call, userID *string) error {
+	if userID == nil || *userID == "" || *userID == call.Principal.UserID {
+		return nil
+	}
+	return &knowledge.ValidationError{
+		Field: "user_id", Expected: "your own user id (" + call.Principal.UserID + ") or nothing", Got: "another user's id",
+		Message: "names another user; the user comes from the API key, so omit user_id",
+	}
+}

@@ -1,0 +1,71 @@
+package mcp
+
+import (
+	"context"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/cairnkg/cairn/knowledge"
+)
+
+// TimelineIn are the arguments of list_timeline_events.
+type TimelineIn struct {
+	EventType  *string `json:"event_type,omitempty" jsonschema:"only events of this type, e.g. InvoiceIssued"`
+	AfterDate  *string `json:"after_date,omitempty" jsonschema:"only events after this ISO 8601 date or time"`
+	BeforeDate *string `json:"before_date,omitempty" jsonschema:"only events before this ISO 8601 date or time"`
+	SourceID   *string `json:"source_id,omitempty" jsonschema:"only events whose date came from this source"`
+	EntityID   *string `json:"entity_id,omitempty" jsonschema:"only events of this entity"`
+	Limit      *int    `json:"limit,omitempty" jsonschema:"page size (default 100, at most 1000)"`
+	Offset     *int    `json:"offset,omitempty" jsonschema:"events to skip (default 0)"`
+}
+
+// TimelineOut is a page of events, newest first.
+type TimelineOut struct {
+	Events []TimelineEventOut `json:"events"`
+	Total  int                `json:"total"`
+	Limit  int                `json:"limit"`
+	Offset int                `json:"offset"`
+}
+
+func listTimelineEventsTool(d Deps) *Tool {
+	return newTool(toolSpec{
+		name:  "list_timeline_events",
+		title: "List timeline events",
+		description: "List dated events (an invoice issued, a task due, a contract signed) derived from the date fields of entities, " +
+			"newest first, filtered by type, date range, source or entity.",
+		toolset: ToolsetTimeline, ann: readOnly, budget: BudgetList,
+		shape: func(s *jsonschema.Schema) {
+			pageShape(s)
+			for _, name := range []string{"after_date", "before_date"} {
+				maxLen(prop(s, name), 64)
+			}
+			for _, name := range []string{"event_type", "source_id", "entity_id"} {
+				maxLen(prop(s, name), idLimit)
+			}
+		},
+	}, func(ctx context.Context, call *Call, in TimelineIn) (TimelineOut, error) {
+		after, err := optionalTime("after_date", in.AfterDate)
+		if err != nil {
+			return TimelineOut{}, err
+		}
+		before, err := optionalTime("before_date", in.BeforeDate)
+		if err != nil {
+			return TimelineOut{}, err
+		}
+		q := knowledge.TimelineQuery{After: after, Before: before, Page: page(in.Limit, in.Offset)}
+		q.EventType, q.SourceID, q.EntityID = deref(in.EventType), deref(in.SourceID), deref(in.EntityID)
+		events, total, err := d.Knowledge.Timeline(ctx, call.Caller(), q)
+		if err != nil {
+			return TimelineOut{}, err
+		}
+		return TimelineOut{Events: mapSlice(events, timelineEventOut), Total: total, Limit: q.Page.Limit, Offset: q.Page.Offset}, nil
+	})
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
