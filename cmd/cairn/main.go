@@ -1,0 +1,94 @@
+// Command cairn is a knowledge service for AI agents: a knowledge graph with
+// provenance, memories searchable by meaning, and per-agent consent, served
+// over the Model Context Protocol.
+//
+// Run `cairn help` for the commands and `cairn <command> --help` for each.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], &environment{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv})
+	stop()
+	os.Exit(code)
+}
+
+// Exit codes, decided here and nowhere else.
+const (
+	exitOK    = 0
+	exitError = 1
+	exitUsage = 2
+)
+
+func commands() []*command {
+	return []*command{serveCommand(), stdioCommand(), versionCommand()}
+}
+
+// run executes the command line args and returns the exit code.
+func run(ctx context.Context, args []string, env *environment) int {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		if len(args) > 1 {
+			return run(ctx, []string{args[1], "--help"}, env)
+		}
+		printHelp(env.stdout)
+		return exitOK
+	}
+	var cmd *command
+	for _, c := range commands() {
+		if c.name == args[0] {
+			cmd = c
+		}
+	}
+	if cmd == nil {
+		fmt.Fprintf(env.stderr, "cairn: unknown command %q\n\n", args[0])
+		printHelp(env.stderr)
+		return exitUsage
+	}
+	exec, err := parse(cmd, args[1:], env)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err == nil {
+		err = exec(ctx, env)
+	}
+	var usage usageError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &usage):
+		fmt.Fprintf(env.stderr, "cairn %s: %v\n", cmd.name, err)
+		return exitUsage
+	case errors.Is(err, context.Canceled) && ctx.Err() != nil:
+		return exitOK // interrupted: a normal way to stop a server
+	default:
+		fmt.Fprintf(env.stderr, "cairn %s: %v\n", cmd.name, err)
+		return exitError
+	}
+}
+
+func printHelp(w io.Writer) {
+	fmt.Fprint(w, `Cairn is a knowledge service for AI agents: entities and relationships with
+provenance, memories searchable by meaning, and consent per agent, over MCP.
+
+Usage: cairn <command> [flags]
+
+Commands:
+`)
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+	}
+	fmt.Fprint(w, `
+Run 'cairn <command> --help' for a command's flags. Every flag can also be set
+by the CAIRN_* environment variable its help names; a flag wins over it.
+`)
+}

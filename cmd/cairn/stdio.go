@@ -1,0 +1,63 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cairnkg/cairn/mcp"
+)
+
+func stdioCommand() *command {
+	return &command{
+		name:    "stdio",
+		summary: "serve MCP over stdin/stdout, for clients that launch cairn themselves",
+		usage:   "stdio [flags]",
+		help: `
+Serve MCP over stdin and stdout, as Claude Desktop, Cursor and other clients
+expect of a server they launch. Only protocol frames go to stdout; logs go to
+stderr.
+
+stdio runs as the owner's owner agent: whoever can start the process can
+read the data directory anyway, so no key is asked for. On first run it
+creates the owner and prints the owner key to stderr, for use over HTTP.`,
+		env: commonEnv,
+		setup: func(fs *flag.FlagSet) runFunc {
+			var common commonFlags
+			common.register(fs)
+			return func(ctx context.Context, env *environment) error {
+				if fs.NArg() > 0 {
+					return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+				}
+				log, err := common.logger(env.stderr)
+				if err != nil {
+					return err
+				}
+				a, err := openApp(ctx, appConfig{dataDir: common.dataDir}, log)
+				if err != nil {
+					return err
+				}
+				defer a.Close()
+				key, err := bootstrapOwner(ctx, a, env.getenv)
+				if err != nil {
+					return err
+				}
+				if key != "" {
+					printWelcome(env.stderr, key, "http://127.0.0.1:7400/mcp (when you run cairn serve)", common.dataDir, env.getenv("CAIRN_OWNER_KEY") != "")
+				}
+				owner, err := a.control.OwnerPrincipal(ctx)
+				if err != nil {
+					return err
+				}
+				log.Info("serving MCP on stdio", "user", owner.UserName, "agent", owner.AgentName, "data_dir", absPath(common.dataDir))
+				err = a.mcp.MCPServer(mcp.FixedPrincipal(owner)).Run(ctx, &mcpsdk.StdioTransport{})
+				if err != nil && ctx.Err() == nil {
+					return fmt.Errorf("stdio: %w", err)
+				}
+				return nil
+			}
+		},
+	}
+}
