@@ -43,6 +43,7 @@ type TypeSearch struct {
 //
 //	10  the type name equals the keyword
 //	 6  the type name contains the keyword or a keyword word, or the reverse
+//	 5  a field name equals the keyword
 //	 4  a field name equals a keyword word
 //	 3  a field name contains a keyword word
 //	 1  the description mentions a keyword word
@@ -87,6 +88,9 @@ func keywordScore(sc *Schema, keyword string, words []string) int {
 	best := 0
 	if strings.Contains(name, keyword) || strings.Contains(keyword, name) {
 		best = 6
+	}
+	if _, ok := sc.Fields[keyword]; ok {
+		best = max(best, 5)
 	}
 	desc := strings.Fields(strings.ToLower(sc.Description))
 	for _, w := range words {

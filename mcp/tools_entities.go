@@ -204,7 +204,7 @@ func listObservationsTool(d Deps) *Tool {
 		title:       "List observations",
 		description: "List the observations that make up an entity's snapshot: what each source said about it and when, newest first.",
 		toolset:     ToolsetEntities, ann: readOnly, budget: BudgetList,
-		shape:       func(s *jsonschema.Schema) { pageShape(s); maxLen(prop(s, "entity_id"), idLimit) },
+		shape: func(s *jsonschema.Schema) { pageShape(s); maxLen(prop(s, "entity_id"), idLimit) },
 	}, func(ctx context.Context, call *Call, in ObservationsIn) (ObservationsOut, error) {
 		p := page(in.Limit, in.Offset)
 		obs, total, _, err := d.Knowledge.Observations(ctx, call.Caller(), in.EntityID, p)
@@ -248,7 +248,7 @@ func retrieveFieldProvenanceTool(d Deps) *Tool {
 		description: "Trace one field of an entity's snapshot to the observation that won and the source material it came from, " +
 			"with the priority and specificity that made it win.",
 		toolset: ToolsetEntities, ann: readOnly, budget: BudgetSummary,
-		shape:   func(s *jsonschema.Schema) { maxLen(prop(s, "entity_id"), idLimit); maxLen(prop(s, "field"), 128) },
+		shape: func(s *jsonschema.Schema) { maxLen(prop(s, "entity_id"), idLimit); maxLen(prop(s, "field"), 128) },
 	}, func(ctx context.Context, call *Call, in FieldProvenanceIn) (FieldProvenanceOut, error) {
 		fp, err := d.Knowledge.FieldProvenance(ctx, call.Caller(), in.EntityID, in.Field)
 		if err != nil {

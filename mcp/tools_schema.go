@@ -48,7 +48,7 @@ func listEntityTypesTool(d Deps) *Tool {
 		description: "List the entity types Cairn knows, with their fields, types and merge policies; with a keyword, only the types " +
 			"whose name, field names or description match, best first. Call this before store to choose the entity_type.",
 		toolset: ToolsetSchema, ann: readOnly, budget: BudgetSummary,
-		shape:   func(s *jsonschema.Schema) { maxLen(prop(s, "keyword"), 256) },
+		shape: func(s *jsonschema.Schema) { maxLen(prop(s, "keyword"), 256) },
 	}, func(ctx context.Context, call *Call, in EntityTypesIn) (EntityTypesOut, error) {
 		res := d.Knowledge.EntityTypes(deref(in.Keyword))
 		out := EntityTypesOut{Keyword: in.Keyword, SearchMethod: res.Method, EntityTypes: []EntityTypeOut{}}

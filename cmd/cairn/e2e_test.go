@@ -1,0 +1,315 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The end-to-end tests build the real binary and drive it with the official
+// Go MCP SDK client, over stdio and over Streamable HTTP, the way a user's
+// client would.
+
+var buildOnce struct {
+	sync.Once
+	path string
+	err  error
+}
+
+// cairnBinary builds cmd/cairn once per test process.
+func cairnBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "cairn-e2e-bin")
+		if err != nil {
+			buildOnce.err = err
+			return
+		}
+		buildOnce.path = filepath.Join(dir, "cairn")
+		out, err := exec.Command("go", "build", "-o", buildOnce.path, ".").CombinedOutput()
+		if err != nil {
+			buildOnce.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildOnce.err != nil {
+		t.Fatal(buildOnce.err)
+	}
+	return buildOnce.path
+}
+
+const testOwnerKey = "e2e-owner-key-0123456789abcdef0123456789"
+
+// startServe runs `cairn serve` on a free port and returns the MCP URL.
+func startServe(t *testing.T, dataDir string, extraEnv ...string) string {
+	t.Helper()
+	cmd := exec.Command(cairnBinary(t), "serve", "--addr", "127.0.0.1:0", "--data-dir", dataDir)
+	cmd.Env = append(os.Environ(), append([]string{"CAIRN_OWNER_KEY=" + testOwnerKey}, extraEnv...)...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout = io.Discard
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+		}
+	})
+	urlRe := regexp.MustCompile(`mcp=(http://\S+/mcp)`)
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if m := urlRe.FindStringSubmatch(sc.Text()); m != nil {
+				select {
+				case found <- m[1]:
+				default:
+				}
+			}
+			if testing.Verbose() {
+				t.Log("serve:", sc.Text())
+			}
+		}
+	}()
+	select {
+	case u := <-found:
+		return u
+	case <-time.After(30 * time.Second):
+		t.Fatal("cairn serve did not report its URL within 30s")
+		return ""
+	}
+}
+
+// keyTransport authenticates every request with the owner key.
+type keyTransport struct{ key string }
+
+func (k keyTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+k.key)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func connectHTTP(t *testing.T, url string) *mcpsdk.ClientSession {
+	t.Helper()
+	client := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "cairn-e2e", Version: "1"}, nil)
+	cs, err := client.Connect(t.Context(), &mcpsdk.StreamableClientTransport{
+		Endpoint: url, HTTPClient: &http.Client{Transport: keyTransport{testOwnerKey}},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+func connectStdio(t *testing.T, dataDir string) *mcpsdk.ClientSession {
+	t.Helper()
+	cmd := exec.Command(cairnBinary(t), "stdio", "--data-dir", dataDir)
+	cmd.Stderr = io.Discard
+	client := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "cairn-e2e", Version: "1"}, nil)
+	cs, err := client.Connect(t.Context(), &mcpsdk.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// callTool calls a tool and decodes its structured result; a tool error
+// fails the test.
+func callTool(t *testing.T, cs *mcpsdk.ClientSession, name string, args map[string]any) map[string]any {
+	t.Helper()
+	res, err := cs.CallTool(t.Context(), &mcpsdk.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if res.IsError {
+		t.Fatalf("%s: tool error: %s", name, res.Content[0].(*mcpsdk.TextContent).Text)
+	}
+	var out map[string]any
+	b, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatalf("%s: structured content: %v", name, err)
+	}
+	return out
+}
+
+// callToolError calls a tool that must fail and returns its envelope.
+func callToolError(t *testing.T, cs *mcpsdk.ClientSession, name string, args map[string]any) map[string]any {
+	t.Helper()
+	res, err := cs.CallTool(t.Context(), &mcpsdk.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if !res.IsError {
+		t.Fatalf("%s succeeded, want an error: %+v", name, res.StructuredContent)
+	}
+	var env struct {
+		Error map[string]any `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(res.Content[0].(*mcpsdk.TextContent).Text), &env); err != nil {
+		t.Fatalf("%s: error is not the envelope: %v", name, err)
+	}
+	return env.Error
+}
+
+// truthModelScenario is what a user does first: list the tools, store a
+// company from two sources that disagree, and trace the winning value.
+func truthModelScenario(t *testing.T, cs *mcpsdk.ClientSession) {
+	tools, err := cs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range tools.Tools {
+		names = append(names, tool.Name)
+		if tool.InputSchema == nil || tool.OutputSchema == nil || tool.Annotations == nil {
+			t.Errorf("tool %s lacks a schema or annotations", tool.Name)
+		}
+	}
+	for _, want := range []string{"store", "list_entity_types", "retrieve_entity_snapshot", "retrieve_entities",
+		"retrieve_entity_by_identifier", "list_observations", "retrieve_field_provenance", "correct", "merge_entities", "list_timeline_events"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("tools/list lacks %s (got %v)", want, names)
+		}
+	}
+
+	first := map[string]any{"entities": []any{map[string]any{"entity_type": "company", "name": "Acme", "industry": "anvils"}}}
+	s1 := callTool(t, cs, "store", first)
+	time.Sleep(50 * time.Millisecond)
+	between := time.Now().UTC().Format(time.RFC3339Nano)
+	time.Sleep(50 * time.Millisecond)
+	s2 := callTool(t, cs, "store", map[string]any{
+		"entities":        []any{map[string]any{"entity_type": "company", "name": "ACME", "industry": "rockets", "ceo_nickname": "Wile"}},
+		"source_priority": 100,
+	})
+	if s2["unknown_fields_count"] != float64(1) {
+		t.Errorf("unknown_fields_count = %v, want 1", s2["unknown_fields_count"])
+	}
+	ent1 := s1["entities"].([]any)[0].(map[string]any)
+	ent2 := s2["entities"].([]any)[0].(map[string]any)
+	if ent1["entity_id"] != ent2["entity_id"] {
+		t.Fatalf("the two stores made two entities: %v and %v", ent1["entity_id"], ent2["entity_id"])
+	}
+	id := ent1["entity_id"].(string)
+
+	snap := callTool(t, cs, "retrieve_entity_snapshot", map[string]any{"entity_id": id})
+	if got := snap["snapshot"].(map[string]any)["industry"]; got != "rockets" {
+		t.Errorf("industry = %v, want rockets (the later source)", got)
+	}
+	if got := snap["provenance"].(map[string]any)["industry"]; got != ent2["observation_id"] {
+		t.Errorf("provenance of industry = %v, want the winning observation %v", got, ent2["observation_id"])
+	}
+	fp := callTool(t, cs, "retrieve_field_provenance", map[string]any{"entity_id": id, "field": "industry"})
+	if fp["source_material"].(map[string]any)["id"] != s2["source_id"] {
+		t.Errorf("field provenance names source %v, want %v", fp["source_material"], s2["source_id"])
+	}
+	old := callTool(t, cs, "retrieve_entity_snapshot", map[string]any{"entity_id": id, "at": between})
+	if got := old["snapshot"].(map[string]any)["industry"]; got != "anvils" {
+		t.Errorf("industry at %s = %v, want anvils (the first value)", between, got)
+	}
+
+	again := callTool(t, cs, "store", first)
+	if again["source_id"] != s1["source_id"] || again["deduplicated"] != true {
+		t.Errorf("storing the same arguments again: source %v deduplicated %v, want %v and true", again["source_id"], again["deduplicated"], s1["source_id"])
+	}
+	obs := callTool(t, cs, "list_observations", map[string]any{"entity_id": id})
+	if obs["total"] != float64(2) {
+		t.Errorf("observations = %v, want 2 (the repeated store adds none)", obs["total"])
+	}
+
+	e := callToolError(t, cs, "retrieve_entity_snapshot", map[string]any{"entity_id": "ent_missing"})
+	if e["code"] != "ENTITY_NOT_FOUND" || e["trace_id"] == "" {
+		t.Errorf("unknown entity: %v, want ENTITY_NOT_FOUND with a trace id", e)
+	}
+	e = callToolError(t, cs, "store", map[string]any{"entities": []any{map[string]any{"entity_type": "invoice", "invoice_number": "1", "amount": "a lot"}}})
+	if e["code"] != "VALIDATION_ERROR" || e["details"].(map[string]any)["field"] != "entities[0].amount" {
+		t.Errorf("bad amount: %v, want VALIDATION_ERROR on entities[0].amount", e)
+	}
+}
+
+func TestEndToEndStdio(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	truthModelScenario(t, connectStdio(t, t.TempDir()))
+}
+
+func TestEndToEndHTTP(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	url := startServe(t, t.TempDir())
+	truthModelScenario(t, connectHTTP(t, url))
+
+	// Without a key the endpoint answers 401 with the envelope.
+	resp, err := http.Post(url, "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var env struct {
+		Error struct{ Code string } `json:"error"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&env)
+	if resp.StatusCode != 401 || env.Error.Code != "UNAUTHORIZED" {
+		t.Errorf("no key: %d %s, want 401 UNAUTHORIZED", resp.StatusCode, env.Error.Code)
+	}
+}
+
+// TestCommandLine checks the command's own behaviour: help, unknown commands
+// and flags, and bad configuration.
+func TestCommandLine(t *testing.T) {
+	tests := []struct {
+		name     string
+		args     []string
+		env      map[string]string
+		wantCode int
+		wantOut  string
+	}{
+		{"help", []string{"help"}, nil, exitOK, "Commands:"},
+		{"serve help", []string{"serve", "--help"}, nil, exitOK, "CAIRN_ADDR"},
+		{"help of a command", []string{"help", "stdio"}, nil, exitOK, "stdin and stdout"},
+		{"version", []string{"version"}, nil, exitOK, "cairn "},
+		{"unknown command", []string{"frobnicate"}, nil, exitUsage, `unknown command "frobnicate"`},
+		{"unknown flag", []string{"serve", "--nope"}, nil, exitUsage, "flag provided but not defined"},
+		{"bad env value", []string{"serve"}, map[string]string{"CAIRN_MAX_REQUEST_BYTES": "lots"}, exitUsage, "CAIRN_MAX_REQUEST_BYTES"},
+		{"bad log level", []string{"serve", "--log-level", "loud"}, nil, exitUsage, "--log-level"},
+		{"short owner key", []string{"serve", "--addr", "127.0.0.1:0", "--data-dir", t.TempDir()}, map[string]string{"CAIRN_OWNER_KEY": "short"}, exitUsage, "CAIRN_OWNER_KEY"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out strings.Builder
+			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+			defer cancel()
+			code := run(ctx, tt.args, &environment{
+				stdin: strings.NewReader(""), stdout: &out, stderr: &out,
+				getenv: func(k string) string { return tt.env[k] },
+			})
+			if code != tt.wantCode || !strings.Contains(out.String(), tt.wantOut) {
+				t.Errorf("exit %d, output:\n%s\nwant exit %d and %q", code, out.String(), tt.wantCode, tt.wantOut)
+			}
+		})
+	}
+}
