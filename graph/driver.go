@@ -83,6 +83,8 @@ type DriverTx interface {
 	// PutRelationship inserts the relationship or replaces the stored one
 	// with the same id and CreatedAt. A relationship created again after it
 	// ended is a new row with a new CreatedAt (a new period of existence).
+	// Both endpoints must be entities of the user (an error wrapping
+	// ErrNotFound otherwise): a driver may keep their types with the edge.
 	PutRelationship(ctx context.Context, r Relationship) error
 	// Relationship returns the newest period of a relationship, live or
 	// ended.

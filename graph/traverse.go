@@ -124,18 +124,26 @@ type Reached struct {
 
 // TraverseResult is what Traverse found.
 type TraverseResult struct {
-	Entities      []Reached // in order of Hops, then of discovery
+	Entities      []Reached // by Hops, then by entity id
 	Relationships []Edge    // every edge followed, ordered by id
 	HopsTraversed int       // the deepest hop that reached something new
 	Truncated     bool
 }
 
 // Traverse walks breadth first from q.Start and reports each entity once,
-// at the hop where it was first reached. It never returns, nor walks
-// through, an entity whose type is outside q.EntityTypes. (Merged entities
-// need no rule: merging ends their edges.) Results are the same on every run and backend: frontiers are
-// expanded in entity id order and edges in id order. The start entity must
-// exist; it is not part of the result.
+// at the hop where it was first reached, with one shortest path to it. It
+// never returns, nor walks through, an entity whose type is outside
+// q.EntityTypes. (Merged entities need no rule: merging ends their edges.)
+//
+// Results do not depend on the backend, on the order rows were written, or
+// on the run: the entities of one hop are taken in id order, and the path
+// to each goes through the lowest-id entity of the previous hop that reaches
+// it (then the lowest-id edge). When a cap cuts the answer short, it keeps
+// the entities that come first in that order, so a capped answer is a
+// prefix of the full one.
+//
+// The start entity must exist (otherwise a *NotFoundError); whether the
+// caller may read it is the caller's check. It is not part of the result.
 func (tx *Tx) Traverse(ctx context.Context, q TraverseQuery) (TraverseResult, error) {
 	maxHops := min(max(q.MaxHops, 1), MaxHopsLimit)
 	maxVisited := cmp.Or(q.MaxVisited, DefaultMaxVisited)
@@ -148,73 +156,89 @@ func (tx *Tx) Traverse(ctx context.Context, q TraverseQuery) (TraverseResult, er
 		}
 		allowed = func(t string) bool { return set[t] }
 	}
-
-	var res TraverseResult
-	type visit struct {
-		path, rels []string
+	if _, err := tx.Entity(ctx, q.UserID, q.Start); err != nil {
+		return TraverseResult{}, endpointErr(err, q.Start)
 	}
-	visited := map[string]visit{q.Start: {path: []string{q.Start}}}
-	edgeSeen := map[string]bool{}
+
+	res := TraverseResult{Entities: []Reached{}, Relationships: []Edge{}}
+	visited := map[string]Reached{q.Start: {EntityID: q.Start, Path: []string{q.Start}}}
+	followed := map[string]bool{}
 	frontier := []string{q.Start}
 	for hop := 1; hop <= maxHops && len(frontier) > 0 && !res.Truncated; hop++ {
 		edges, err := tx.Edges(ctx, EdgeQuery{UserID: q.UserID, EntityIDs: frontier, Direction: q.Direction, Types: q.Types, At: q.At})
 		if err != nil {
 			return TraverseResult{}, err
 		}
-		type move struct {
-			to, toType string
-			edge       Edge
-		}
-		moves := map[string][]move{}
-		for _, e := range edges {
-			for _, s := range steps(e, q.Direction) {
-				toType := e.SourceType
-				if s[1] == e.TargetEntityID {
-					toType = e.TargetType
-				}
-				moves[s[0]] = append(moves[s[0]], move{to: s[1], toType: toType, edge: e})
-			}
-		}
-		var next []string
-	frontierLoop:
+		moves := movesFrom(edges, q.Direction, allowed)
+		// The first arrival at each new entity: frontier in id order, then
+		// edges in id order.
+		arrivals := map[string]move{}
+		var fresh []string
 		for _, from := range frontier {
 			for _, m := range moves[from] {
-				if !allowed(m.toType) {
-					continue
-				}
-				if key := m.edge.ID; !edgeSeen[key] {
-					edgeSeen[key] = true
-					res.Relationships = append(res.Relationships, m.edge)
-				}
 				if _, seen := visited[m.to]; seen {
 					continue
 				}
-				if len(visited) >= maxVisited || len(res.Entities) >= maxResults {
-					res.Truncated = true
-					break frontierLoop
+				if _, ok := arrivals[m.to]; !ok {
+					arrivals[m.to] = m
+					fresh = append(fresh, m.to)
 				}
-				v := visited[from]
-				nv := visit{
-					path: append(slices.Clip(v.path), m.to),
-					rels: append(slices.Clip(v.rels), m.edge.ID),
-				}
-				visited[m.to] = nv
-				res.Entities = append(res.Entities, Reached{
-					EntityID: m.to, EntityType: m.toType, Hops: hop, Path: nv.path, RelationshipIDs: nv.rels,
-				})
-				res.HopsTraversed = hop
-				next = append(next, m.to)
 			}
 		}
-		slices.Sort(next)
-		frontier = next
+		slices.Sort(fresh)
+		if room := max(0, min(maxVisited-len(visited), maxResults-len(res.Entities))); len(fresh) > room {
+			fresh, res.Truncated = fresh[:room], true
+		}
+		for _, to := range fresh {
+			m := arrivals[to]
+			prev := visited[m.from]
+			r := Reached{
+				EntityID: to, EntityType: m.toType, Hops: hop,
+				Path:            append(slices.Clip(prev.Path), to),
+				RelationshipIDs: append(slices.Clip(prev.RelationshipIDs), m.edge.ID),
+			}
+			visited[to] = r
+			res.Entities = append(res.Entities, r)
+		}
+		if len(fresh) > 0 {
+			res.HopsTraversed = hop
+		}
+		// The edges followed: from the frontier to every entity the
+		// traversal holds, new or not.
+		for _, from := range frontier {
+			for _, m := range moves[from] {
+				if _, ok := visited[m.to]; ok && !followed[m.edge.ID] {
+					followed[m.edge.ID] = true
+					res.Relationships = append(res.Relationships, m.edge)
+				}
+			}
+		}
+		frontier = fresh
 	}
 	SortEdges(res.Relationships)
-	if res.Relationships == nil {
-		res.Relationships = []Edge{}
-	}
-	if res.Entities == nil {
-		res.Entities = []Reached{}
-	}
 	return res, nil
+}
+
+// move is one step a traversal can take along an edge.
+type move struct {
+	from, to, toType string
+	edge             Edge
+}
+
+// movesFrom indexes the steps edges allow in a direction by the entity they
+// leave, keeping only steps to entities of allowed types, in edge order.
+func movesFrom(edges []Edge, d Direction, allowed func(entityType string) bool) map[string][]move {
+	moves := map[string][]move{}
+	for _, e := range edges {
+		for _, s := range steps(e, d) {
+			toType := e.SourceType
+			if s[1] == e.TargetEntityID {
+				toType = e.TargetType
+			}
+			if allowed(toType) {
+				moves[s[0]] = append(moves[s[0]], move{from: s[0], to: s[1], toType: toType, edge: e})
+			}
+		}
+	}
+	return moves
 }

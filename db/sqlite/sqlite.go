@@ -89,6 +89,7 @@ func dsn(path string, readOnly bool) string {
 	q.Add("_pragma", "busy_timeout(10000)")
 	q.Add("_pragma", "synchronous(NORMAL)")
 	q.Add("_pragma", "cache_size(-32768)")
+	q.Add("_pragma", "mmap_size(1073741824)")
 	if readOnly {
 		q.Add("_pragma", "query_only(1)")
 		q.Set("_txlock", "deferred")

@@ -51,9 +51,12 @@ func decodeJSON(s string, v any) error {
 	return nil
 }
 
+// decodeMap and decodeStringMap skip the decoder for the empty object,
+// which most relationships' metadata and provenance are: a traversal reads
+// thousands of them.
 func decodeMap(s string) (map[string]any, error) {
 	m := map[string]any{}
-	if s == "" {
+	if s == "" || s == "{}" {
 		return m, nil
 	}
 	if err := decodeJSON(s, &m); err != nil {
@@ -64,7 +67,7 @@ func decodeMap(s string) (map[string]any, error) {
 
 func decodeStringMap(s string) (map[string]string, error) {
 	m := map[string]string{}
-	if s == "" {
+	if s == "" || s == "{}" {
 		return m, nil
 	}
 	if err := decodeJSON(s, &m); err != nil {
@@ -107,8 +110,9 @@ func notFound(what, id string) error {
 	return &graph.NotFoundError{What: what, ID: id}
 }
 
-// SQLite extended result codes for a violated primary key or unique index.
+// SQLite extended result codes for violated constraints.
 const (
+	sqliteConstraintNotNull    = 1299
 	sqliteConstraintPrimaryKey = 1555
 	sqliteConstraintUnique     = 2067
 )
@@ -121,6 +125,13 @@ func isUniqueViolation(err error) bool {
 		return false
 	}
 	return coded.Code() == sqliteConstraintPrimaryKey || coded.Code() == sqliteConstraintUnique
+}
+
+// isNotNullViolation reports whether err is SQLite's NOT NULL constraint
+// error.
+func isNotNullViolation(err error) bool {
+	var coded interface{ Code() int }
+	return errors.As(err, &coded) && coded.Code() == sqliteConstraintNotNull
 }
 
 func noRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }

@@ -79,8 +79,8 @@ func (t *tx) PutEntity(ctx context.Context, e graph.Entity) error {
 		  entity_type = excluded.entity_type, canonical_name = excluded.canonical_name,
 		  schema_version = excluded.schema_version, snapshot = excluded.snapshot,
 		  provenance = excluded.provenance, observation_count = excluded.observation_count,
-		  last_observation_at = excluded.last_observation_at, computed_at = excluded.computed_at,
-		  merged_into = excluded.merged_into, merged_at = excluded.merged_at
+		  last_observation_at = excluded.last_observation_at, created_at = excluded.created_at,
+		  computed_at = excluded.computed_at, merged_into = excluded.merged_into, merged_at = excluded.merged_at
 		WHERE entities.user_id = excluded.user_id`,
 		e.ID, e.UserID, e.Type, e.CanonicalName, e.SchemaVersion, snap, prov, e.ObservationCount,
 		micros(e.LastObservationAt), micros(e.CreatedAt), micros(e.ComputedAt), mergedInto, nullMicros(e.MergedAt))
@@ -123,8 +123,12 @@ func (t *tx) Entities(ctx context.Context, userID string, ids []string) ([]graph
 	// Chunk to stay far below SQLite's limit on bound parameters.
 	for start := 0; start < len(ids); start += 500 {
 		chunk := ids[start:min(start+500, len(ids))]
+		// "+user_id" keeps SQLite from answering through the (user_id, …)
+		// indexes, which it would otherwise prefer for more than a few ids
+		// and then scan every entity of the user: the primary key finds
+		// each id directly, and the user check filters the rows it finds.
 		rows, err := t.tx.QueryContext(ctx, `SELECT `+entityColumns+` FROM entities
-			WHERE user_id = $1 AND id IN (`+placeholders(2, len(chunk))+`)`, append([]any{userID}, anySlice(chunk)...)...)
+			WHERE +user_id = $1 AND id IN (`+placeholders(2, len(chunk))+`)`, append([]any{userID}, anySlice(chunk)...)...)
 		if err != nil {
 			return nil, wrap("read entities", err)
 		}

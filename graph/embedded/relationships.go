@@ -20,9 +20,12 @@ func (t *tx) PutRelationship(ctx context.Context, r graph.Relationship) error {
 		return err
 	}
 	_, err = t.tx.ExecContext(ctx, `INSERT INTO relationships
-		(id, user_id, relationship_type, source_entity_id, target_entity_id, metadata, provenance,
-		 observation_count, created_at, last_observation_at, ended_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+		(id, user_id, relationship_type, source_entity_id, target_entity_id, source_type, target_type,
+		 metadata, provenance, observation_count, created_at, last_observation_at, ended_at)
+		VALUES ($1, $2, $3, $4, $5,
+		  (SELECT entity_type FROM entities WHERE id = $4 AND user_id = $2),
+		  (SELECT entity_type FROM entities WHERE id = $5 AND user_id = $2),
+		  $6, $7, $8, $9, $10, $11)
 		ON CONFLICT (id, created_at) DO UPDATE SET
 		  metadata = excluded.metadata, provenance = excluded.provenance,
 		  observation_count = excluded.observation_count,
@@ -30,6 +33,9 @@ func (t *tx) PutRelationship(ctx context.Context, r graph.Relationship) error {
 		WHERE relationships.user_id = excluded.user_id`,
 		r.ID, r.UserID, r.Type, r.SourceEntityID, r.TargetEntityID, meta, prov,
 		r.ObservationCount, micros(r.CreatedAt), micros(r.LastObservationAt), nullMicros(r.EndedAt))
+	if isNotNullViolation(err) {
+		return fmt.Errorf("graph/embedded: put relationship %s: an endpoint is not an entity of the user: %w", r.ID, graph.ErrNotFound)
+	}
 	return wrap("put relationship", err)
 }
 
@@ -85,8 +91,9 @@ func (t *tx) ListRelationships(ctx context.Context, f graph.RelationshipFilter) 
 		args = append(args, f.Type)
 		where = append(where, fmt.Sprintf("r.relationship_type = $%d", len(args)))
 	}
-	// other is the SQL expression for the endpoint that is not f.EntityID.
-	other := "CASE WHEN r.source_entity_id = $%[1]d THEN r.target_entity_id ELSE r.source_entity_id END"
+	// otherType is the SQL expression for the type of the endpoint that is
+	// not f.EntityID.
+	otherType := "CASE WHEN r.source_entity_id = $%[1]d THEN r.target_type ELSE r.source_type END"
 	if f.EntityID != "" {
 		args = append(args, f.EntityID)
 		n := len(args)
@@ -98,16 +105,15 @@ func (t *tx) ListRelationships(ctx context.Context, f graph.RelationshipFilter) 
 		default:
 			where = append(where, fmt.Sprintf("(r.source_entity_id = $%[1]d OR r.target_entity_id = $%[1]d)", n))
 		}
-		other = fmt.Sprintf(other, n)
+		otherType = fmt.Sprintf(otherType, n)
 	}
 	if f.EntityTypes != nil {
-		ends := []string{other}
+		ends := []string{otherType}
 		if f.EntityID == "" {
-			ends = []string{"r.source_entity_id", "r.target_entity_id"}
+			ends = []string{"r.source_type", "r.target_type"}
 		}
 		for _, end := range ends {
-			where = append(where, end+" IN (SELECT id FROM entities WHERE user_id = $1 AND entity_type IN ("+
-				placeholders(len(args)+1, len(f.EntityTypes))+"))")
+			where = append(where, end+" IN ("+placeholders(len(args)+1, len(f.EntityTypes))+")")
 			args = append(args, anySlice(f.EntityTypes)...)
 		}
 	}
@@ -157,11 +163,8 @@ func (t *tx) Edges(ctx context.Context, q graph.EdgeQuery) ([]graph.Edge, error)
 				where = append(where, "r.relationship_type IN ("+placeholders(len(args)+1, len(q.Types))+")")
 				args = append(args, anySlice(q.Types)...)
 			}
-			rows, err := t.tx.QueryContext(ctx, `SELECT `+prefixed("r.", relationshipColumns)+`, s.entity_type, g.entity_type
-				FROM relationships r
-				JOIN entities s ON s.id = r.source_entity_id AND s.user_id = r.user_id
-				JOIN entities g ON g.id = r.target_entity_id AND g.user_id = r.user_id
-				WHERE `+strings.Join(where, " AND "), args...)
+			rows, err := t.tx.QueryContext(ctx, `SELECT `+prefixed("r.", relationshipColumns)+`, r.source_type, r.target_type
+				FROM relationships r WHERE `+strings.Join(where, " AND "), args...)
 			if err != nil {
 				return nil, wrap("read edges", err)
 			}

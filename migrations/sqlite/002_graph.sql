@@ -100,6 +100,11 @@ CREATE TABLE relationships (
     relationship_type   TEXT NOT NULL,
     source_entity_id    TEXT NOT NULL,
     target_entity_id    TEXT NOT NULL,
+    -- The endpoints' entity types, copied from entities when the row is
+    -- written (an entity's type never changes: it is part of its id), so
+    -- that a traversal filters on them without reading the entities.
+    source_type         TEXT NOT NULL,
+    target_type         TEXT NOT NULL,
     metadata            TEXT NOT NULL,
     provenance          TEXT NOT NULL,
     observation_count   INTEGER NOT NULL,

@@ -1,0 +1,32 @@
+package embedded_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/cairnkg/cairn/db/sqlite"
+	"github.com/cairnkg/cairn/graph"
+	"github.com/cairnkg/cairn/graph/embedded"
+	"github.com/cairnkg/cairn/graph/graphtest"
+)
+
+// harness opens a fresh embedded store in the test's temporary directory.
+func harness(t *testing.T) *graph.Store {
+	t.Helper()
+	db, err := sqlite.OpenFile(t.Context(), filepath.Join(t.TempDir(), "cairn.db"))
+	if err != nil {
+		t.Fatalf("open store: %v", err)
+	}
+	s := graph.NewStore(embedded.New(db))
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("close graph: %v", err)
+		}
+		if err := db.Close(); err != nil {
+			t.Errorf("close store: %v", err)
+		}
+	})
+	return s
+}
+
+func TestConformance(t *testing.T) { graphtest.Run(t, harness) }
