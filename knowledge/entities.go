@@ -225,7 +225,7 @@ func (s *Service) ListEntities(ctx context.Context, c Caller, q EntityQuery) ([]
 // may read every type. The candidates are every registered type and every
 // type the user has data of.
 func (s *Service) readableTypes(ctx context.Context, tx *graph.Tx, c Caller) ([]string, error) {
-	if c.CanRead == nil {
+	if c.Allowed == nil {
 		return nil, nil
 	}
 	counts, err := tx.EntityTypeCounts(ctx, c.UserID)
@@ -236,7 +236,7 @@ func (s *Service) readableTypes(ctx context.Context, tx *graph.Tx, c Caller) ([]
 	slices.Sort(all)
 	out := []string{}
 	for _, t := range slices.Compact(all) {
-		if c.CanRead(t) {
+		if c.readable(t) {
 			out = append(out, t)
 		}
 	}

@@ -47,23 +47,51 @@ func NewService(g *graph.Store, schemas *Registry, opts Options) *Service {
 // Schemas returns the service's schema registry.
 func (s *Service) Schemas() *Registry { return s.schemas }
 
-// Caller is who a call runs for and which entity types it may see and
-// change. Entities the caller may not read do not exist for it: reads report
-// ErrEntityNotFound exactly as for a missing id, and lists and traversals
-// leave them out.
+// Caller is who a call runs for and what it may read and change. Entities
+// and memories the caller may not read do not exist for it: reads report
+// them exactly as missing ids, and lists, searches and traversals leave
+// them out.
 type Caller struct {
 	UserID  string
 	AgentID string
-	// CanRead reports whether the caller may read entities of a type; nil
-	// allows every type.
-	CanRead func(entityType string) bool
-	// CanWrite reports whether the caller may write entities of a type; nil
-	// allows every type.
-	CanWrite func(entityType string) bool
+	// Allowed decides whether the caller may act on a resource, named as
+	// the consent rules name it: EntityResource(type),
+	// MemoryResource(collection), ResourceProfile, …. nil allows
+	// everything.
+	Allowed func(action Action, resource string) bool
 }
 
-func (c Caller) readable(entityType string) bool { return c.CanRead == nil || c.CanRead(entityType) }
-func (c Caller) writable(entityType string) bool { return c.CanWrite == nil || c.CanWrite(entityType) }
+// Action is what a caller does to a resource.
+type Action string
+
+// The actions consent distinguishes.
+const (
+	Read  Action = "read"
+	Write Action = "write"
+)
+
+// Resources that are not per type or per collection.
+const (
+	ResourceProfile = "profile"
+	ResourceGraph   = "graph"
+	ResourceSchema  = "schema"
+	ResourceSources = "sources"
+	ResourceAudit   = "audit"
+)
+
+// EntityResource names the entities of one type.
+func EntityResource(entityType string) string { return "entities/" + entityType }
+
+// MemoryResource names the memories of one collection.
+func MemoryResource(collection string) string { return "memories/" + collection }
+
+// May reports whether the caller may act on a resource.
+func (c Caller) May(action Action, resource string) bool {
+	return c.Allowed == nil || c.Allowed(action, resource)
+}
+
+func (c Caller) readable(entityType string) bool { return c.May(Read, EntityResource(entityType)) }
+func (c Caller) writable(entityType string) bool { return c.May(Write, EntityResource(entityType)) }
 
 // clock returns the current time, truncated like every stored time.
 func (s *Service) clock() time.Time { return s.now().UTC().Truncate(time.Microsecond) }

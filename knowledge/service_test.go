@@ -288,7 +288,9 @@ func TestCallerCannotSeeUnreadableTypes(t *testing.T) {
 	id := store(t, s, alice, map[string]any{"entity_type": "contract", "title": "NDA"}).Entities[0].EntityID
 	store(t, s, alice, map[string]any{"entity_type": "note", "title": "hello"})
 	noContracts := alice
-	noContracts.CanRead = func(typ string) bool { return typ != "contract" }
+	noContracts.Allowed = func(_ knowledge.Action, resource string) bool {
+		return resource != knowledge.EntityResource("contract")
+	}
 	if _, err := s.EntitySnapshot(t.Context(), noContracts, id, time.Time{}); !errors.Is(err, knowledge.ErrEntityNotFound) {
 		t.Errorf("snapshot of an unreadable type: err = %v, want ErrEntityNotFound", err)
 	}
