@@ -38,6 +38,13 @@ func AllTools(d Deps) []*Tool {
 		correctTool(d),
 		mergeEntitiesTool(d),
 		listTimelineEventsTool(d),
+		createRelationshipTool(d),
+		deleteRelationshipTool(d),
+		listRelationshipsTool(d),
+		getRelationshipSnapshotTool(d),
+		retrieveRelatedEntitiesTool(d),
+		retrieveGraphNeighborhoodTool(d),
+		queryGraphTool(d),
 	}
 }
 

@@ -249,11 +249,54 @@ func truthModelScenario(t *testing.T, cs *mcpsdk.ClientSession) {
 	}
 }
 
+// relationshipScenario builds the chain A PART_OF B PART_OF C, is refused
+// C PART_OF A, and reads C's two-hop neighbourhood.
+func relationshipScenario(t *testing.T, cs *mcpsdk.ClientSession) {
+	ids := map[string]string{}
+	for _, name := range []string{"Alpha", "Beta", "Gamma"} {
+		out := callTool(t, cs, "store", map[string]any{"entities": []any{map[string]any{"entity_type": "company", "name": name}}})
+		ids[name] = out["entities"].([]any)[0].(map[string]any)["entity_id"].(string)
+	}
+	a, b, c := ids["Alpha"], ids["Beta"], ids["Gamma"]
+	rel := callTool(t, cs, "create_relationship", map[string]any{"relationship_type": "PART_OF", "source_entity_id": a, "target_entity_id": b})
+	if rel["created"] != true || !strings.HasPrefix(rel["id"].(string), "rel_") {
+		t.Errorf("A PART_OF B = %v", rel)
+	}
+	callTool(t, cs, "create_relationship", map[string]any{"relationship_type": "PART_OF", "source_entity_id": b, "target_entity_id": c})
+	e := callToolError(t, cs, "create_relationship", map[string]any{"relationship_type": "PART_OF", "source_entity_id": c, "target_entity_id": a})
+	if e["code"] != "CYCLE_DETECTED" {
+		t.Fatalf("C PART_OF A: %v, want CYCLE_DETECTED", e)
+	}
+	path, _ := e["details"].(map[string]any)["path"].([]any)
+	if fmt.Sprint(path) != fmt.Sprint([]any{c, a, b, c}) {
+		t.Errorf("cycle path = %v, want [C A B C] = %v", path, []string{c, a, b, c})
+	}
+	related := callTool(t, cs, "retrieve_related_entities", map[string]any{"entity_id": c, "max_hops": 2})
+	hops := map[string]float64{}
+	for _, x := range related["entities"].([]any) {
+		m := x.(map[string]any)
+		hops[m["id"].(string)] = m["hops"].(float64)
+	}
+	if hops[b] != 1 || hops[a] != 2 || len(hops) != 2 || related["hops_traversed"] != float64(2) {
+		t.Errorf("C's 2-hop neighbourhood = %v, want B at 1 hop and A at 2", related)
+	}
+	hood := callTool(t, cs, "retrieve_graph_neighborhood", map[string]any{"node_id": c})
+	if rels, _ := hood["relationships"].([]any); len(rels) != 1 {
+		t.Errorf("C's direct neighbourhood has %d relationships, want 1 (B PART_OF C)", len(rels))
+	}
+	e = callToolError(t, cs, "retrieve_related_entities", map[string]any{"entity_id": c, "max_hops": 6})
+	if e["code"] != "VALIDATION_ERROR" {
+		t.Errorf("max_hops 6: %v, want VALIDATION_ERROR", e)
+	}
+}
+
 func TestEndToEndStdio(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
-	truthModelScenario(t, connectStdio(t, t.TempDir()))
+	cs := connectStdio(t, t.TempDir())
+	truthModelScenario(t, cs)
+	relationshipScenario(t, cs)
 }
 
 func TestEndToEndHTTP(t *testing.T) {
@@ -261,7 +304,9 @@ func TestEndToEndHTTP(t *testing.T) {
 		t.Skip("builds and runs the binary")
 	}
 	url := startServe(t, t.TempDir())
-	truthModelScenario(t, connectHTTP(t, url))
+	cs := connectHTTP(t, url)
+	truthModelScenario(t, cs)
+	relationshipScenario(t, cs)
 
 	// Without a key the endpoint answers 401 with the envelope.
 	resp, err := http.Post(url, "application/json", strings.NewReader(`{}`))

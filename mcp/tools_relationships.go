@@ -1,0 +1,483 @@
+package mcp
+
+import (
+	"context"
+	"slices"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/cairnkg/cairn/graph"
+	"github.com/cairnkg/cairn/knowledge"
+)
+
+// relationshipTypeText describes the relationship_type argument.
+const relationshipTypeText = "PART_OF, CORRECTS, REFERS_TO, SETTLES, DUPLICATE_OF, DEPENDS_ON, SUPERSEDES, or a type a schema registers"
+
+func directionShape(p *jsonschema.Schema) {
+	enum(p, string(graph.Inbound), string(graph.Outbound), string(graph.Both))
+	setDefault(p, string(graph.Both))
+}
+
+// --- create_relationship ---
+
+// CreateRelationshipIn are the arguments of create_relationship.
+type CreateRelationshipIn struct {
+	RelationshipType string         `json:"relationship_type" jsonschema:"one of PART_OF, CORRECTS, REFERS_TO, SETTLES, DUPLICATE_OF, DEPENDS_ON, SUPERSEDES, or a type a schema registers"`
+	SourceEntityID   string         `json:"source_entity_id" jsonschema:"the entity the edge starts at"`
+	TargetEntityID   string         `json:"target_entity_id" jsonschema:"the entity the edge points to"`
+	Metadata         map[string]any `json:"metadata,omitempty" jsonschema:"relationship-specific metadata; each call adds an observation of it"`
+}
+
+// CreateRelationshipOut is the relationship.
+type CreateRelationshipOut struct {
+	RelationshipOut
+	Created bool `json:"created" jsonschema:"false when the relationship already existed (same type, source and target)"`
+}
+
+func createRelationshipTool(d Deps) *Tool {
+	return newTool(toolSpec{
+		name:  "create_relationship",
+		title: "Create relationship",
+		description: "Create a typed, directed relationship between two entities. Its id is deterministic from (type, source, target): " +
+			"creating it again returns the same relationship and records another observation of its metadata. " +
+			"PART_OF, DEPENDS_ON, SUPERSEDES and CORRECTS may not form cycles: an edge that would close one is refused with " +
+			"CYCLE_DETECTED and the cycle's path.",
+		toolset: ToolsetRelationships, ann: additive, budget: BudgetList,
+		shape: func(s *jsonschema.Schema) {
+			maxLen(prop(s, "relationship_type"), 64)
+			maxLen(prop(s, "source_entity_id"), idLimit)
+			maxLen(prop(s, "target_entity_id"), idLimit)
+		},
+	}, func(ctx context.Context, call *Call, in CreateRelationshipIn) (CreateRelationshipOut, error) {
+		rel, created, err := d.Knowledge.CreateRelationship(ctx, call.Caller(), knowledge.RelationshipRequest{
+			Type: in.RelationshipType, SourceEntityID: in.SourceEntityID, TargetEntityID: in.TargetEntityID, Metadata: in.Metadata,
+		})
+		if err != nil {
+			return CreateRelationshipOut{}, err
+		}
+		return CreateRelationshipOut{RelationshipOut: relationshipOut(rel), Created: created}, nil
+	})
+}
+
+// --- delete_relationship ---
+
+// RelationshipKeyIn names a relationship by its (type, source, target).
+type RelationshipKeyIn struct {
+	RelationshipType string `json:"relationship_type" jsonschema:"the relationship's type"`
+	SourceEntityID   string `json:"source_entity_id" jsonschema:"the entity the edge starts at"`
+	TargetEntityID   string `json:"target_entity_id" jsonschema:"the entity the edge points to"`
+}
+
+func relationshipKeyShape(s *jsonschema.Schema) {
+	maxLen(prop(s, "relationship_type"), 64)
+	maxLen(prop(s, "source_entity_id"), idLimit)
+	maxLen(prop(s, "target_entity_id"), idLimit)
+}
+
+func deleteRelationshipTool(d Deps) *Tool {
+	return newTool(toolSpec{
+		name:  "delete_relationship",
+		title: "Delete relationship",
+		description: "End a live relationship. It stops being returned by reads of the present, but reads with an as-of time " +
+			"(at) from when it was live still see it; creating it again starts a new period.",
+		toolset: ToolsetRelationships, ann: destroys, budget: BudgetList,
+		shape: relationshipKeyShape,
+	}, func(ctx context.Context, call *Call, in RelationshipKeyIn) (RelationshipOut, error) {
+		rel, err := d.Knowledge.DeleteRelationship(ctx, call.Caller(), in.RelationshipType, in.SourceEntityID, in.TargetEntityID)
+		if err != nil {
+			return RelationshipOut{}, err
+		}
+		return relationshipOut(rel), nil
+	})
+}
+
+// --- list_relationships ---
+
+// ListRelationshipsIn are the arguments of list_relationships.
+type ListRelationshipsIn struct {
+	EntityID         string  `json:"entity_id" jsonschema:"the entity whose relationships to list"`
+	Direction        *string `json:"direction,omitempty" jsonschema:"inbound, outbound or both (default both)"`
+	RelationshipType *string `json:"relationship_type,omitempty" jsonschema:"only relationships of this type"`
+	At               *string `json:"at,omitempty" jsonschema:"ISO 8601 time: list the relationships as they were then"`
+	Limit            *int    `json:"limit,omitempty" jsonschema:"page size (default 100, at most 1000)"`
+	Offset           *int    `json:"offset,omitempty" jsonschema:"relationships to skip (default 0)"`
+}
+
+// ListRelationshipsOut is a page of relationships, newest first.
+type ListRelationshipsOut struct {
+	Relationships []RelationshipOut `json:"relationships"`
+	Total         int               `json:"total"`
+	Limit         int               `json:"limit"`
+	Offset        int               `json:"offset"`
+}
+
+func listRelationshipsTool(d Deps) *Tool {
+	return newTool(toolSpec{
+		name:        "list_relationships",
+		title:       "List relationships",
+		description: "List an entity's relationships, newest first, inbound, outbound or both, optionally of one type; with at, as they were then.",
+		toolset:     ToolsetRelationships, ann: readOnly, budget: BudgetList,
+		shape: func(s *jsonschema.Schema) {
+			pageShape(s)
+			directionShape(prop(s, "direction"))
+			maxLen(prop(s, "entity_id"), idLimit)
+			maxLen(prop(s, "relationship_type"), 64)
+			maxLen(prop(s, "at"), 64)
+		},
+	}, func(ctx context.Context, call *Call, in ListRelationshipsIn) (ListRelationshipsOut, error) {
+		at, err := optionalTime("at", in.At)
+		if err != nil {
+			return ListRelationshipsOut{}, err
+		}
+		p := page(in.Limit, in.Offset)
+		rels, total, err := d.Knowledge.ListRelationships(ctx, call.Caller(), knowledge.RelationshipQuery{
+			EntityID: in.EntityID, Direction: graph.Direction(deref(in.Direction)), Type: deref(in.RelationshipType), At: at, Page: p,
+		})
+		if err != nil {
+			return ListRelationshipsOut{}, err
+		}
+		return ListRelationshipsOut{Relationships: mapSlice(rels, relationshipOut), Total: total, Limit: p.Limit, Offset: p.Offset}, nil
+	})
+}
+
+// --- get_relationship_snapshot ---
+
+// RelationshipSnapshotOut is a relationship's merged metadata with
+// provenance, and the observations it came from.
+type RelationshipSnapshotOut struct {
+	Snapshot     RelationshipSnapshot         `json:"snapshot"`
+	Observations []RelationshipObservationOut `json:"observations"`
+}
+
+// RelationshipSnapshot is the reduced state of a relationship.
+type RelationshipSnapshot struct {
+	RelationshipKey   string            `json:"relationship_key" jsonschema:"{type}:{source}:{target}"`
+	ID                string            `json:"id"`
+	RelationshipType  string            `json:"relationship_type"`
+	SourceEntityID    string            `json:"source_entity_id"`
+	TargetEntityID    string            `json:"target_entity_id"`
+	SchemaVersion     string            `json:"schema_version"`
+	Snapshot          map[string]any    `json:"snapshot" jsonschema:"metadata merged from every observation"`
+	ComputedAt        string            `json:"computed_at"`
+	ObservationCount  int               `json:"observation_count"`
+	LastObservationAt string            `json:"last_observation_at"`
+	Provenance        map[string]string `json:"provenance" jsonschema:"metadata field → observation id"`
+	UserID            string            `json:"user_id"`
+	CreatedAt         string            `json:"created_at"`
+	EndedAt           string            `json:"ended_at,omitempty"`
+}
+
+// RelationshipObservationOut is one observation of a relationship.
+type RelationshipObservationOut struct {
+	ID               string         `json:"id"`
+	SourceID         string         `json:"source_id"`
+	ObservedAt       string         `json:"observed_at"`
+	SpecificityScore float64        `json:"specificity_score"`
+	SourcePriority   int            `json:"source_priority"`
+	Metadata         map[string]any `json:"metadata"`
+}
+
+func getRelationshipSnapshotTool(d Deps) *Tool {
+	return newTool(toolSpec{
+		name:        "get_relationship_snapshot",
+		title:       "Get relationship snapshot",
+		description: "Return a relationship's metadata merged from all its observations, with the observation each field came from.",
+		toolset:     ToolsetRelationships, ann: readOnly, budget: BudgetSummary,
+		shape: relationshipKeyShape,
+	}, func(ctx context.Context, call *Call, in RelationshipKeyIn) (RelationshipSnapshotOut, error) {
+		rel, obs, err := d.Knowledge.RelationshipSnapshot(ctx, call.Caller(), in.RelationshipType, in.SourceEntityID, in.TargetEntityID)
+		if err != nil {
+			return RelationshipSnapshotOut{}, err
+		}
+		return RelationshipSnapshotOut{
+			Snapshot: RelationshipSnapshot{
+				RelationshipKey: rel.Type + ":" + rel.SourceEntityID + ":" + rel.TargetEntityID,
+				ID:              rel.ID, RelationshipType: rel.Type, SourceEntityID: rel.SourceEntityID, TargetEntityID: rel.TargetEntityID,
+				SchemaVersion: "1.0", Snapshot: orEmpty(rel.Metadata), ComputedAt: ts(rel.LastObservationAt),
+				ObservationCount: rel.ObservationCount, LastObservationAt: ts(rel.LastObservationAt),
+				Provenance: rel.Provenance, UserID: rel.UserID, CreatedAt: ts(rel.CreatedAt), EndedAt: ts(rel.EndedAt),
+			},
+			Observations: mapSlice(obs, func(o graph.RelationshipObservation) RelationshipObservationOut {
+				return RelationshipObservationOut{
+					ID: o.ID, SourceID: o.SourceID, ObservedAt: ts(o.ObservedAt), SpecificityScore: o.SpecificityScore,
+					SourcePriority: o.SourcePriority, Metadata: orEmpty(o.Metadata),
+				}
+			}),
+		}, nil
+	})
+}
+
+// --- retrieve_related_entities ---
+
+// RelatedIn are the arguments of retrieve_related_entities.
+type RelatedIn struct {
+	EntityID          string   `json:"entity_id" jsonschema:"the entity to start from"`
+	RelationshipTypes []string `json:"relationship_types,omitempty" jsonschema:"follow only relationships of these types"`
+	Direction         *string  `json:"direction,omitempty" jsonschema:"inbound, outbound or both (default both)"`
+	MaxHops           *int     `json:"max_hops,omitempty" jsonschema:"how many relationships away to look, 1..5 (default 1)"`
+	IncludeEntities   *bool    `json:"include_entities,omitempty" jsonschema:"include each entity's snapshot (default true)"`
+	At                *string  `json:"at,omitempty" jsonschema:"ISO 8601 time: traverse the graph as it was then"`
+}
+
+// RelatedEntityOut is an entity a traversal reached.
+type RelatedEntityOut struct {
+	ID              string         `json:"id"`
+	EntityType      string         `json:"entity_type"`
+	CanonicalName   string         `json:"canonical_name"`
+	Snapshot        map[string]any `json:"snapshot,omitempty"`
+	Hops            int            `json:"hops" jsonschema:"the hop at which the entity was first reached"`
+	Path            []string       `json:"path" jsonschema:"entity ids of one shortest path, from the start to this entity"`
+	RelationshipIDs []string       `json:"relationship_ids" jsonschema:"the relationships along path"`
+}
+
+// RelatedOut is the neighbourhood found by a traversal.
+type RelatedOut struct {
+	Entities           []RelatedEntityOut `json:"entities"`
+	Relationships      []RelationshipOut  `json:"relationships"`
+	TotalEntities      int                `json:"total_entities"`
+	TotalRelationships int                `json:"total_relationships"`
+	HopsTraversed      int                `json:"hops_traversed"`
+	Truncated          bool               `json:"truncated" jsonschema:"true when a cap on visited or returned entities cut the traversal short"`
+}
+
+func retrieveRelatedEntitiesTool(d Deps) *Tool {
+	return newTool(toolSpec{
+		name:  "retrieve_related_entities",
+		title: "Retrieve related entities",
+		description: "Walk the graph from an entity up to max_hops relationships away (1..5). Each entity is reported once, with the " +
+			"hop at which it was first reached and one path to it. Results are deterministic and capped (truncated says when).",
+		toolset: ToolsetRelationships, ann: readOnly, budget: BudgetSummary,
+		shape: func(s *jsonschema.Schema) {
+			maxLen(prop(s, "entity_id"), idLimit)
+			directionShape(prop(s, "direction"))
+			bounds(prop(s, "max_hops"), 1, graph.MaxHopsLimit)
+			setDefault(prop(s, "max_hops"), 1)
+			setDefault(prop(s, "include_entities"), true)
+			maxLen(prop(s, "at"), 64)
+			types := prop(s, "relationship_types")
+			maxItems := 32
+			types.MaxItems = &maxItems
+			maxLen(types.Items, 64)
+		},
+	}, func(ctx context.Context, call *Call, in RelatedIn) (RelatedOut, error) {
+		at, err := optionalTime("at", in.At)
+		if err != nil {
+			return RelatedOut{}, err
+		}
+		q := knowledge.RelatedQuery{EntityID: in.EntityID, Types: in.RelationshipTypes, Direction: graph.Direction(deref(in.Direction)), At: at}
+		if in.MaxHops != nil {
+			q.MaxHops = *in.MaxHops
+		}
+		res, err := d.Knowledge.RelatedEntities(ctx, call.Caller(), q)
+		if err != nil {
+			return RelatedOut{}, err
+		}
+		return relatedOut(res, in.IncludeEntities == nil || *in.IncludeEntities), nil
+	})
+}
+
+func relatedOut(res knowledge.Related, withSnapshots bool) RelatedOut {
+	out := RelatedOut{
+		Entities: []RelatedEntityOut{}, HopsTraversed: res.HopsTraversed, Truncated: res.Truncated,
+		Relationships: mapSlice(res.Relationships, func(e graph.Edge) RelationshipOut { return relationshipOut(e.Relationship) }),
+	}
+	for _, r := range res.Reached {
+		e := res.Entities[r.EntityID]
+		item := RelatedEntityOut{ID: r.EntityID, EntityType: r.EntityType, CanonicalName: e.CanonicalName, Hops: r.Hops,
+			Path: r.Path, RelationshipIDs: r.RelationshipIDs}
+		if withSnapshots {
+			item.Snapshot = orEmpty(e.Snapshot)
+		}
+		out.Entities = append(out.Entities, item)
+	}
+	out.TotalEntities, out.TotalRelationships = len(out.Entities), len(out.Relationships)
+	return out
+}
+
+// --- retrieve_graph_neighborhood ---
+
+// NeighborhoodIn are the arguments of retrieve_graph_neighborhood.
+type NeighborhoodIn struct {
+	NodeID               string  `json:"node_id" jsonschema:"an entity id or a source id"`
+	NodeType             *string `json:"node_type,omitempty" jsonschema:"entity or source (default entity)"`
+	IncludeRelationships *bool   `json:"include_relationships,omitempty" jsonschema:"include relationships (default true)"`
+	IncludeSources       *bool   `json:"include_sources,omitempty" jsonschema:"include source material (default true)"`
+	IncludeEvents        *bool   `json:"include_events,omitempty" jsonschema:"include timeline events (default true)"`
+	IncludeObservations  *bool   `json:"include_observations,omitempty" jsonschema:"include observations (default false)"`
+}
+
+// NeighborhoodOut is the graph context of a node.
+type NeighborhoodOut struct {
+	NodeID          string             `json:"node_id"`
+	NodeType        string             `json:"node_type"`
+	Entity          *EntityOut         `json:"entity,omitempty"`
+	EntitySnapshot  map[string]any     `json:"entity_snapshot,omitempty"`
+	SourceMaterial  *SourceOut         `json:"source_material,omitempty"`
+	Relationships   []RelationshipOut  `json:"relationships,omitempty"`
+	RelatedEntities []EntityOut        `json:"related_entities"`
+	RelatedSources  []SourceOut        `json:"related_sources,omitempty"`
+	TimelineEvents  []TimelineEventOut `json:"timeline_events,omitempty"`
+	Observations    []ObservationOut   `json:"observations,omitempty"`
+}
+
+func retrieveGraphNeighborhoodTool(d Deps) *Tool {
+	return newTool(toolSpec{
+		name:  "retrieve_graph_neighborhood",
+		title: "Retrieve graph neighbourhood",
+		description: "Return the full context of an entity (its relationships, the entities at their other ends, the sources its facts came " +
+			"from, its timeline events and, when asked, its observations) or of a source (the entities it produced and their relationships).",
+		toolset: ToolsetRelationships, ann: readOnly, budget: BudgetSummary,
+		shape: func(s *jsonschema.Schema) {
+			maxLen(prop(s, "node_id"), idLimit)
+			enum(prop(s, "node_type"), "entity", "source")
+			setDefault(prop(s, "node_type"), "entity")
+			for _, name := range []string{"include_relationships", "include_sources", "include_events"} {
+				setDefault(prop(s, name), true)
+			}
+			setDefault(prop(s, "include_observations"), false)
+		},
+	}, func(ctx context.Context, call *Call, in NeighborhoodIn) (NeighborhoodOut, error) {
+		nodeType := deref(in.NodeType)
+		if nodeType == "" {
+			nodeType = "entity"
+		}
+		n, err := d.Knowledge.Neighborhood(ctx, call.Caller(), knowledge.NeighborhoodQuery{
+			NodeID: in.NodeID, NodeType: nodeType, IncludeObservations: in.IncludeObservations != nil && *in.IncludeObservations,
+		})
+		if err != nil {
+			return NeighborhoodOut{}, err
+		}
+		on := func(b *bool) bool { return b == nil || *b }
+		out := NeighborhoodOut{NodeID: in.NodeID, NodeType: nodeType,
+			RelatedEntities: mapSlice(n.RelatedEntities, func(e graph.Entity) EntityOut { return entityOut(e, true) })}
+		if n.Entity != nil {
+			e := entityOut(*n.Entity, false)
+			out.Entity, out.EntitySnapshot = &e, orEmpty(n.Entity.Snapshot)
+		}
+		if n.Source != nil {
+			s := sourceOut(*n.Source)
+			out.SourceMaterial = &s
+		}
+		if on(in.IncludeRelationships) {
+			out.Relationships = mapSlice(n.Relationships, relationshipOut)
+		}
+		if on(in.IncludeSources) {
+			out.RelatedSources = mapSlice(n.Sources, sourceOut)
+		}
+		if on(in.IncludeEvents) {
+			out.TimelineEvents = mapSlice(n.Events, timelineEventOut)
+		}
+		out.Observations = mapSlice(n.Observations, observationOut)
+		return out, nil
+	})
+}
+
+// --- query_graph (Epitome) ---
+
+// QueryGraphIn are the arguments of query_graph.
+type QueryGraphIn struct {
+	QueryType string     `json:"queryType" jsonschema:"traverse or pattern"`
+	EntityID  *string    `json:"entityId,omitempty" jsonschema:"traverse: the entity to start from"`
+	Relation  *string    `json:"relation,omitempty" jsonschema:"traverse: follow only this relationship type"`
+	MaxHops   *int       `json:"maxHops,omitempty" jsonschema:"traverse: 1..3 (default 2)"`
+	Pattern   *PatternIn `json:"pattern,omitempty" jsonschema:"pattern: the criteria"`
+}
+
+// PatternIn are query_graph's pattern criteria; all given ones must hold.
+type PatternIn struct {
+	EntityType       *string `json:"entity_type,omitempty" jsonschema:"entities of this type"`
+	Field            *string `json:"field,omitempty" jsonschema:"a snapshot field to test"`
+	Equals           any     `json:"equals,omitempty" jsonschema:"the field equals this value (text compares case-insensitively)"`
+	Contains         *string `json:"contains,omitempty" jsonschema:"the field's text contains this, case-insensitively"`
+	RelationshipType *string `json:"relationship_type,omitempty" jsonschema:"the entity has a relationship of this type"`
+	NeighborType     *string `json:"neighbor_type,omitempty" jsonschema:"to (or from) an entity of this type"`
+	Direction        *string `json:"direction,omitempty" jsonschema:"of the relationship, seen from the entity: inbound, outbound or both (default both)"`
+	Limit            *int    `json:"limit,omitempty" jsonschema:"most entities to return (default 100, at most 1000)"`
+}
+
+// QueryGraphOut is what query_graph found: entities and the edges between
+// or to them.
+type QueryGraphOut struct {
+	QueryType string            `json:"queryType"`
+	Entities  []EntityOut       `json:"entities"`
+	Edges     []RelationshipOut `json:"edges"`
+	Truncated bool              `json:"truncated"`
+}
+
+// Epitome bounds traversals of query_graph to three hops.
+const queryGraphMaxHops = 3
+
+func queryGraphTool(d Deps) *Tool {
+	return newTool(toolSpec{
+		name:  "query_graph",
+		title: "Query the knowledge graph",
+		description: "Graph queries. traverse: the entities within maxHops (default 2, at most 3) of entityId, optionally along one relation. " +
+			"pattern: entities matching criteria (entity_type; a snapshot field that equals or contains a value; a relationship of a type " +
+			"to a neighbour of a type). Both return entities and edges.",
+		toolset: ToolsetRelationships, ann: readOnly, budget: BudgetSummary,
+		shape: func(s *jsonschema.Schema) {
+			enum(prop(s, "queryType"), "traverse", "pattern")
+			maxLen(prop(s, "entityId"), idLimit)
+			maxLen(prop(s, "relation"), 64)
+			bounds(prop(s, "maxHops"), 1, queryGraphMaxHops)
+			setDefault(prop(s, "maxHops"), 2)
+			p := prop(s, "pattern")
+			directionShape(prop(p, "direction"))
+			bounds(prop(p, "limit"), 1, maxLimit)
+			for _, name := range []string{"entity_type", "field", "relationship_type", "neighbor_type"} {
+				maxLen(prop(p, name), 128)
+			}
+			maxLen(prop(p, "contains"), 1024)
+		},
+	}, func(ctx context.Context, call *Call, in QueryGraphIn) (QueryGraphOut, error) {
+		out := QueryGraphOut{QueryType: in.QueryType, Entities: []EntityOut{}, Edges: []RelationshipOut{}}
+		switch in.QueryType {
+		case "traverse":
+			if in.EntityID == nil {
+				return out, &knowledge.ValidationError{Field: "entityId", Expected: "string", Got: "missing", Message: "is required for a traverse query"}
+			}
+			q := knowledge.RelatedQuery{EntityID: *in.EntityID, MaxHops: 2}
+			if in.MaxHops != nil {
+				q.MaxHops = *in.MaxHops
+			}
+			if in.Relation != nil && *in.Relation != "" {
+				q.Types = []string{*in.Relation}
+			}
+			res, err := d.Knowledge.RelatedEntities(ctx, call.Caller(), q)
+			if err != nil {
+				return out, err
+			}
+			out.Entities = append(out.Entities, entityOut(res.Start, true))
+			for _, r := range res.Reached {
+				out.Entities = append(out.Entities, entityOut(res.Entities[r.EntityID], true))
+			}
+			out.Edges = mapSlice(res.Relationships, func(e graph.Edge) RelationshipOut { return relationshipOut(e.Relationship) })
+			out.Truncated = res.Truncated
+		case "pattern":
+			if in.Pattern == nil {
+				return out, &knowledge.ValidationError{Field: "pattern", Expected: "object", Got: "missing", Message: "is required for a pattern query"}
+			}
+			p := in.Pattern
+			matches, truncated, err := d.Knowledge.MatchPattern(ctx, call.Caller(), knowledge.Pattern{
+				EntityType: deref(p.EntityType), Field: deref(p.Field), Equals: p.Equals, Contains: deref(p.Contains),
+				RelationshipType: deref(p.RelationshipType), NeighborType: deref(p.NeighborType),
+				Direction: graph.Direction(deref(p.Direction)), Limit: deref(p.Limit),
+			})
+			if err != nil {
+				return out, err
+			}
+			out.Truncated = truncated
+			var seen []string
+			for _, m := range matches {
+				out.Entities = append(out.Entities, entityOut(m.Entity, true))
+				for _, e := range m.Edges {
+					if !slices.Contains(seen, e.ID) {
+						seen = append(seen, e.ID)
+						out.Edges = append(out.Edges, relationshipOut(e.Relationship))
+					}
+				}
+			}
+		}
+		return out, nil
+	})
+}
