@@ -1,0 +1,159 @@
+// Package postgres opens Cairn's PostgreSQL backend: one pgx pool per
+// process, with pgvector's types registered on every connection, on a
+// database migrated to the newest schema.
+//
+// Open checks the server in the order a person setting it up would want to
+// hear about problems: can it be reached, are the credentials right, does it
+// have the vector extension; each failure is an error that says what to do.
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	pgxvec "github.com/pgvector/pgvector-go/pgx"
+
+	"github.com/cairnkg/cairn/migrations"
+)
+
+// DB is an open, migrated PostgreSQL backend.
+type DB struct {
+	// Pool is the process's one pool; every connection knows pgvector's
+	// types.
+	Pool *pgxpool.Pool
+	// SQL is a database/sql handle over Pool, for code written once for
+	// SQLite and PostgreSQL (the control plane, the migration runner).
+	SQL *sql.DB
+}
+
+// Errors Open returns, wrapped with what it tried; callers test with
+// errors.Is.
+var (
+	ErrUnreachable     = errors.New("postgres: server unreachable")
+	ErrAuth            = errors.New("postgres: authentication failed")
+	ErrNoDatabase      = errors.New("postgres: database does not exist")
+	ErrNoVector        = errors.New("postgres: the vector extension (pgvector) is not available")
+	ErrBadURL          = errors.New("postgres: invalid database URL")
+	ErrVectorPrivilege = errors.New("postgres: not allowed to create the vector extension")
+)
+
+// Options configure Open. The zero value opens, migrates and pools.
+type Options struct {
+	// SkipMigrations opens without applying pending migrations (for
+	// `cairn migrate --status`, which must not change the schema).
+	SkipMigrations bool
+}
+
+// Open connects to url, makes sure the vector extension exists, applies
+// pending migrations and returns the pool.
+func Open(ctx context.Context, url string, opts Options) (*DB, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadURL, redact(err))
+	}
+	where := fmt.Sprintf("%s@%s:%d/%s", cfg.ConnConfig.User, cfg.ConnConfig.Host, cfg.ConnConfig.Port, cfg.ConnConfig.Database)
+
+	// One plain connection first: it tells reachability and credentials
+	// apart, and creates the extension before any connection registers its
+	// types.
+	conn, err := pgx.ConnectConfig(ctx, cfg.ConnConfig.Copy())
+	if err != nil {
+		return nil, classify(err, where)
+	}
+	err = ensureVector(ctx, conn, where)
+	conn.Close(context.WithoutCancel(ctx))
+	if err != nil {
+		return nil, err
+	}
+
+	if !opts.SkipMigrations {
+		mdb := stdlib.OpenDB(*cfg.ConnConfig.Copy())
+		_, err := migrations.Apply(ctx, mdb, migrations.Postgres)
+		mdb.Close()
+		if err != nil {
+			return nil, fmt.Errorf("postgres %s: %w", where, err)
+		}
+	}
+
+	cfg.AfterConnect = func(ctx context.Context, c *pgx.Conn) error { return pgxvec.RegisterTypes(ctx, c) }
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, classify(err, where)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, classify(err, where)
+	}
+	return &DB{Pool: pool, SQL: stdlib.OpenDBFromPool(pool)}, nil
+}
+
+// Close closes the pool.
+func (db *DB) Close() error {
+	err := db.SQL.Close()
+	db.Pool.Close()
+	if err != nil {
+		return fmt.Errorf("postgres: close: %w", err)
+	}
+	return nil
+}
+
+// ensureVector creates the vector extension unless it exists.
+func ensureVector(ctx context.Context, conn *pgx.Conn, where string) error {
+	var installed bool
+	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'vector')`).Scan(&installed); err != nil {
+		return classify(err, where)
+	}
+	if installed {
+		return nil
+	}
+	_, err := conn.Exec(ctx, `CREATE EXTENSION IF NOT EXISTS vector`)
+	var pgErr *pgconn.PgError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &pgErr) && pgErr.Code == "23505":
+		// Another process created it at the same moment.
+		return nil
+	case errors.As(err, &pgErr) && pgErr.Code == "42501":
+		return fmt.Errorf("%w on %s: %s; run CREATE EXTENSION vector as a superuser once, or connect as one", ErrVectorPrivilege, where, pgErr.Message)
+	case errors.As(err, &pgErr) && (pgErr.Code == "58P01" || pgErr.Code == "0A000" || pgErr.Code == "42704"):
+		return fmt.Errorf("%w on %s (%s). Install pgvector 0.8 or newer on the server: on Debian or Ubuntu, "+
+			"apt install postgresql-<major>-pgvector (or run scripts/provision-postgres.sh, which builds it from source); "+
+			"elsewhere see https://github.com/pgvector/pgvector#installation", ErrNoVector, where, pgErr.Message)
+	default:
+		return classify(err, where)
+	}
+}
+
+// classify turns a connection error into one of the package's errors, with
+// the server named and the password never shown.
+func classify(err error, where string) error {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch pgErr.Code {
+		case "28P01", "28000":
+			return fmt.Errorf("%w for %s: %s; check the user and password in the database URL", ErrAuth, where, pgErr.Message)
+		case "3D000":
+			return fmt.Errorf("%w: %s: %s; create it (createdb) or fix the URL", ErrNoDatabase, where, pgErr.Message)
+		}
+		return fmt.Errorf("postgres %s: %s (SQLSTATE %s)", where, pgErr.Message, pgErr.Code)
+	}
+	var netErr net.Error
+	var connErr *pgconn.ConnectError
+	if errors.As(err, &netErr) || errors.As(err, &connErr) {
+		return fmt.Errorf("%w: cannot connect to %s: %v; is PostgreSQL running and is the address right?", ErrUnreachable, where, redact(err))
+	}
+	return fmt.Errorf("postgres %s: %w", where, err)
+}
+
+// redact returns err's message; pgx already leaves passwords out of the
+// errors it returns, and this is the one place to change should that ever
+// not hold.
+func redact(err error) string { return err.Error() }
