@@ -1,6 +1,6 @@
 // Package controlplane keeps Cairn's relational control plane: users, agents,
-// API keys (and, as they arrive, consent rules, the audit log, rate-limit
-// state and profiles).
+// API keys, consent rules, the append-only audit log and rate-limit
+// counters (and, as they arrive, profiles).
 //
 // One implementation serves both backends: the SQL is written once, in the
 // subset SQLite and PostgreSQL share ($n parameters, ON CONFLICT,
@@ -126,3 +126,5 @@ func wrap(what string, err error) error {
 	}
 	return fmt.Errorf("controlplane: %s: %w", what, err)
 }
+
+func isNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
