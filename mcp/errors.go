@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/cairnkg/cairn/consent"
+	"github.com/cairnkg/cairn/controlplane"
 	"github.com/cairnkg/cairn/graph"
 	"github.com/cairnkg/cairn/knowledge"
 )
@@ -115,6 +116,10 @@ func toError(err error) *Error {
 	case errors.As(err, &forbidden):
 		return newError(http.StatusForbidden, CodeConsentDenied, forbidden.Error(),
 			map[string]any{"resource": "entities/" + forbidden.EntityType, "action": forbidden.Action})
+	case errors.Is(err, consent.ErrInvalidRule):
+		return newError(http.StatusBadRequest, CodeValidation, err.Error(), map[string]any{"field": "resource"})
+	case errors.Is(err, controlplane.ErrNotFound):
+		return newError(http.StatusNotFound, CodeNotFound, err.Error(), nil)
 	case errors.Is(err, context.DeadlineExceeded):
 		return newError(http.StatusServiceUnavailable, CodeServiceUnavailable, "the call took too long and was stopped", nil)
 	case errors.Is(err, context.Canceled):

@@ -1,9 +1,15 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -27,6 +33,10 @@ type HTTPOptions struct {
 	MaxRequestBytes int64
 	// SessionTimeout closes MCP sessions idle this long; 0 means 30 minutes.
 	SessionTimeout time.Duration
+	// AllowedOrigins are the browser origins (scheme://host[:port]) allowed
+	// to call, besides loopback ones; "*" allows any. Requests without an
+	// Origin header (every non-browser client) are not affected.
+	AllowedOrigins []string
 }
 
 type principalKey struct{}
@@ -43,24 +53,30 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 	if opts.SessionTimeout == 0 {
 		opts.SessionTimeout = 30 * time.Minute
 	}
-	mcpServer := s.MCPServer(principalFromToken)
+	mcpServer := s.mcpServer(principalFromToken, TransportHTTP)
 	streamable := mcpsdk.NewStreamableHTTPHandler(func(*http.Request) *mcpsdk.Server { return mcpServer },
 		&mcpsdk.StreamableHTTPOptions{
 			Logger: s.log, SessionTimeout: opts.SessionTimeout, MaxRequestBodyBytes: opts.MaxRequestBytes,
 		})
 	// The SDK binds a session to TokenInfo.UserID and hands TokenInfo to
 	// tool calls. authenticate has already checked the key; this only
-	// attaches the principal it found.
+	// attaches the principal it found, and the rate-limit verdict of this
+	// request so that Handle does not count it twice.
 	attach := auth.RequireBearerToken(func(ctx context.Context, _ string, _ *http.Request) (*auth.TokenInfo, error) {
 		p, ok := ctx.Value(principalKey{}).(consent.Principal)
 		if !ok {
 			return nil, auth.ErrInvalidToken
 		}
-		return &auth.TokenInfo{UserID: p.KeyID, Extra: map[string]any{"principal": p}}, nil
+		extra := map[string]any{"principal": p}
+		if v, ok := ctx.Value(rateCheckedKey{}).(consent.RateVerdict); ok {
+			extra["rate"] = v
+		}
+		return &auth.TokenInfo{UserID: p.KeyID, Extra: extra}, nil
 	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})
 
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", s.limitBody(opts.MaxRequestBytes, s.authenticate(opts.Auth, attach(streamable))))
+	mux.Handle("/mcp", s.limitBody(opts.MaxRequestBytes, s.checkOrigin(opts.AllowedOrigins,
+		s.authenticate(opts.Auth, s.rateLimitMCP(opts.MaxRequestBytes, attach(streamable))))))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -101,6 +117,15 @@ func (s *Server) authenticate(a *consent.Authenticator, next http.Handler) http.
 			writeJSON(w, e.Status, e.Envelope())
 			return
 		}
+		// X-Agent-ID is optional, but when sent it must name the key's own
+		// agent: a key never acts as another agent.
+		if claimed := r.Header.Get("X-Agent-ID"); claimed != "" && claimed != p.AgentName && claimed != p.AgentID {
+			e := newError(http.StatusForbidden, CodeForbidden,
+				fmt.Sprintf("X-Agent-ID names agent %q, but this key belongs to agent %q", truncateText(claimed, 64), p.AgentName), nil)
+			e.Body.TraceID = newTraceID()
+			writeJSON(w, e.Status, e.Envelope())
+			return
+		}
 		r = r.Clone(context.WithValue(r.Context(), principalKey{}, p))
 		r.Header.Set("Authorization", "Bearer "+key)
 		next.ServeHTTP(w, r)
@@ -120,6 +145,120 @@ func (s *Server) limitBody(limit int64, next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// checkOrigin answers 403 to a browser request from an origin that is
+// neither loopback nor allowed, which is what stops a web page from
+// driving a local server (DNS rebinding).
+func (s *Server) checkOrigin(allowed []string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if origin := r.Header.Get("Origin"); origin != "" && !originAllowed(origin, allowed) {
+			e := newError(http.StatusForbidden, CodeForbidden, "origin "+truncateText(origin, 128)+" is not allowed; start the server with --allowed-origins to allow it", nil)
+			e.Body.TraceID = newTraceID()
+			writeJSON(w, e.Status, e.Envelope())
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// originAllowed reports whether an Origin header names a loopback origin or
+// one of allowed ("*" allows all).
+func originAllowed(origin string, allowed []string) bool {
+	for _, a := range allowed {
+		if a == "*" || strings.EqualFold(strings.TrimSuffix(a, "/"), origin) {
+			return true
+		}
+	}
+	u, err := url.Parse(origin)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return false
+	}
+	switch u.Hostname() {
+	case "localhost", "127.0.0.1", "::1":
+		return true
+	}
+	return false
+}
+
+// rateLimitMCP counts an /mcp request against its key's limit before the
+// SDK sees it: a tools/call against its tool's class, anything else against
+// the default class. It sets X-RateLimit-* on the response, and Retry-After
+// when the limit is reached. A refused tools/call goes on to the SDK with
+// the verdict, so that the client gets the tool error RATE_LIMIT_EXCEEDED
+// with retry_after_seconds and its session survives; any other refused
+// request is answered 429 here.
+func (s *Server) rateLimitMCP(maxBytes int64, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.deps.Limiter == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		p, _ := r.Context().Value(principalKey{}).(consent.Principal)
+		class, toolCall := consent.RateClassDefault, false
+		if r.Method == http.MethodPost && r.Body != nil {
+			body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBytes))
+			if err != nil {
+				e := newError(http.StatusRequestEntityTooLarge, CodeRequestTooLarge, "request body is larger than the server accepts",
+					map[string]any{"max_bytes": maxBytes})
+				e.Body.TraceID = newTraceID()
+				writeJSON(w, e.Status, e.Envelope())
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			var msg struct {
+				Method string `json:"method"`
+				Params struct {
+					Name string `json:"name"`
+				} `json:"params"`
+			}
+			if json.Unmarshal(body, &msg) == nil && msg.Method == "tools/call" {
+				toolCall = true
+				if t, ok := s.byName[msg.Params.Name]; ok {
+					class = t.RateClass
+				}
+			}
+		}
+		v, err := s.deps.Limiter.Allow(r.Context(), p.KeyID, class)
+		if err != nil {
+			s.log.Error("rate limit", "err", err)
+			e := newError(http.StatusServiceUnavailable, CodeServiceUnavailable, "the rate limiter is unavailable; retry shortly", nil)
+			e.Body.TraceID = newTraceID()
+			writeJSON(w, e.Status, e.Envelope())
+			return
+		}
+		setRateHeaders(w.Header(), v)
+		if !v.Allowed && !toolCall {
+			e := rateLimited(v)
+			e.Body.TraceID = newTraceID()
+			writeJSON(w, e.Status, e.Envelope())
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(withRateChecked(r.Context(), v)))
+	})
+}
+
+// setRateHeaders reports a verdict in the X-RateLimit-* headers (reset as
+// Unix seconds), and Retry-After when refused.
+func setRateHeaders(h http.Header, v consent.RateVerdict) {
+	if !v.Limited() {
+		return
+	}
+	h.Set("X-RateLimit-Limit", strconv.Itoa(v.Limit))
+	h.Set("X-RateLimit-Remaining", strconv.Itoa(v.Remaining))
+	h.Set("X-RateLimit-Reset", strconv.FormatInt(v.Reset.Unix(), 10))
+	if !v.Allowed {
+		h.Set("Retry-After", strconv.Itoa(retryAfterSeconds(v)))
+	}
+}
+
+// rateFromToken returns the verdict the HTTP middleware attached.
+func rateFromToken(req *mcpsdk.CallToolRequest) (consent.RateVerdict, bool) {
+	if req.Extra != nil && req.Extra.TokenInfo != nil {
+		v, ok := req.Extra.TokenInfo.Extra["rate"].(consent.RateVerdict)
+		return v, ok
+	}
+	return consent.RateVerdict{}, false
 }
 
 // principalFromToken is the PrincipalFunc of the HTTP transport.

@@ -7,10 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"net/http"
-	"runtime/debug"
 	"slices"
-	"time"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -23,6 +20,16 @@ import (
 type Deps struct {
 	Knowledge *knowledge.Service
 	Logger    *slog.Logger
+	// Policy decides consent; nil allows every call everything (tests of
+	// tools that are not about consent).
+	Policy *consent.Policy
+	// Limiter enforces per-key rate limits; nil means no limits.
+	Limiter *consent.Limiter
+	// Audit records every call and consent decision; nil records nothing.
+	Audit *consent.AuditLog
+	// Consent manages rules and reads the audit log, for the consent
+	// toolset; nil leaves those tools answering SERVICE_UNAVAILABLE.
+	Consent ConsentStore
 }
 
 // AllTools returns every tool Cairn has, in a stable order.
@@ -45,11 +52,16 @@ func AllTools(d Deps) []*Tool {
 		retrieveRelatedEntitiesTool(d),
 		retrieveGraphNeighborhoodTool(d),
 		queryGraphTool(d),
+		// consent (owner only)
+		listConsentRulesTool(d),
+		setConsentRuleTool(d),
+		deleteConsentRuleTool(d),
+		queryAuditLogTool(d),
 	}
 }
 
 // AllToolsets lists every toolset, in a stable order.
-var AllToolsets = []Toolset{ToolsetEntities, ToolsetRelationships, ToolsetTimeline, ToolsetSchema}
+var AllToolsets = []Toolset{ToolsetEntities, ToolsetRelationships, ToolsetTimeline, ToolsetSchema, ToolsetConsent}
 
 // Options choose which tools a Server exposes. The zero value exposes all.
 type Options struct {
@@ -98,47 +110,11 @@ func NewServer(d Deps, opts Options) (*Server, error) {
 // Tools returns the enabled tools.
 func (s *Server) Tools() []*Tool { return s.tools }
 
-// Invoke runs one tool call for a principal and returns the tool's JSON
-// output, or the error to send. It never panics: a panicking handler is
-// reported as an internal error and logged with its stack.
-func (s *Server) Invoke(ctx context.Context, p consent.Principal, name string, args json.RawMessage) (out json.RawMessage, e *Error) {
-	start := time.Now()
-	traceID := newTraceID()
-	t, ok := s.byName[name]
-	if !ok {
-		names := make([]string, len(s.tools))
-		for i, t := range s.tools {
-			names[i] = t.Name()
-		}
-		e = newError(http.StatusNotFound, CodeUnknownTool, fmt.Sprintf("unknown tool %q", truncateText(name, 64)),
-			map[string]any{"available_tools": names})
-		e.Body.TraceID = traceID
-		return nil, e
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			s.log.Error("tool panicked", "tool", name, "trace_id", traceID, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-			out, e = nil, newError(http.StatusInternalServerError, CodeInternal, "internal error; the server log has the cause under this trace id", nil)
-			e.Body.TraceID = traceID
-		}
-	}()
-	call := &Call{Principal: p, TraceID: traceID, Tool: t}
-	res, err := t.handle(ctx, call, args)
-	if err == nil {
-		out, err = json.Marshal(res)
-	}
-	code := "OK"
-	if err != nil {
-		e = toError(err)
-		e.Body.TraceID = traceID
-		code = e.Body.Code
-		if e.Status >= 500 {
-			s.log.Error("tool failed", "tool", name, "trace_id", traceID, "err", err)
-		}
-	}
-	s.log.Debug("tool call", "tool", name, "user", p.UserID, "agent", p.AgentName, "code", code,
-		"ms", time.Since(start).Milliseconds(), "trace_id", traceID)
-	return out, e
+// Invoke runs one tool call for a principal through Handle and returns the
+// tool's JSON output, or the error to send.
+func (s *Server) Invoke(ctx context.Context, p consent.Principal, name string, args json.RawMessage) (json.RawMessage, *Error) {
+	r := s.Handle(ctx, Request{Principal: p, Tool: name, Args: args, Transport: TransportInProc})
+	return r.Output, r.Err
 }
 
 // PrincipalFunc tells an MCP server who is calling.
@@ -147,6 +123,10 @@ type PrincipalFunc func(ctx context.Context, req *mcpsdk.CallToolRequest) (conse
 // MCPServer returns an official-SDK server exposing the tools, with every
 // call dispatched through Invoke for the principal that who returns.
 func (s *Server) MCPServer(who PrincipalFunc) *mcpsdk.Server {
+	return s.mcpServer(who, TransportStdio)
+}
+
+func (s *Server) mcpServer(who PrincipalFunc, transport string) *mcpsdk.Server {
 	srv := mcpsdk.NewServer(&mcpsdk.Implementation{Name: "cairn", Title: "Cairn", Version: s.version}, &mcpsdk.ServerOptions{
 		Logger: s.log,
 		Instructions: "Cairn keeps what you learn about the user as a knowledge graph with provenance. " +
@@ -158,13 +138,16 @@ func (s *Server) MCPServer(who PrincipalFunc) *mcpsdk.Server {
 			if err != nil {
 				return errorResult(toError(err)), nil
 			}
-			out, e := s.Invoke(ctx, p, t.Name(), req.Params.Arguments)
-			if e != nil {
-				return errorResult(e), nil
+			if v, ok := rateFromToken(req); ok {
+				ctx = withRateChecked(ctx, v)
+			}
+			r := s.Handle(ctx, Request{Principal: p, Tool: t.Name(), Args: req.Params.Arguments, Transport: transport})
+			if r.Err != nil {
+				return errorResult(r.Err), nil
 			}
 			return &mcpsdk.CallToolResult{
-				StructuredContent: out,
-				Content:           []mcpsdk.Content{&mcpsdk.TextContent{Text: string(out)}},
+				StructuredContent: r.Output,
+				Content:           []mcpsdk.Content{&mcpsdk.TextContent{Text: string(r.Output)}},
 			}, nil
 		})
 	}

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -18,15 +20,28 @@ import (
 	"github.com/cairnkg/cairn/migrations"
 )
 
-// env is a Cairn wired on a fresh embedded store, with its owner.
+// env is a Cairn wired on a fresh embedded store, with its owner, its
+// consent policy, audit log and rate limiter (on a clock the test moves).
 type env struct {
 	server  *mcp.Server
 	control *controlplane.Store
+	audit   *consent.AuditLog
+	clock   *fakeClock
 	owner   consent.Principal
 	key     string
 }
 
+// envOptions vary newEnvWith.
+type envOptions struct {
+	limits map[consent.RateClass]int // nil: the defaults
+}
+
 func newEnv(t *testing.T) *env {
+	t.Helper()
+	return newEnvWith(t, envOptions{})
+}
+
+func newEnvWith(t *testing.T, opts envOptions) *env {
 	t.Helper()
 	db, err := sqlite.OpenFile(t.Context(), filepath.Join(t.TempDir(), "cairn.db"))
 	if err != nil {
@@ -49,11 +64,81 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := mcp.NewServer(mcp.Deps{Knowledge: knowledge.NewService(g, knowledge.NewRegistry(), knowledge.Options{})}, mcp.Options{Version: "test"})
+	clock := &fakeClock{t: time.Date(2026, 11, 23, 12, 0, 30, 0, time.UTC)}
+	audit := consent.NewAuditLog(control, consent.AuditLogOptions{})
+	t.Cleanup(func() { audit.Close() })
+	srv, err := mcp.NewServer(mcp.Deps{
+		Knowledge: knowledge.NewService(g, knowledge.NewRegistry(), knowledge.Options{}),
+		Policy:    consent.NewPolicy(control),
+		Limiter:   consent.NewLimiter(control, consent.LimiterOptions{Limits: opts.limits, Now: clock.Now}),
+		Audit:     audit,
+		Consent:   control,
+	}, mcp.Options{Version: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &env{server: srv, control: control, owner: owner, key: key}
+	return &env{server: srv, control: control, audit: audit, clock: clock, owner: owner, key: key}
+}
+
+// fakeClock is a clock tests move by hand.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// agent creates an agent of a user with the given rules ("read entities/*
+// allow" as {action, pattern, effect}) and returns its principal and key.
+func (e *env) agent(t *testing.T, userID, name string, rules ...[3]string) (consent.Principal, string) {
+	t.Helper()
+	ctx := t.Context()
+	a, err := e.control.CreateAgent(ctx, userID, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rules {
+		if _, err := e.control.SetRule(ctx, consent.Rule{UserID: userID, AgentID: a.ID, Action: consent.Action(r[0]), Pattern: r[1], Effect: consent.Effect(r[2])}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	key, _, err := e.control.CreateKey(ctx, userID, a.ID, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, p, err := e.control.KeyByHash(ctx, consent.HashKey(key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, key
+}
+
+// callAs invokes a tool as a principal.
+func (e *env) callAs(t *testing.T, p consent.Principal, tool string, args any) (map[string]any, *mcp.Error) {
+	t.Helper()
+	raw, err := json.Marshal(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, merr := e.server.Invoke(t.Context(), p, tool, raw)
+	if merr != nil {
+		return nil, merr
+	}
+	var m map[string]any
+	if err := json.Unmarshal(out, &m); err != nil {
+		t.Fatalf("%s returned invalid JSON: %v", tool, err)
+	}
+	return m, nil
 }
 
 // call invokes a tool through the dispatch path every transport uses.

@@ -22,9 +22,13 @@ const (
 	ToolsetRelationships Toolset = "relationships"
 	ToolsetTimeline      Toolset = "timeline"
 	ToolsetSchema        Toolset = "schema"
+	// ToolsetConsent holds the owner-only tools that manage consent rules
+	// and read the audit log.
+	ToolsetConsent Toolset = "consent"
 )
 
-// Response budgets, in bytes of JSON, by kind of tool.
+// Response budgets, in bytes of JSON, by kind of tool (context loading has
+// BudgetContext, in budget.go).
 const (
 	BudgetList    = 2 << 10
 	BudgetSummary = 5 << 10
@@ -41,11 +45,36 @@ type Call struct {
 	Principal consent.Principal
 	TraceID   string
 	Tool      *Tool
+	// decider answers consent questions for this call; nil allows
+	// everything (a Server built without a policy).
+	decider *consent.Decider
 }
 
-// Caller returns the knowledge-domain view of the caller.
+// Caller returns the knowledge-domain view of the caller, whose Allowed
+// asks this call's consent decider, so that every entity, memory and
+// relationship the domain reads is filtered by the caller's consent.
 func (c *Call) Caller() knowledge.Caller {
-	return knowledge.Caller{UserID: c.Principal.UserID, AgentID: c.Principal.AgentName}
+	kc := knowledge.Caller{UserID: c.Principal.UserID, AgentID: c.Principal.AgentName}
+	if c.decider != nil {
+		kc.Allowed = func(a knowledge.Action, resource string) bool { return c.May(consent.Action(a), resource) }
+	}
+	return kc
+}
+
+// May reports whether the caller may act on a resource; the decision is
+// recorded for the audit log.
+func (c *Call) May(action consent.Action, resource string) bool {
+	return c.decider == nil || c.decider.Allowed(action, resource)
+}
+
+// Require returns CONSENT_DENIED unless the caller may act on a resource.
+// Use it for what a tool needs depending on its arguments; what it always
+// needs is declared in toolSpec.requires.
+func (c *Call) Require(action consent.Action, resource string) error {
+	if c.May(action, resource) {
+		return nil
+	}
+	return consentDenied(c.Principal, action, resource)
 }
 
 // Tool is one MCP tool: its definition (name, description, typed input and
@@ -57,8 +86,17 @@ type Tool struct {
 	// Budget is the size, in bytes of JSON, that responses aim to stay
 	// under.
 	Budget int
-	input  *jsonschema.Schema
-	handle func(ctx context.Context, call *Call, args json.RawMessage) (any, error)
+	// Requires is what the tool always needs consent for; the call is
+	// refused with CONSENT_DENIED before the handler runs unless every
+	// requirement is allowed. What depends on the data (entity types,
+	// memory collections) is checked inside, through Call.Caller.
+	Requires []Requirement
+	// RateClass is the rate limit the tool counts against.
+	RateClass consent.RateClass
+	// OwnerOnly tools answer FORBIDDEN to every agent but the owner's.
+	OwnerOnly bool
+	input     *jsonschema.Schema
+	handle    func(ctx context.Context, call *Call, args json.RawMessage) (any, error)
 }
 
 // Name returns the tool's name.
@@ -90,6 +128,36 @@ type toolSpec struct {
 	budget                   int
 	// shape adjusts the inferred input schema: enums, bounds, defaults.
 	shape func(in *jsonschema.Schema)
+	// requires lists the consent the tool always needs (see
+	// Tool.Requires).
+	requires []Requirement
+	// rateClass is the rate limit the tool counts against; empty means
+	// consent.RateClassDefault.
+	rateClass consent.RateClass
+	// ownerOnly restricts the tool to the owner agent.
+	ownerOnly bool
+}
+
+// Requirement is one consent a tool needs: an action on a resource.
+type Requirement struct {
+	Action   consent.Action `json:"action"`
+	Resource string         `json:"resource"`
+}
+
+func reads(resources ...string) []Requirement {
+	out := make([]Requirement, len(resources))
+	for i, r := range resources {
+		out[i] = Requirement{Action: consent.Read, Resource: r}
+	}
+	return out
+}
+
+func writes(resources ...string) []Requirement {
+	out := make([]Requirement, len(resources))
+	for i, r := range resources {
+		out[i] = Requirement{Action: consent.Write, Resource: r}
+	}
+	return out
 }
 
 // newTool builds a Tool from a typed handler. The input and output schemas
@@ -106,10 +174,12 @@ func newTool[In, Out any](spec toolSpec, h func(context.Context, *Call, In) (Out
 		spec.shape(in)
 	}
 	limitStrings(in)
+	addCommonArgs(in, spec.budget, spec.ann.readOnly)
 	out, err := jsonschema.For[Out](nil)
 	if err != nil {
 		panic(fmt.Sprintf("mcp: tool %s: output schema: %v", spec.name, err))
 	}
+	addMeta(out)
 	destructive, openWorld := spec.ann.destructive, false
 	t := &Tool{
 		Def: &mcpsdk.Tool{
@@ -120,9 +190,15 @@ func newTool[In, Out any](spec toolSpec, h func(context.Context, *Call, In) (Out
 				DestructiveHint: &destructive, OpenWorldHint: &openWorld,
 			},
 		},
-		Toolset: spec.toolset,
-		Budget:  spec.budget,
-		input:   in,
+		Toolset:   spec.toolset,
+		Budget:    spec.budget,
+		Requires:  spec.requires,
+		RateClass: spec.rateClass,
+		OwnerOnly: spec.ownerOnly,
+		input:     in,
+	}
+	if t.RateClass == "" {
+		t.RateClass = consent.RateClassDefault
 	}
 	t.handle = func(ctx context.Context, call *Call, raw json.RawMessage) (any, error) {
 		if _, err := decodeArgs(raw, t.input); err != nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/cairnkg/cairn/consent"
 	"github.com/cairnkg/cairn/graph"
 	"github.com/cairnkg/cairn/knowledge"
 )
@@ -248,7 +249,9 @@ func retrieveFieldProvenanceTool(d Deps) *Tool {
 		description: "Trace one field of an entity's snapshot to the observation that won and the source material it came from, " +
 			"with the priority and specificity that made it win.",
 		toolset: ToolsetEntities, ann: readOnly, budget: BudgetSummary,
-		shape: func(s *jsonschema.Schema) { maxLen(prop(s, "entity_id"), idLimit); maxLen(prop(s, "field"), 128) },
+		// The answer names the source material a value came from.
+		requires: reads(consent.ResourceSources),
+		shape:    func(s *jsonschema.Schema) { maxLen(prop(s, "entity_id"), idLimit); maxLen(prop(s, "field"), 128) },
 	}, func(ctx context.Context, call *Call, in FieldProvenanceIn) (FieldProvenanceOut, error) {
 		fp, err := d.Knowledge.FieldProvenance(ctx, call.Caller(), in.EntityID, in.Field)
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/cairnkg/cairn/consent"
 	"github.com/cairnkg/cairn/graph"
 	"github.com/cairnkg/cairn/knowledge"
 )
@@ -42,7 +43,7 @@ func createRelationshipTool(d Deps) *Tool {
 			"creating it again returns the same relationship and records another observation of its metadata. " +
 			"PART_OF, DEPENDS_ON, SUPERSEDES and CORRECTS may not form cycles: an edge that would close one is refused with " +
 			"CYCLE_DETECTED and the cycle's path.",
-		toolset: ToolsetRelationships, ann: additive, budget: BudgetList,
+		toolset: ToolsetRelationships, ann: additive, budget: BudgetList, requires: writes(consent.ResourceGraph),
 		shape: func(s *jsonschema.Schema) {
 			maxLen(prop(s, "relationship_type"), 64)
 			maxLen(prop(s, "source_entity_id"), idLimit)
@@ -80,7 +81,7 @@ func deleteRelationshipTool(d Deps) *Tool {
 		title: "Delete relationship",
 		description: "End a live relationship. It stops being returned by reads of the present, but reads with an as-of time " +
 			"(at) from when it was live still see it; creating it again starts a new period.",
-		toolset: ToolsetRelationships, ann: destroys, budget: BudgetList,
+		toolset: ToolsetRelationships, ann: destroys, budget: BudgetList, requires: writes(consent.ResourceGraph),
 		shape: relationshipKeyShape,
 	}, func(ctx context.Context, call *Call, in RelationshipKeyIn) (RelationshipOut, error) {
 		rel, err := d.Knowledge.DeleteRelationship(ctx, call.Caller(), in.RelationshipType, in.SourceEntityID, in.TargetEntityID)
@@ -116,7 +117,7 @@ func listRelationshipsTool(d Deps) *Tool {
 		name:        "list_relationships",
 		title:       "List relationships",
 		description: "List an entity's relationships, newest first, inbound, outbound or both, optionally of one type; with at, as they were then.",
-		toolset:     ToolsetRelationships, ann: readOnly, budget: BudgetList,
+		toolset:     ToolsetRelationships, ann: readOnly, budget: BudgetList, requires: reads(consent.ResourceGraph),
 		shape: func(s *jsonschema.Schema) {
 			pageShape(s)
 			directionShape(prop(s, "direction"))
@@ -182,7 +183,7 @@ func getRelationshipSnapshotTool(d Deps) *Tool {
 		name:        "get_relationship_snapshot",
 		title:       "Get relationship snapshot",
 		description: "Return a relationship's metadata merged from all its observations, with the observation each field came from.",
-		toolset:     ToolsetRelationships, ann: readOnly, budget: BudgetSummary,
+		toolset:     ToolsetRelationships, ann: readOnly, budget: BudgetSummary, requires: reads(consent.ResourceGraph),
 		shape: relationshipKeyShape,
 	}, func(ctx context.Context, call *Call, in RelationshipKeyIn) (RelationshipSnapshotOut, error) {
 		rel, obs, err := d.Knowledge.RelationshipSnapshot(ctx, call.Caller(), in.RelationshipType, in.SourceEntityID, in.TargetEntityID)
@@ -246,7 +247,7 @@ func retrieveRelatedEntitiesTool(d Deps) *Tool {
 		title: "Retrieve related entities",
 		description: "Walk the graph from an entity up to max_hops relationships away (1..5). Each entity is reported once, with the " +
 			"hop at which it was first reached and one path to it. Results are deterministic and capped (truncated says when).",
-		toolset: ToolsetRelationships, ann: readOnly, budget: BudgetSummary,
+		toolset: ToolsetRelationships, ann: readOnly, budget: BudgetSummary, requires: reads(consent.ResourceGraph),
 		shape: func(s *jsonschema.Schema) {
 			maxLen(prop(s, "entity_id"), idLimit)
 			directionShape(prop(s, "direction"))
@@ -326,7 +327,7 @@ func retrieveGraphNeighborhoodTool(d Deps) *Tool {
 		title: "Retrieve graph neighbourhood",
 		description: "Return the full context of an entity (its relationships, the entities at their other ends, the sources its facts came " +
 			"from, its timeline events and, when asked, its observations) or of a source (the entities it produced and their relationships).",
-		toolset: ToolsetRelationships, ann: readOnly, budget: BudgetSummary,
+		toolset: ToolsetRelationships, ann: readOnly, budget: BudgetSummary, requires: reads(consent.ResourceGraph),
 		shape: func(s *jsonschema.Schema) {
 			maxLen(prop(s, "node_id"), idLimit)
 			enum(prop(s, "node_type"), "entity", "source")
@@ -340,6 +341,12 @@ func retrieveGraphNeighborhoodTool(d Deps) *Tool {
 		nodeType := deref(in.NodeType)
 		if nodeType == "" {
 			nodeType = "entity"
+		}
+		// Source material is behind its own consent: a source node needs it,
+		// and an entity's sources are left out without it.
+		mayReadSources := call.May(consent.Read, consent.ResourceSources)
+		if nodeType == "source" && !mayReadSources {
+			return NeighborhoodOut{}, call.Require(consent.Read, consent.ResourceSources)
 		}
 		n, err := d.Knowledge.Neighborhood(ctx, call.Caller(), knowledge.NeighborhoodQuery{
 			NodeID: in.NodeID, NodeType: nodeType, IncludeObservations: in.IncludeObservations != nil && *in.IncludeObservations,
@@ -361,7 +368,7 @@ func retrieveGraphNeighborhoodTool(d Deps) *Tool {
 		if on(in.IncludeRelationships) {
 			out.Relationships = mapSlice(n.Relationships, relationshipOut)
 		}
-		if on(in.IncludeSources) {
+		if on(in.IncludeSources) && mayReadSources {
 			out.RelatedSources = mapSlice(n.Sources, sourceOut)
 		}
 		if on(in.IncludeEvents) {
@@ -414,7 +421,7 @@ func queryGraphTool(d Deps) *Tool {
 		description: "Graph queries. traverse: the entities within maxHops (default 2, at most 3) of entityId, optionally along one relation. " +
 			"pattern: entities matching criteria (entity_type; a snapshot field that equals or contains a value; a relationship of a type " +
 			"to a neighbour of a type). Both return entities and edges.",
-		toolset: ToolsetRelationships, ann: readOnly, budget: BudgetSummary,
+		toolset: ToolsetRelationships, ann: readOnly, budget: BudgetSummary, requires: reads(consent.ResourceGraph),
 		shape: func(s *jsonschema.Schema) {
 			enum(prop(s, "queryType"), "traverse", "pattern")
 			maxLen(prop(s, "entityId"), idLimit)

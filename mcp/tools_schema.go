@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/cairnkg/cairn/consent"
 	"github.com/cairnkg/cairn/knowledge"
 )
 
@@ -47,7 +48,7 @@ func listEntityTypesTool(d Deps) *Tool {
 		title: "List entity types",
 		description: "List the entity types Cairn knows, with their fields, types and merge policies; with a keyword, only the types " +
 			"whose name, field names or description match, best first. Call this before store to choose the entity_type.",
-		toolset: ToolsetSchema, ann: readOnly, budget: BudgetSummary,
+		toolset: ToolsetSchema, ann: readOnly, budget: BudgetSummary, requires: reads(consent.ResourceSchema),
 		shape: func(s *jsonschema.Schema) { maxLen(prop(s, "keyword"), 256) },
 	}, func(ctx context.Context, call *Call, in EntityTypesIn) (EntityTypesOut, error) {
 		res := d.Knowledge.EntityTypes(deref(in.Keyword))

@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/cairnkg/cairn/consent"
 	"github.com/cairnkg/cairn/graph"
 	"github.com/cairnkg/cairn/knowledge"
 )
@@ -58,9 +59,10 @@ func storeTool(d Deps) *Tool {
 			"Call list_entity_types first to pick the entity_type and see its fields. Include ALL fields of the source data; " +
 			"fields the schema does not name are kept as raw fragments (counted in unknown_fields_count). " +
 			"Storing the same arguments again returns the same source_id with deduplicated: true and creates nothing.",
-		toolset: ToolsetEntities,
-		ann:     additive,
-		budget:  BudgetSummary,
+		toolset:   ToolsetEntities,
+		ann:       additive,
+		budget:    BudgetSummary,
+		rateClass: consent.RateClassStore,
 		shape: func(s *jsonschema.Schema) {
 			maxLen(prop(s, "user_id"), idLimit)
 			bounds(prop(s, "source_priority"), 0, knowledge.MaxStorePriority)
@@ -107,7 +109,11 @@ func storeTool(d Deps) *Tool {
 			}),
 			UnknownFieldsCount:   res.UnknownFieldsCount,
 			RelatedEntities:      mapSlice(res.RelatedEntities, func(e graph.Entity) EntityOut { return entityOut(e, true) }),
-			RelatedRelationships: mapSlice(res.RelatedRelationships, relationshipOut),
+			RelatedRelationships: []RelationshipOut{},
+		}
+		// Relationships are graph data: shown only with graph read consent.
+		if call.May(consent.Read, consent.ResourceGraph) {
+			out.RelatedRelationships = mapSlice(res.RelatedRelationships, relationshipOut)
 		}
 		return out, nil
 	})

@@ -56,10 +56,13 @@ func TestToolSchemasGolden(t *testing.T) {
 		name := tool.Def.Name + ".json"
 		want[name] = true
 		got, err := json.MarshalIndent(struct {
-			Toolset string `json:"toolset"`
-			Budget  int    `json:"budget_bytes"`
-			Def     any    `json:"definition"`
-		}{string(tool.Toolset), tool.Budget, tool.Def}, "", "  ")
+			Toolset   string            `json:"toolset"`
+			Budget    int               `json:"budget_bytes"`
+			Requires  []mcp.Requirement `json:"requires,omitempty"`
+			RateClass string            `json:"rate_class"`
+			OwnerOnly bool              `json:"owner_only,omitempty"`
+			Def       any               `json:"definition"`
+		}{string(tool.Toolset), tool.Budget, tool.Requires, string(tool.RateClass), tool.OwnerOnly, tool.Def}, "", "  ")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -25,12 +25,14 @@ type app struct {
 	knowledge *knowledge.Service
 	mcp       *mcp.Server
 	auth      *consent.Authenticator
+	audit     *consent.AuditLog
 }
 
 // appConfig is what opening an app needs.
 type appConfig struct {
 	dataDir string
 	mcp     mcp.Options
+	limits  map[consent.RateClass]int
 }
 
 // openApp opens the stores (migrating them) and wires the services.
@@ -45,7 +47,9 @@ func openApp(ctx context.Context, cfg appConfig, log *slog.Logger) (*app, error)
 	a.knowledge = knowledge.NewService(a.graph, knowledge.NewRegistry(), knowledge.Options{Logger: log})
 	a.auth = consent.NewAuthenticator(a.control, nil)
 	cfg.mcp.Version = version()
-	a.mcp, err = mcp.NewServer(mcp.Deps{Knowledge: a.knowledge, Logger: log}, cfg.mcp)
+	deps := mcp.Deps{Knowledge: a.knowledge, Logger: log}
+	a.wireConsent(&deps, cfg)
+	a.mcp, err = mcp.NewServer(deps, cfg.mcp)
 	if err != nil {
 		a.Close()
 		return nil, err
@@ -63,6 +67,7 @@ func (a *app) ready(ctx context.Context) error {
 
 // Close releases the stores.
 func (a *app) Close() {
+	a.closeConsent()
 	if err := errors.Join(a.graph.Close(), a.sqlite.Close()); err != nil {
 		a.log.Warn("close", "err", err)
 	}

@@ -28,13 +28,25 @@ configurations; set CAIRN_OWNER_KEY (32 or more printable characters) to
 choose that key yourself.
 
 The embedded store is one SQLite file in --data-dir; nothing else needs to
-be installed. Stop with Ctrl-C: in-flight requests get 10 seconds to finish.`,
-		env: append([]envVar{{"addr", "CAIRN_ADDR"}, {"max-request-bytes", "CAIRN_MAX_REQUEST_BYTES"}}, commonEnv...),
+be installed. Stop with Ctrl-C: in-flight requests get 10 seconds to finish.
+
+Every call is checked against the agent's consent rules (cairn admin
+consent), rate-limited per key (429 with Retry-After; X-RateLimit-* headers
+on every response) and recorded in the audit log (cairn admin audit).
+Browser requests from origins other than loopback are refused unless
+--allowed-origins names them.`,
+		env: append(append(append([]envVar{{"addr", "CAIRN_ADDR"}, {"max-request-bytes", "CAIRN_MAX_REQUEST_BYTES"},
+			{"allowed-origins", "CAIRN_ALLOWED_ORIGINS"}}, limitEnv...), toolEnv...), commonEnv...),
 		setup: func(fs *flag.FlagSet) runFunc {
 			var common commonFlags
 			common.register(fs)
 			addr := fs.String("addr", "127.0.0.1:7400", "HTTP listen address; the default binds loopback only")
 			maxBody := fs.Int64("max-request-bytes", mcp.DefaultMaxRequestBytes, "largest HTTP request body accepted")
+			origins := fs.String("allowed-origins", "", "comma-separated browser origins allowed besides loopback ones (scheme://host[:port], or *)")
+			var limitF limitFlags
+			limitF.register(fs)
+			var toolF toolFlags
+			toolF.register(fs)
 			return func(ctx context.Context, env *environment) error {
 				if fs.NArg() > 0 {
 					return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
@@ -43,7 +55,11 @@ be installed. Stop with Ctrl-C: in-flight requests get 10 seconds to finish.`,
 				if err != nil {
 					return err
 				}
-				a, err := openApp(ctx, appConfig{dataDir: common.dataDir}, log)
+				limits, err := limitF.limits()
+				if err != nil {
+					return err
+				}
+				a, err := openApp(ctx, appConfig{dataDir: common.dataDir, mcp: toolF.options(), limits: limits}, log)
 				if err != nil {
 					return err
 				}
@@ -62,7 +78,8 @@ be installed. Stop with Ctrl-C: in-flight requests get 10 seconds to finish.`,
 					printWelcome(env.stdout, key, mcpURL, common.dataDir, env.getenv("CAIRN_OWNER_KEY") != "")
 				}
 				srv := &http.Server{
-					Handler:           a.mcp.HTTPHandler(mcp.HTTPOptions{Auth: a.auth, Ready: a.ready, MaxRequestBytes: *maxBody}),
+					Handler: a.mcp.HTTPHandler(mcp.HTTPOptions{Auth: a.auth, Ready: a.ready, MaxRequestBytes: *maxBody,
+						AllowedOrigins: splitList(*origins)}),
 					ReadHeaderTimeout: 10 * time.Second,
 					IdleTimeout:       2 * time.Minute,
 					ErrorLog:          nil,

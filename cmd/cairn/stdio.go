@@ -21,12 +21,17 @@ expect of a server they launch. Only protocol frames go to stdout; logs go to
 stderr.
 
 stdio runs as the owner's owner agent: whoever can start the process can
-read the data directory anyway, so no key is asked for. On first run it
-creates the owner and prints the owner key to stderr, for use over HTTP.`,
-		env: commonEnv,
+read the data directory anyway, so no key is asked for. With --agent NAME it
+runs as that agent of the owner instead, under that agent's consent rules
+(create it with cairn admin agent create). On first run it creates the
+owner and prints the owner key to stderr, for use over HTTP.`,
+		env: append(append([]envVar{{"agent", "CAIRN_AGENT"}}, toolEnv...), commonEnv...),
 		setup: func(fs *flag.FlagSet) runFunc {
 			var common commonFlags
 			common.register(fs)
+			agent := fs.String("agent", "", "run as this agent of the owner (default: the owner agent)")
+			var toolF toolFlags
+			toolF.register(fs)
 			return func(ctx context.Context, env *environment) error {
 				if fs.NArg() > 0 {
 					return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
@@ -35,7 +40,7 @@ creates the owner and prints the owner key to stderr, for use over HTTP.`,
 				if err != nil {
 					return err
 				}
-				a, err := openApp(ctx, appConfig{dataDir: common.dataDir}, log)
+				a, err := openApp(ctx, appConfig{dataDir: common.dataDir, mcp: toolF.options()}, log)
 				if err != nil {
 					return err
 				}
@@ -50,6 +55,11 @@ creates the owner and prints the owner key to stderr, for use over HTTP.`,
 				owner, err := a.control.OwnerPrincipal(ctx)
 				if err != nil {
 					return err
+				}
+				if *agent != "" && *agent != owner.AgentName {
+					if owner, err = a.control.AgentPrincipal(ctx, owner.UserName, *agent); err != nil {
+						return usageError{fmt.Sprintf("--agent %q: no such agent of the owner (create it with cairn admin agent create %s)", *agent, *agent)}
+					}
 				}
 				log.Info("serving MCP on stdio", "user", owner.UserName, "agent", owner.AgentName, "data_dir", absPath(common.dataDir))
 				err = a.mcp.MCPServer(mcp.FixedPrincipal(owner)).Run(ctx, &mcpsdk.StdioTransport{})

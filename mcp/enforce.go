@@ -1,0 +1,205 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"runtime/debug"
+	"time"
+
+	"github.com/cairnkg/cairn/consent"
+)
+
+// Transports, as the audit log names them.
+const (
+	TransportHTTP   = "http"
+	TransportREST   = "rest"
+	TransportStdio  = "stdio"
+	TransportInProc = "inproc"
+)
+
+// Request is one tool call as a transport hands it to Handle.
+type Request struct {
+	Principal consent.Principal
+	Tool      string
+	Args      json.RawMessage
+	// Transport names the transport in the audit log.
+	Transport string
+}
+
+// Response is the outcome of one tool call: the JSON output or the error,
+// and the rate-limit verdict for transports that report it in headers.
+type Response struct {
+	Output json.RawMessage
+	Err    *Error
+	Rate   consent.RateVerdict
+	// RequestID identifies the call in the audit log and in errors.
+	RequestID string
+}
+
+// rateCheckedKey marks a context whose request was already counted against
+// its rate limit (by the HTTP middleware, which must answer 429 itself).
+type rateCheckedKey struct{}
+
+// withRateChecked returns ctx marked as already rate-limited.
+func withRateChecked(ctx context.Context, v consent.RateVerdict) context.Context {
+	return context.WithValue(ctx, rateCheckedKey{}, v)
+}
+
+// Handle runs one tool call through the steps every transport shares:
+// find the tool → owner-only check → rate limit → the consent the tool
+// always needs → the handler, with a Caller whose Allowed asks the policy →
+// the response budget → the audit log (the call and every consent decision
+// it made). It never panics: a panicking handler is an internal error,
+// logged with its stack.
+func (s *Server) Handle(ctx context.Context, req Request) (resp Response) {
+	start := time.Now()
+	resp.RequestID = newTraceID()
+	if req.Transport == "" {
+		req.Transport = TransportInProc
+	}
+	p := req.Principal
+	var call *Call
+	fail := func(e *Error) {
+		e.Body.TraceID = resp.RequestID
+		resp.Output, resp.Err = nil, e
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			s.log.Error("tool panicked", "tool", req.Tool, "trace_id", resp.RequestID, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			fail(newError(http.StatusInternalServerError, CodeInternal, "internal error; the server log has the cause under this trace id", nil))
+		}
+		s.audit(ctx, req, call, resp, time.Since(start))
+	}()
+
+	t, ok := s.byName[req.Tool]
+	if !ok {
+		names := make([]string, len(s.tools))
+		for i, t := range s.tools {
+			names[i] = t.Name()
+		}
+		fail(newError(http.StatusNotFound, CodeUnknownTool, fmt.Sprintf("unknown tool %q", truncateText(req.Tool, 64)),
+			map[string]any{"available_tools": names}))
+		return resp
+	}
+	if t.OwnerOnly && !p.Owner {
+		fail(newError(http.StatusForbidden, CodeForbidden, fmt.Sprintf("%s is for the owner agent only", t.Name()), nil))
+		return resp
+	}
+	if v, checked := ctx.Value(rateCheckedKey{}).(consent.RateVerdict); checked {
+		resp.Rate = v
+		if !v.Allowed {
+			fail(rateLimited(v))
+			return resp
+		}
+	} else if s.deps.Limiter != nil {
+		v, err := s.deps.Limiter.Allow(ctx, p.KeyID, t.RateClass)
+		if err != nil {
+			s.log.Error("rate limit", "trace_id", resp.RequestID, "err", err)
+			fail(newError(http.StatusServiceUnavailable, CodeServiceUnavailable, "the rate limiter is unavailable; retry shortly", nil))
+			return resp
+		}
+		resp.Rate = v
+		if !v.Allowed {
+			fail(rateLimited(v))
+			return resp
+		}
+	}
+	call = &Call{Principal: p, TraceID: resp.RequestID, Tool: t}
+	if s.deps.Policy != nil {
+		d, err := s.deps.Policy.For(ctx, p)
+		if err != nil {
+			s.log.Error("consent policy", "trace_id", resp.RequestID, "err", err)
+			fail(newError(http.StatusServiceUnavailable, CodeServiceUnavailable, "consent rules are unavailable; retry shortly", nil))
+			return resp
+		}
+		call.decider = d
+	}
+	for _, r := range t.Requires {
+		if err := call.Require(r.Action, r.Resource); err != nil {
+			fail(toError(err))
+			return resp
+		}
+	}
+	args, budget, err := splitCallArgs(req.Args, t)
+	if err != nil {
+		fail(toError(err))
+		return resp
+	}
+	res, err := t.handle(ctx, call, args.raw)
+	if err != nil {
+		e := toError(err)
+		if e.Status >= 500 {
+			s.log.Error("tool failed", "tool", t.Name(), "trace_id", resp.RequestID, "err", err)
+		}
+		fail(e)
+		return resp
+	}
+	out, err := fitBudget(res, t, args, budget, start, resp.RequestID)
+	if err != nil {
+		s.log.Error("encode result", "tool", t.Name(), "trace_id", resp.RequestID, "err", err)
+		fail(newError(http.StatusInternalServerError, CodeInternal, "internal error; the server log has the cause under this trace id", nil))
+		return resp
+	}
+	resp.Output = out
+	return resp
+}
+
+// audit records a call and every consent decision it made. The audit log
+// writes in the background; a full buffer is the only wait.
+func (s *Server) audit(ctx context.Context, req Request, call *Call, resp Response, latency time.Duration) {
+	code := "OK"
+	if resp.Err != nil {
+		code = resp.Err.Body.Code
+	}
+	s.log.Debug("tool call", "tool", req.Tool, "user", req.Principal.UserID, "agent", req.Principal.AgentName, "code", code,
+		"ms", latency.Milliseconds(), "trace_id", resp.RequestID)
+	if s.deps.Audit == nil {
+		return
+	}
+	p := req.Principal
+	base := consent.AuditRecord{
+		At: time.Now().UTC(), UserID: p.UserID, AgentID: p.AgentID, AgentName: p.AgentName, KeyID: p.KeyID,
+		Transport: req.Transport, Tool: truncateText(req.Tool, 64), ResultCode: code, Latency: latency, RequestID: resp.RequestID,
+	}
+	callRec := base
+	callRec.Kind, callRec.Decision = consent.AuditCall, consent.Allow
+	if code == CodeConsentDenied || code == CodeForbidden {
+		callRec.Decision = consent.Deny
+	}
+	records := []consent.AuditRecord{callRec}
+	if call != nil && call.decider != nil {
+		for _, d := range call.decider.Decisions() {
+			r := base
+			r.Kind, r.Action, r.Resource, r.Decision = consent.AuditDecision, d.Action, d.Resource, d.Effect
+			records = append(records, r)
+		}
+	}
+	if err := s.deps.Audit.Record(context.WithoutCancel(ctx), records...); err != nil {
+		s.log.Error("audit log", "trace_id", resp.RequestID, "err", err)
+	}
+}
+
+// consentDenied is the error of a refused consent check, worded as
+// Epitome words it.
+func consentDenied(p consent.Principal, action consent.Action, resource string) *Error {
+	return newError(http.StatusForbidden, CodeConsentDenied,
+		fmt.Sprintf("Agent '%s' does not have %s access to %s", p.AgentName, action, resource),
+		map[string]any{"resource": resource, "action": string(action)})
+}
+
+// rateLimited is the error of a refused call, with when to retry.
+func rateLimited(v consent.RateVerdict) *Error {
+	secs := retryAfterSeconds(v)
+	return newError(http.StatusTooManyRequests, CodeRateLimited,
+		fmt.Sprintf("rate limit of %d calls a minute exceeded; retry in %d s", v.Limit, secs),
+		map[string]any{"retry_after_seconds": secs, "limit": v.Limit, "reset": v.Reset.Unix()})
+}
+
+// retryAfterSeconds rounds up, so that a client waiting that long lands in
+// the next window.
+func retryAfterSeconds(v consent.RateVerdict) int {
+	return max(1, int(math.Ceil(v.RetryAfter.Seconds())))
+}
