@@ -49,7 +49,7 @@ func withRateChecked(ctx context.Context, v consent.RateVerdict) context.Context
 }
 
 // Handle runs one tool call through the steps every transport shares:
-// find the tool → owner-only check → rate limit → the consent the tool
+// rate limit → find the tool → owner-only check → the consent the tool
 // always needs → the handler, with a Caller whose Allowed asks the policy →
 // the response budget → the audit log (the call and every consent decision
 // it made). It never panics: a panicking handler is an internal error,
@@ -74,8 +74,33 @@ func (s *Server) Handle(ctx context.Context, req Request) (resp Response) {
 		s.audit(ctx, req, call, resp, time.Since(start))
 	}()
 
-	t, ok := s.byName[req.Tool]
-	if !ok {
+	// Every call counts against the key's limit, unknown tools too, so
+	// that guessing names is limited like anything else.
+	t, known := s.byName[req.Tool]
+	class := consent.RateClassDefault
+	if known {
+		class = t.RateClass
+	}
+	if v, checked := ctx.Value(rateCheckedKey{}).(consent.RateVerdict); checked {
+		resp.Rate = v
+		if !v.Allowed {
+			fail(rateLimited(v))
+			return resp
+		}
+	} else if s.deps.Limiter != nil {
+		v, err := s.deps.Limiter.Allow(ctx, p.KeyID, class)
+		if err != nil {
+			s.log.Error("rate limit", "trace_id", resp.RequestID, "err", err)
+			fail(newError(http.StatusServiceUnavailable, CodeServiceUnavailable, "the rate limiter is unavailable; retry shortly", nil))
+			return resp
+		}
+		resp.Rate = v
+		if !v.Allowed {
+			fail(rateLimited(v))
+			return resp
+		}
+	}
+	if !known {
 		names := make([]string, len(s.tools))
 		for i, t := range s.tools {
 			names[i] = t.Name()
@@ -87,25 +112,6 @@ func (s *Server) Handle(ctx context.Context, req Request) (resp Response) {
 	if t.OwnerOnly && !p.Owner {
 		fail(newError(http.StatusForbidden, CodeForbidden, fmt.Sprintf("%s is for the owner agent only", t.Name()), nil))
 		return resp
-	}
-	if v, checked := ctx.Value(rateCheckedKey{}).(consent.RateVerdict); checked {
-		resp.Rate = v
-		if !v.Allowed {
-			fail(rateLimited(v))
-			return resp
-		}
-	} else if s.deps.Limiter != nil {
-		v, err := s.deps.Limiter.Allow(ctx, p.KeyID, t.RateClass)
-		if err != nil {
-			s.log.Error("rate limit", "trace_id", resp.RequestID, "err", err)
-			fail(newError(http.StatusServiceUnavailable, CodeServiceUnavailable, "the rate limiter is unavailable; retry shortly", nil))
-			return resp
-		}
-		resp.Rate = v
-		if !v.Allowed {
-			fail(rateLimited(v))
-			return resp
-		}
 	}
 	call = &Call{Principal: p, TraceID: resp.RequestID, Tool: t}
 	if s.deps.Policy != nil {

@@ -44,6 +44,7 @@ type principalKey struct{}
 // HTTPHandler returns Cairn's HTTP surface:
 //
 //	/mcp      MCP Streamable HTTP (API key required)
+//	/mcp/tools, /mcp/call/{tool}  the REST facade (API key required)
 //	/healthz  liveness: the process answers
 //	/readyz   readiness: the stores answer
 func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
@@ -75,8 +76,10 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})
 
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", s.limitBody(opts.MaxRequestBytes, s.checkOrigin(opts.AllowedOrigins,
-		s.authenticate(opts.Auth, s.rateLimitMCP(opts.MaxRequestBytes, attach(streamable))))))
+	mux.Handle("/mcp", s.limitBody(opts.MaxRequestBytes, mcpShape, s.checkOrigin(opts.AllowedOrigins, mcpShape,
+		s.authenticate(opts.Auth, mcpShape, s.rateLimitMCP(opts.MaxRequestBytes, attach(streamable))))))
+	mux.Handle("/mcp/", s.limitBody(opts.MaxRequestBytes, restShape, s.checkOrigin(opts.AllowedOrigins, restShape,
+		s.authenticate(opts.Auth, restShape, s.restHandler(opts.MaxRequestBytes)))))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -99,7 +102,7 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 // carries a valid key, and otherwise passes it on with the principal in its
 // context and the key in the Authorization header (X-API-Key is normalised
 // to Bearer for the SDK).
-func (s *Server) authenticate(a *consent.Authenticator, next http.Handler) http.Handler {
+func (s *Server) authenticate(a *consent.Authenticator, shape errorShape, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key, err := consent.KeyFromHeaders(r.Header)
 		var p consent.Principal
@@ -113,8 +116,7 @@ func (s *Server) authenticate(a *consent.Authenticator, next http.Handler) http.
 			} else {
 				s.log.Error("authentication failed", "err", err)
 			}
-			e.Body.TraceID = newTraceID()
-			writeJSON(w, e.Status, e.Envelope())
+			sendError(w, e, shape)
 			return
 		}
 		// X-Agent-ID is optional, but when sent it must name the key's own
@@ -122,8 +124,7 @@ func (s *Server) authenticate(a *consent.Authenticator, next http.Handler) http.
 		if claimed := r.Header.Get("X-Agent-ID"); claimed != "" && claimed != p.AgentName && claimed != p.AgentID {
 			e := newError(http.StatusForbidden, CodeForbidden,
 				fmt.Sprintf("X-Agent-ID names agent %q, but this key belongs to agent %q", truncateText(claimed, 64), p.AgentName), nil)
-			e.Body.TraceID = newTraceID()
-			writeJSON(w, e.Status, e.Envelope())
+			sendError(w, e, shape)
 			return
 		}
 		r = r.Clone(context.WithValue(r.Context(), principalKey{}, p))
@@ -134,13 +135,12 @@ func (s *Server) authenticate(a *consent.Authenticator, next http.Handler) http.
 
 // limitBody refuses, with the envelope, a request whose declared length is
 // over the limit; bodies without a declared length are cut by the SDK.
-func (s *Server) limitBody(limit int64, next http.Handler) http.Handler {
+func (s *Server) limitBody(limit int64, shape errorShape, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength > limit {
 			e := newError(http.StatusRequestEntityTooLarge, CodeRequestTooLarge, "request body is larger than the server accepts",
 				map[string]any{"max_bytes": limit, "content_length": r.ContentLength})
-			e.Body.TraceID = newTraceID()
-			writeJSON(w, e.Status, e.Envelope())
+			sendError(w, e, shape)
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -150,12 +150,11 @@ func (s *Server) limitBody(limit int64, next http.Handler) http.Handler {
 // checkOrigin answers 403 to a browser request from an origin that is
 // neither loopback nor allowed, which is what stops a web page from
 // driving a local server (DNS rebinding).
-func (s *Server) checkOrigin(allowed []string, next http.Handler) http.Handler {
+func (s *Server) checkOrigin(allowed []string, shape errorShape, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if origin := r.Header.Get("Origin"); origin != "" && !originAllowed(origin, allowed) {
 			e := newError(http.StatusForbidden, CodeForbidden, "origin "+truncateText(origin, 128)+" is not allowed; start the server with --allowed-origins to allow it", nil)
-			e.Body.TraceID = newTraceID()
-			writeJSON(w, e.Status, e.Envelope())
+			sendError(w, e, shape)
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -189,6 +188,7 @@ func originAllowed(origin string, allowed []string) bool {
 // with retry_after_seconds and its session survives; any other refused
 // request is answered 429 here.
 func (s *Server) rateLimitMCP(maxBytes int64, next http.Handler) http.Handler {
+	const shape = mcpShape
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.deps.Limiter == nil {
 			next.ServeHTTP(w, r)
@@ -201,8 +201,7 @@ func (s *Server) rateLimitMCP(maxBytes int64, next http.Handler) http.Handler {
 			if err != nil {
 				e := newError(http.StatusRequestEntityTooLarge, CodeRequestTooLarge, "request body is larger than the server accepts",
 					map[string]any{"max_bytes": maxBytes})
-				e.Body.TraceID = newTraceID()
-				writeJSON(w, e.Status, e.Envelope())
+				sendError(w, e, shape)
 				return
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
@@ -223,15 +222,13 @@ func (s *Server) rateLimitMCP(maxBytes int64, next http.Handler) http.Handler {
 		if err != nil {
 			s.log.Error("rate limit", "err", err)
 			e := newError(http.StatusServiceUnavailable, CodeServiceUnavailable, "the rate limiter is unavailable; retry shortly", nil)
-			e.Body.TraceID = newTraceID()
-			writeJSON(w, e.Status, e.Envelope())
+			sendError(w, e, shape)
 			return
 		}
 		setRateHeaders(w.Header(), v)
 		if !v.Allowed && !toolCall {
 			e := rateLimited(v)
-			e.Body.TraceID = newTraceID()
-			writeJSON(w, e.Status, e.Envelope())
+			sendError(w, e, shape)
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(withRateChecked(r.Context(), v)))
@@ -275,6 +272,27 @@ func principalFromToken(_ context.Context, req *mcpsdk.CallToolRequest) (consent
 // principal, such as stdio.
 func FixedPrincipal(p consent.Principal) PrincipalFunc {
 	return func(context.Context, *mcpsdk.CallToolRequest) (consent.Principal, error) { return p, nil }
+}
+
+// errorShape chooses how an error is written: MCP's envelope {error}, or
+// the REST facade's {success: false, error}.
+type errorShape int
+
+const (
+	mcpShape errorShape = iota
+	restShape
+)
+
+// sendError writes an error with a fresh trace id, in the given shape.
+func sendError(w http.ResponseWriter, e *Error, shape errorShape) {
+	if e.Body.TraceID == "" {
+		e.Body.TraceID = newTraceID()
+	}
+	if shape == restShape {
+		writeJSON(w, e.Status, restFailure{Success: false, Error: e.Body})
+		return
+	}
+	writeJSON(w, e.Status, e.Envelope())
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
