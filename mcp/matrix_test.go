@@ -1,0 +1,234 @@
+package mcp_test
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/cairnkg/cairn/consent"
+	"github.com/cairnkg/cairn/mcp"
+)
+
+// fixture is one user's data, stored with distinct values so that a leak
+// shows as a value in an answer.
+type fixture struct {
+	tag                                string
+	company, company2, person, invoice string
+	relationship, source               string
+	values                             []string // every stored value that must not leak
+}
+
+func seedUser(t *testing.T, e *env, owner consent.Principal, tag string) fixture {
+	t.Helper()
+	f := fixture{tag: tag}
+	f.values = []string{"Acme-" + tag, "Acme Two-" + tag, "Ada-" + tag, "ada-" + tag + "@example.com", "INV-" + tag, "Vendor-" + tag}
+	out, merr := e.callAs(t, owner, "store", map[string]any{"entities": []any{
+		map[string]any{"entity_type": "company", "name": f.values[0]},
+		map[string]any{"entity_type": "company", "name": f.values[1]},
+		map[string]any{"entity_type": "person", "name": f.values[2], "email": f.values[3]},
+		map[string]any{"entity_type": "invoice", "invoice_number": f.values[4], "vendor_name": f.values[5], "issue_date": "2026-01-15", "amount": 777.25},
+	}})
+	if merr != nil {
+		t.Fatal(merr)
+	}
+	f.source = out["source_id"].(string)
+	ids := []*string{&f.company, &f.company2, &f.person, &f.invoice}
+	for i, en := range out["entities"].([]any) {
+		*ids[i] = en.(map[string]any)["entity_id"].(string)
+	}
+	out, merr = e.callAs(t, owner, "create_relationship", map[string]any{"relationship_type": "PART_OF", "source_entity_id": f.person, "target_entity_id": f.company})
+	if merr != nil {
+		t.Fatal(merr)
+	}
+	f.relationship = out["id"].(string)
+	return f
+}
+
+// secrets are what must never appear in an answer to another principal:
+// the fixture's values, and its ids unless the caller sent them.
+func (f fixture) secrets(args map[string]any) []string {
+	sent, _ := json.Marshal(args)
+	out := slices.Clone(f.values)
+	for _, id := range []string{f.company, f.company2, f.person, f.invoice, f.relationship, f.source} {
+		if !strings.Contains(string(sent), id) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// matrixCase says how to call a tool on a fixture's data.
+type matrixCase struct {
+	args func(f fixture) map[string]any
+	// ownerOnly tools are checked against the owner's consent data.
+	ownerOnly bool
+}
+
+// consentMatrix has one entry per tool. TestConsentMatrixCoversEveryTool
+// fails when a tool is added without one: add it here with arguments that
+// aim at the fixture's data.
+var consentMatrix = map[string]matrixCase{
+	"store": {args: func(f fixture) map[string]any {
+		return map[string]any{"entities": []any{map[string]any{"entity_type": "company", "name": "Probe Co"}}}
+	}},
+	"list_entity_types":             {args: func(f fixture) map[string]any { return map[string]any{} }},
+	"retrieve_entity_snapshot":      {args: func(f fixture) map[string]any { return map[string]any{"entity_id": f.company} }},
+	"retrieve_entities":             {args: func(f fixture) map[string]any { return map[string]any{} }},
+	"retrieve_entity_by_identifier": {args: func(f fixture) map[string]any { return map[string]any{"identifier": f.values[0]} }},
+	"list_observations":             {args: func(f fixture) map[string]any { return map[string]any{"entity_id": f.person} }},
+	"retrieve_field_provenance": {args: func(f fixture) map[string]any {
+		return map[string]any{"entity_id": f.person, "field": "email"}
+	}},
+	"correct": {args: func(f fixture) map[string]any {
+		return map[string]any{"entity_id": f.company, "entity_type": "company", "field": "name", "value": "Hacked"}
+	}},
+	"merge_entities": {args: func(f fixture) map[string]any {
+		return map[string]any{"from_entity_id": f.company2, "to_entity_id": f.company}
+	}},
+	"list_timeline_events": {args: func(f fixture) map[string]any { return map[string]any{} }},
+	"create_relationship": {args: func(f fixture) map[string]any {
+		return map[string]any{"relationship_type": "REFERS_TO", "source_entity_id": f.invoice, "target_entity_id": f.company}
+	}},
+	"delete_relationship": {args: func(f fixture) map[string]any {
+		return map[string]any{"relationship_type": "PART_OF", "source_entity_id": f.person, "target_entity_id": f.company}
+	}},
+	"list_relationships": {args: func(f fixture) map[string]any { return map[string]any{"entity_id": f.person} }},
+	"get_relationship_snapshot": {args: func(f fixture) map[string]any {
+		return map[string]any{"relationship_type": "PART_OF", "source_entity_id": f.person, "target_entity_id": f.company}
+	}},
+	"retrieve_related_entities": {args: func(f fixture) map[string]any {
+		return map[string]any{"entity_id": f.person, "max_hops": 3}
+	}},
+	"retrieve_graph_neighborhood": {args: func(f fixture) map[string]any { return map[string]any{"node_id": f.person} }},
+	"query_graph": {args: func(f fixture) map[string]any {
+		return map[string]any{"queryType": "traverse", "entityId": f.person, "maxHops": 3}
+	}},
+	"list_consent_rules": {ownerOnly: true, args: func(f fixture) map[string]any { return map[string]any{} }},
+	"set_consent_rule": {ownerOnly: true, args: func(f fixture) map[string]any {
+		return map[string]any{"agent": "spy", "resource": "*", "action": "read", "effect": "allow"}
+	}},
+	"delete_consent_rule": {ownerOnly: true, args: func(f fixture) map[string]any { return map[string]any{"rule_id": "rule_x"} }},
+	"query_audit_log":     {ownerOnly: true, args: func(f fixture) map[string]any { return map[string]any{} }},
+}
+
+func TestConsentMatrixCoversEveryTool(t *testing.T) {
+	for _, tool := range mcp.AllTools(mcp.Deps{}) {
+		if _, ok := consentMatrix[tool.Name()]; !ok {
+			t.Errorf("tool %s has no entry in consentMatrix (matrix_test.go): add one so that its consent and isolation are proven", tool.Name())
+		}
+		if tool.OwnerOnly != consentMatrix[tool.Name()].ownerOnly {
+			t.Errorf("tool %s: owner-only is %v, the matrix says %v", tool.Name(), tool.OwnerOnly, consentMatrix[tool.Name()].ownerOnly)
+		}
+	}
+}
+
+// refusals are the codes an attacker may get: denied, or not found.
+var refusals = []string{mcp.CodeConsentDenied, mcp.CodeForbidden, mcp.CodeEntityNotFound, mcp.CodeNotFound, mcp.CodeSourceNotFound, mcp.CodeFieldNotFound}
+
+// TestConsentMatrix (the BOLA matrix) calls every tool on user A's data as
+// three principals that must not see it: an agent of A without consent, an
+// agent of A allowed only people and the graph (aimed at companies and
+// invoices), and an agent of user B with full consent on B's own data. Each
+// gets not-found or a denial, or an answer without A's values and ids; A's
+// data is unchanged afterwards. A positive control runs each tool as a
+// fully allowed agent on its own fresh data, so that the matrix cannot pass
+// because a tool is broken.
+func TestConsentMatrix(t *testing.T) {
+	e := newEnv(t)
+	a := seedUser(t, e, e.owner, "A")
+	ctx := t.Context()
+	bob, err := e.control.CreateUser(ctx, "bob")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bobFull, _ := e.agent(t, bob.ID, "bobby", [3]string{"read", "*", "allow"}, [3]string{"write", "*", "allow"})
+	seedUser(t, e, bobFull, "B")
+	none, _ := e.agent(t, e.owner.UserID, "none")
+	partial, _ := e.agent(t, e.owner.UserID, "partial", [3]string{"read", "entities/person", "allow"}, [3]string{"read", "graph", "allow"})
+	e.agent(t, e.owner.UserID, "spy")
+
+	before := ownerView(t, e, a)
+	attackers := []struct {
+		name string
+		p    consent.Principal
+		// secrets this attacker must not see
+		secrets func(args map[string]any) []string
+	}{
+		{"agent without consent", none, a.secrets},
+		{"other user's agent", bobFull, a.secrets},
+		{"agent allowed people only", partial, func(args map[string]any) []string {
+			// The person is readable; the companies and the invoice are not.
+			all := a.secrets(args)
+			return slices.DeleteFunc(all, func(s string) bool {
+				return s == a.person || s == a.values[2] || s == a.values[3] || s == a.relationship || s == a.source
+			})
+		}},
+	}
+	for _, tool := range e.server.Tools() {
+		mc := consentMatrix[tool.Name()]
+		t.Run(tool.Name(), func(t *testing.T) {
+			for _, at := range attackers {
+				args := mc.args(a)
+				out, merr := e.callAs(t, at.p, tool.Name(), args)
+				var text string
+				if merr != nil {
+					if !slices.Contains(refusals, merr.Body.Code) {
+						t.Errorf("%s: code %s (%s); want a denial or not found", at.name, merr.Body.Code, merr.Body.Message)
+					}
+					b, _ := json.Marshal(merr.Body)
+					text = string(b)
+				} else {
+					b, _ := json.Marshal(out)
+					text = string(b)
+				}
+				for _, s := range at.secrets(args) {
+					if strings.Contains(text, s) {
+						t.Errorf("%s: the answer holds %q: %s", at.name, s, truncate(text))
+					}
+				}
+			}
+			// Positive control: a fully allowed agent on its own data.
+			u, err := e.control.CreateUser(ctx, "ctl_"+tool.Name())
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, _ := e.agent(t, u.ID, "full", [3]string{"read", "*", "allow"}, [3]string{"write", "*", "allow"})
+			own := seedUser(t, e, p, "ctl-"+tool.Name())
+			if mc.ownerOnly {
+				p = e.owner
+			}
+			if _, merr := e.callAs(t, p, tool.Name(), mc.args(own)); merr != nil && !(mc.ownerOnly && merr.Body.Code == mcp.CodeNotFound) {
+				t.Errorf("positive control: %s as an allowed agent on its own data failed: %v", tool.Name(), merr)
+			}
+		})
+	}
+	if after := ownerView(t, e, a); after != before {
+		t.Errorf("A's data changed under the attacks:\nbefore %s\nafter  %s", before, after)
+	}
+}
+
+// ownerView is what A's owner sees of A's data, without the per-call meta.
+func ownerView(t *testing.T, e *env, f fixture) string {
+	t.Helper()
+	var b strings.Builder
+	for _, id := range []string{f.company, f.company2, f.person, f.invoice} {
+		out := e.mustCall(t, "retrieve_entity_snapshot", map[string]any{"entity_id": id})
+		delete(out, "meta")
+		j, _ := json.Marshal(out)
+		b.Write(j)
+	}
+	out := e.mustCall(t, "list_relationships", map[string]any{"entity_id": f.person})
+	delete(out, "meta")
+	j, _ := json.Marshal(out)
+	b.Write(j)
+	return b.String()
+}
+
+func truncate(s string) string {
+	if len(s) > 400 {
+		return s[:400] + "…"
+	}
+	return s
+}
+
