@@ -231,4 +231,3 @@ func truncate(s string) string {
 	}
 	return s
 }
-

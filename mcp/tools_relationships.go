@@ -56,7 +56,7 @@ func createRelationshipTool(d Deps) *Tool {
 		if err != nil {
 			return CreateRelationshipOut{}, err
 		}
-		return CreateRelationshipOut{RelationshipOut: relationshipOut(rel), Created: created}, nil
+		return CreateRelationshipOut{RelationshipOut: writtenRelationship(call, rel), Created: created}, nil
 	})
 }
 
@@ -88,8 +88,20 @@ func deleteRelationshipTool(d Deps) *Tool {
 		if err != nil {
 			return RelationshipOut{}, err
 		}
-		return relationshipOut(rel), nil
+		return writtenRelationship(call, rel), nil
 	})
+}
+
+// writtenRelationship is the answer to a relationship write: the whole
+// relationship with graph read consent; without it, only what the caller
+// named (type and endpoints) and the id, since the metadata merged from
+// earlier observations is graph data it may not read.
+func writtenRelationship(call *Call, rel graph.Relationship) RelationshipOut {
+	out := relationshipOut(rel)
+	if !call.May(consent.Read, consent.ResourceGraph) {
+		out.Metadata = nil
+	}
+	return out
 }
 
 // --- list_relationships ---

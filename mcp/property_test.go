@@ -1,0 +1,234 @@
+package mcp_test
+
+import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/cairnkg/cairn/consent"
+	"github.com/cairnkg/cairn/mcp"
+)
+
+// propertyTypes are the entity types the property test draws from.
+var propertyTypes = []string{"company", "person", "contact", "invoice", "note", "task"}
+
+// randomEntity returns fields for an entity of a type, unique by n.
+func randomEntity(typ string, n int) map[string]any {
+	m := map[string]any{"entity_type": typ}
+	switch typ {
+	case "invoice":
+		m["invoice_number"], m["vendor_name"], m["issue_date"] = fmt.Sprintf("INV-%d", n), fmt.Sprintf("Vendor %d", n), fmt.Sprintf("2026-%02d-10", n%12+1)
+	case "note", "task":
+		m["title"] = fmt.Sprintf("%s %d", typ, n)
+	default:
+		m["name"] = fmt.Sprintf("%s %d", typ, n)
+	}
+	return m
+}
+
+// randomRules draws consent rules for one agent.
+func randomRules(r *rand.Rand) [][3]string {
+	patterns := []string{"*", "entities/*", "tables/*", "graph", "sources", "schema", "entities/c*", "entities/in*", "entities/no*"}
+	for _, t := range propertyTypes {
+		patterns = append(patterns, "entities/"+t, "tables/"+t)
+	}
+	var rules [][3]string
+	for range 1 + r.IntN(7) {
+		action, effect := "read", "allow"
+		if r.IntN(4) == 0 {
+			action = "write"
+		}
+		if r.IntN(3) == 0 {
+			effect = "deny"
+		}
+		rules = append(rules, [3]string{action, patterns[r.IntN(len(patterns))], effect})
+	}
+	return rules
+}
+
+// propertyArgs builds arguments for every tool from random entity ids. A
+// tool without an entry fails the test.
+var propertyArgs = map[string]func(r *rand.Rand, ids []string, n int) map[string]any{
+	"store": func(r *rand.Rand, ids []string, n int) map[string]any {
+		return map[string]any{"entities": []any{randomEntity(propertyTypes[r.IntN(len(propertyTypes))], 1000+n)}}
+	},
+	"list_entity_types": func(*rand.Rand, []string, int) map[string]any { return map[string]any{} },
+	"retrieve_entity_snapshot": func(r *rand.Rand, ids []string, _ int) map[string]any {
+		return map[string]any{"entity_id": pick(r, ids)}
+	},
+	"retrieve_entities": func(r *rand.Rand, _ []string, _ int) map[string]any {
+		if r.IntN(2) == 0 {
+			return map[string]any{"entity_type": propertyTypes[r.IntN(len(propertyTypes))]}
+		}
+		return map[string]any{}
+	},
+	"retrieve_entity_by_identifier": func(r *rand.Rand, _ []string, _ int) map[string]any {
+		return map[string]any{"identifier": fmt.Sprintf("%s %d", propertyTypes[r.IntN(3)], r.IntN(12))}
+	},
+	"list_observations": func(r *rand.Rand, ids []string, _ int) map[string]any {
+		return map[string]any{"entity_id": pick(r, ids)}
+	},
+	"retrieve_field_provenance": func(r *rand.Rand, ids []string, _ int) map[string]any {
+		return map[string]any{"entity_id": pick(r, ids), "field": "name"}
+	},
+	"correct": func(r *rand.Rand, ids []string, _ int) map[string]any {
+		return map[string]any{"entity_id": pick(r, ids), "entity_type": propertyTypes[r.IntN(len(propertyTypes))], "field": "name", "value": "corrected"}
+	},
+	"merge_entities": func(r *rand.Rand, ids []string, _ int) map[string]any {
+		return map[string]any{"from_entity_id": pick(r, ids), "to_entity_id": pick(r, ids)}
+	},
+	"list_timeline_events": func(r *rand.Rand, ids []string, _ int) map[string]any {
+		if r.IntN(2) == 0 {
+			return map[string]any{"entity_id": pick(r, ids)}
+		}
+		return map[string]any{}
+	},
+	"create_relationship": func(r *rand.Rand, ids []string, _ int) map[string]any {
+		return map[string]any{"relationship_type": "REFERS_TO", "source_entity_id": pick(r, ids), "target_entity_id": pick(r, ids)}
+	},
+	"delete_relationship": func(r *rand.Rand, ids []string, _ int) map[string]any {
+		return map[string]any{"relationship_type": "REFERS_TO", "source_entity_id": pick(r, ids), "target_entity_id": pick(r, ids)}
+	},
+	"list_relationships": func(r *rand.Rand, ids []string, _ int) map[string]any {
+		return map[string]any{"entity_id": pick(r, ids)}
+	},
+	"get_relationship_snapshot": func(r *rand.Rand, ids []string, _ int) map[string]any {
+		return map[string]any{"relationship_type": "REFERS_TO", "source_entity_id": pick(r, ids), "target_entity_id": pick(r, ids)}
+	},
+	"retrieve_related_entities": func(r *rand.Rand, ids []string, _ int) map[string]any {
+		return map[string]any{"entity_id": pick(r, ids), "max_hops": 1 + r.IntN(4)}
+	},
+	"retrieve_graph_neighborhood": func(r *rand.Rand, ids []string, _ int) map[string]any {
+		return map[string]any{"node_id": pick(r, ids), "include_observations": true}
+	},
+	"query_graph": func(r *rand.Rand, ids []string, _ int) map[string]any {
+		if r.IntN(2) == 0 {
+			return map[string]any{"queryType": "pattern", "pattern": map[string]any{"relationship_type": "REFERS_TO"}}
+		}
+		return map[string]any{"queryType": "traverse", "entityId": pick(r, ids), "maxHops": 3}
+	},
+	"list_consent_rules": func(*rand.Rand, []string, int) map[string]any { return map[string]any{} },
+	"set_consent_rule": func(*rand.Rand, []string, int) map[string]any {
+		return map[string]any{"agent": "agent", "resource": "*", "action": "read", "effect": "allow"}
+	},
+	"delete_consent_rule": func(*rand.Rand, []string, int) map[string]any { return map[string]any{"rule_id": "rule_x"} },
+	"query_audit_log":     func(*rand.Rand, []string, int) map[string]any { return map[string]any{} },
+}
+
+func pick(r *rand.Rand, ids []string) string { return ids[r.IntN(len(ids))] }
+
+// TestNoToolAnswersOutsideConsent generates random graphs and random
+// consent rules and calls every tool with random arguments as the agent
+// the rules are for. No answer may hold an entity whose type the rules do
+// not let it read (anywhere: lists, traversal paths, neighbourhoods,
+// relationship endpoints), nor a relationship without graph read. The
+// oracle is consent.Decide on the same rules, which rules_test.go pins.
+func TestNoToolAnswersOutsideConsent(t *testing.T) {
+	for _, tool := range mcp.AllTools(mcp.Deps{}) {
+		if propertyArgs[tool.Name()] == nil {
+			t.Errorf("tool %s has no entry in propertyArgs (property_test.go)", tool.Name())
+		}
+	}
+	const seeds, callsPerTool = 12, 4
+	for seed := range uint64(seeds) {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(seed, 0x636f6e73656e74))
+			e := newEnv(t)
+			typeOf := map[string]string{}
+			var ents []any
+			for i := range 6 + r.IntN(10) {
+				ents = append(ents, randomEntity(propertyTypes[r.IntN(len(propertyTypes))], i))
+			}
+			out := e.mustCall(t, "store", map[string]any{"entities": ents})
+			var ids []string
+			for _, en := range out["entities"].([]any) {
+				m := en.(map[string]any)
+				typeOf[m["entity_id"].(string)] = m["entity_type"].(string)
+				ids = append(ids, m["entity_id"].(string))
+			}
+			for range 2 * len(ids) {
+				// Some edges are refused (self-loops); that is fine.
+				e.call(t, "create_relationship", map[string]any{"relationship_type": "REFERS_TO", "source_entity_id": pick(r, ids), "target_entity_id": pick(r, ids)})
+			}
+			ruleSpecs := randomRules(r)
+			agent, _ := e.agent(t, e.owner.UserID, "agent", ruleSpecs...)
+			var rules []consent.Rule
+			for _, rs := range ruleSpecs {
+				p, _ := consent.NormalizePattern(rs[1])
+				rules = append(rules, consent.Rule{Action: consent.Action(rs[0]), Pattern: p, Effect: consent.Effect(rs[2])})
+			}
+			// Rules set twice for one (pattern, action) keep the last.
+			rules = lastRulePerKey(rules)
+			readable := func(typ string) bool { return consent.Decide(rules, consent.Read, "entities/"+typ) == consent.Allow }
+			graphOK := consent.Decide(rules, consent.Read, "graph") == consent.Allow
+
+			for _, tool := range e.server.Tools() {
+				for n := range callsPerTool {
+					args := propertyArgs[tool.Name()](r, ids, n)
+					res, merr := e.callAs(t, agent, tool.Name(), args)
+					if merr != nil {
+						if merr.Body.Code == mcp.CodeInternal {
+							t.Errorf("%s(%v): internal error", tool.Name(), args)
+						}
+						continue
+					}
+					if tool.Name() == "store" {
+						// The ids of what the agent itself just wrote are its own.
+						for _, en := range res["entities"].([]any) {
+							m := en.(map[string]any)
+							typeOf[m["entity_id"].(string)] = m["entity_type"].(string)
+						}
+						delete(res, "entities")
+					}
+					checkAnswer(t, tool.Name(), args, res, "", typeOf, readable, graphOK)
+				}
+			}
+		})
+	}
+}
+
+// checkAnswer walks an answer and reports every entity id of an unreadable
+// type and every relationship shown without graph read (except the answer
+// to a relationship write, which names what the caller wrote, without
+// metadata).
+func checkAnswer(t *testing.T, tool string, args map[string]any, v any, path string, typeOf map[string]string, readable func(string) bool, graphOK bool) {
+	t.Helper()
+	switch x := v.(type) {
+	case string:
+		if strings.HasPrefix(x, "ent_") {
+			typ, known := typeOf[x]
+			if !known || !readable(typ) {
+				t.Errorf("%s(%v): %s holds entity %s of type %q, which the agent may not read", tool, args, path, x, typ)
+			}
+		}
+	case []any:
+		if strings.HasSuffix(path, "relationship_ids") && len(x) > 0 && !graphOK {
+			t.Errorf("%s(%v): %s lists relationships without graph read", tool, args, path)
+		}
+		for i, it := range x {
+			checkAnswer(t, tool, args, it, fmt.Sprintf("%s[%d]", path, i), typeOf, readable, graphOK)
+		}
+	case map[string]any:
+		written := (tool == "create_relationship" || tool == "delete_relationship") && path == "" && x["metadata"] == nil
+		if _, isRel := x["relationship_type"]; isRel && x["source_entity_id"] != nil && !graphOK && !written {
+			t.Errorf("%s(%v): %s is a relationship, shown without graph read", tool, args, path)
+		}
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			checkAnswer(t, tool, args, x[k], path+"."+k, typeOf, readable, graphOK)
+		}
+	}
+}
+
+// lastRulePerKey mirrors the control plane: a rule for the same pattern and
+// action replaces the earlier one.
+func lastRulePerKey(rules []consent.Rule) []consent.Rule {
+	var out []consent.Rule
+	for _, r := range rules {
+		out = slices.DeleteFunc(out, func(o consent.Rule) bool { return o.Pattern == r.Pattern && o.Action == r.Action })
+		out = append(out, r)
+	}
+	return out
+}
