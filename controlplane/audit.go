@@ -2,11 +2,13 @@ package controlplane
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/cairnkg/cairn/consent"
+	"github.com/cairnkg/cairn/migrations"
 )
 
 // AppendAudit implements consent.AuditSink: it writes records in one
@@ -17,10 +19,37 @@ func (s *Store) AppendAudit(ctx context.Context, records []consent.AuditRecord) 
 	if len(records) == 0 {
 		return nil
 	}
-	const cols = 14
-	// A multi-row insert, in chunks below both backends' parameter limits.
-	for start := 0; start < len(records); start += 500 {
-		chunk := records[start:min(len(records), start+500)]
+	if s.dialect == migrations.Postgres {
+		return s.appendAuditMultiRow(ctx, records)
+	}
+	// On SQLite, one prepared single-row insert run per record in one
+	// transaction is about 8 times faster than one statement with
+	// thousands of parameters (BenchmarkAppendAudit); on PostgreSQL, where
+	// every statement is a round trip, the multi-row insert is 6 times
+	// faster.
+	return s.tx(ctx, 0, func(tx *sql.Tx) error {
+		stmt, err := tx.PrepareContext(ctx, `INSERT INTO audit_log (at, user_id, agent_id, agent_name, key_id, transport, tool, kind, action, resource, decision, result_code, latency_us, request_id)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`)
+		if err != nil {
+			return wrap("append audit", err)
+		}
+		defer stmt.Close()
+		for _, r := range records {
+			if _, err := stmt.ExecContext(ctx, micros(r.At), r.UserID, r.AgentID, r.AgentName, r.KeyID, r.Transport, r.Tool, r.Kind,
+				string(r.Action), r.Resource, string(r.Decision), r.ResultCode, r.Latency.Microseconds(), r.RequestID); err != nil {
+				return wrap("append audit", err)
+			}
+		}
+		return nil
+	})
+}
+
+// appendAuditMultiRow writes records with multi-row inserts, in chunks
+// below PostgreSQL's parameter limit.
+func (s *Store) appendAuditMultiRow(ctx context.Context, records []consent.AuditRecord) error {
+	const cols, chunkRows = 14, 500
+	for start := 0; start < len(records); start += chunkRows {
+		chunk := records[start:min(len(records), start+chunkRows)]
 		var b strings.Builder
 		b.WriteString(`INSERT INTO audit_log (at, user_id, agent_id, agent_name, key_id, transport, tool, kind, action, resource, decision, result_code, latency_us, request_id) VALUES `)
 		args := make([]any, 0, len(chunk)*cols)

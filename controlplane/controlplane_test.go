@@ -18,14 +18,14 @@ import (
 // backend opens a fresh, migrated control plane on one backend.
 type backend struct {
 	name string
-	open func(t *testing.T) *controlplane.Store
+	open func(t testing.TB) *controlplane.Store
 }
 
 // backends are every backend the control plane runs on. Each test runs
 // against all of them; the PostgreSQL one skips (or fails under CI) when
 // there is no server, as pgtest decides.
 var backends = []backend{
-	{"SQLite", func(t *testing.T) *controlplane.Store {
+	{"SQLite", func(t testing.TB) *controlplane.Store {
 		t.Helper()
 		db, err := sqlite.OpenFile(t.Context(), filepath.Join(t.TempDir(), sqlite.FileName))
 		if err != nil {
@@ -34,7 +34,7 @@ var backends = []backend{
 		t.Cleanup(func() { db.Close() })
 		return controlplane.New(db.Write, migrations.SQLite)
 	}},
-	{"Postgres", func(t *testing.T) *controlplane.Store {
+	{"Postgres", func(t testing.TB) *controlplane.Store {
 		t.Helper()
 		db, err := postgres.Open(t.Context(), pgtest.URL(t), postgres.Options{})
 		if err != nil {

@@ -19,7 +19,7 @@ type fixture struct {
 	values                             []string // every stored value that must not leak
 }
 
-func seedUser(t *testing.T, e *env, owner consent.Principal, tag string) fixture {
+func seedUser(t testing.TB, e *env, owner consent.Principal, tag string) fixture {
 	t.Helper()
 	f := fixture{tag: tag}
 	f.values = []string{"Acme-" + tag, "Acme Two-" + tag, "Ada-" + tag, "ada-" + tag + "@example.com", "INV-" + tag, "Vendor-" + tag}

@@ -36,12 +36,12 @@ type envOptions struct {
 	limits map[consent.RateClass]int // nil: the defaults
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	return newEnvWith(t, envOptions{})
 }
 
-func newEnvWith(t *testing.T, opts envOptions) *env {
+func newEnvWith(t testing.TB, opts envOptions) *env {
 	t.Helper()
 	db, err := sqlite.OpenFile(t.Context(), filepath.Join(t.TempDir(), "cairn.db"))
 	if err != nil {
@@ -100,7 +100,7 @@ func (c *fakeClock) Add(d time.Duration) {
 
 // agent creates an agent of a user with the given rules ("read entities/*
 // allow" as {action, pattern, effect}) and returns its principal and key.
-func (e *env) agent(t *testing.T, userID, name string, rules ...[3]string) (consent.Principal, string) {
+func (e *env) agent(t testing.TB, userID, name string, rules ...[3]string) (consent.Principal, string) {
 	t.Helper()
 	ctx := t.Context()
 	a, err := e.control.CreateAgent(ctx, userID, name)
@@ -124,7 +124,7 @@ func (e *env) agent(t *testing.T, userID, name string, rules ...[3]string) (cons
 }
 
 // callAs invokes a tool as a principal.
-func (e *env) callAs(t *testing.T, p consent.Principal, tool string, args any) (map[string]any, *mcp.Error) {
+func (e *env) callAs(t testing.TB, p consent.Principal, tool string, args any) (map[string]any, *mcp.Error) {
 	t.Helper()
 	raw, err := json.Marshal(args)
 	if err != nil {
