@@ -113,6 +113,9 @@ func (s *Server) authenticate(a *consent.Authenticator, shape errorShape, next h
 			e := toError(err)
 			if e.Status == http.StatusUnauthorized {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="cairn"`)
+				// No user is known, so this goes to the server log, not
+				// to a user's audit log.
+				s.log.Info("authentication refused", "reason", err.Error(), "remote", r.RemoteAddr, "path", r.URL.Path)
 			} else {
 				s.log.Error("authentication failed", "err", err)
 			}

@@ -34,7 +34,7 @@ type Deps struct {
 
 // AllTools returns every tool Cairn has, in a stable order.
 func AllTools(d Deps) []*Tool {
-	return []*Tool{
+	tools := []*Tool{
 		storeTool(d),
 		listEntityTypesTool(d),
 		retrieveEntitySnapshotTool(d),
@@ -52,12 +52,8 @@ func AllTools(d Deps) []*Tool {
 		retrieveRelatedEntitiesTool(d),
 		retrieveGraphNeighborhoodTool(d),
 		queryGraphTool(d),
-		// consent (owner only)
-		listConsentRulesTool(d),
-		setConsentRuleTool(d),
-		deleteConsentRuleTool(d),
-		queryAuditLogTool(d),
 	}
+	return append(tools, consentTools(d)...)
 }
 
 // AllToolsets lists every toolset, in a stable order.

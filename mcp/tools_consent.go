@@ -18,6 +18,12 @@ type ConsentStore interface {
 	QueryAudit(ctx context.Context, q consent.AuditQuery) ([]consent.AuditRecord, error)
 }
 
+// consentTools are the owner-only tools of the consent toolset, listed
+// after every other tool.
+func consentTools(d Deps) []*Tool {
+	return []*Tool{listConsentRulesTool(d), setConsentRuleTool(d), deleteConsentRuleTool(d), queryAuditLogTool(d)}
+}
+
 func consentStore(d Deps) (ConsentStore, error) {
 	if d.Consent == nil {
 		return nil, newError(http.StatusServiceUnavailable, CodeServiceUnavailable, "consent management is not configured on this server", nil)
