@@ -190,3 +190,47 @@ func connectWithKey(t *testing.T, url, key string) *mcpsdk.ClientSession {
 	t.Cleanup(func() { cs.Close() })
 	return cs
 }
+
+// TestRateLimitSharedByProcesses runs two serve processes on one store: a
+// key's limit holds across both, because the counters live in the store.
+func TestRateLimitSharedByProcesses(t *testing.T) {
+	dir := t.TempDir()
+	urls := []string{startServe(t, dir, "CAIRN_RATE_LIMIT=4"), startServe(t, dir, "CAIRN_RATE_LIMIT=4")}
+	admitted := map[string]int{} // by window (X-RateLimit-Reset)
+	for i := range 8 {
+		base := strings.TrimSuffix(urls[i%2], "/mcp")
+		req, _ := http.NewRequestWithContext(t.Context(), "POST", base+"/mcp/call/retrieve_entities", strings.NewReader(`{}`))
+		req.Header.Set("X-API-Key", testOwnerKey)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		window := resp.Header.Get("X-RateLimit-Reset")
+		switch resp.StatusCode {
+		case 200:
+			admitted[window]++
+		case 429:
+			admitted[window] += 0
+			if resp.Header.Get("Retry-After") == "" {
+				t.Error("429 without Retry-After")
+			}
+		default:
+			t.Fatalf("status %d", resp.StatusCode)
+		}
+	}
+	for w, n := range admitted {
+		if n > 4 {
+			t.Errorf("window ending %s: two processes admitted %d calls, over the shared limit of 4", w, n)
+		}
+	}
+	// Unless a minute boundary fell between the calls, the one window
+	// admitted exactly the limit.
+	if len(admitted) == 1 {
+		for _, n := range admitted {
+			if n != 4 {
+				t.Errorf("admitted %d of 8 calls in one window, want 4", n)
+			}
+		}
+	}
+}
