@@ -10,21 +10,28 @@ import (
 	"github.com/cairnkg/cairn/graph/postgres"
 )
 
-// harness opens a migrated PostgreSQL database in a schema of the test's
-// own and returns a graph store on it.
+// newDriver opens a migrated PostgreSQL database in a schema of the test's
+// own and returns a graph driver on it.
+func newDriver(tb testing.TB) graph.Driver {
+	tb.Helper()
+	db, err := dbpostgres.Open(tb.Context(), pgtest.URL(tb), dbpostgres.Options{})
+	if err != nil {
+		tb.Fatalf("open postgres: %v", err)
+	}
+	tb.Cleanup(func() {
+		if err := db.Close(); err != nil {
+			tb.Errorf("close postgres: %v", err)
+		}
+	})
+	return postgres.New(db.Pool)
+}
+
 func harness(t *testing.T) *graph.Store {
 	t.Helper()
-	db, err := dbpostgres.Open(t.Context(), pgtest.URL(t), dbpostgres.Options{})
-	if err != nil {
-		t.Fatalf("open postgres: %v", err)
-	}
-	s := graph.NewStore(postgres.New(db.Pool))
+	s := graph.NewStore(newDriver(t))
 	t.Cleanup(func() {
 		if err := s.Close(); err != nil {
 			t.Errorf("close graph: %v", err)
-		}
-		if err := db.Close(); err != nil {
-			t.Errorf("close postgres: %v", err)
 		}
 	})
 	return s

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/cairnkg/cairn/graph"
 )
@@ -9,16 +10,22 @@ import (
 // Reach implements graph.Reacher with two recursive queries.
 //
 // The first answers whether q.To can be reached at all: a recursive CTE
-// whose UNION keeps each entity once, so it walks every edge at most once,
-// and which PostgreSQL stops evaluating as soon as EXISTS finds q.To. That
-// is the whole cost of the common case, an edge that closes no cycle: one
-// round trip, where Tx.ShortestPath makes one per hop.
+// whose UNION keeps each entity once, so it follows every edge at most once,
+// and which PostgreSQL stops evaluating as soon as EXISTS finds q.To. That is
+// the whole cost of the common case, an edge that closes no cycle: one round
+// trip, where Tx.ShortestPath makes one per hop.
 //
-// Only when q.To is reachable does the second run: a breadth-first search,
-// one row per level (the entities first reached at that level, and every
-// entity seen so far), then a walk back from q.To that picks at each level
-// the lowest-id entity with an edge to the next one, which is the path
+// Only when q.To is reachable does the second run: a breadth-first search
+// with one row per level, holding the entities first reached at that level
+// and, for each, the lowest-id entity of the previous level with an edge to
+// it (the set of entities seen so far is a JSONB object, whose key lookup is
+// a binary search). Unwinding those parents from q.To gives the path
 // Tx.ShortestPath returns.
+//
+// Every step looks up the edges of one entity through a LATERAL subquery
+// fenced with OFFSET 0, which keeps the planner on the (user, entity, type)
+// indexes whatever its row estimates: left free, it may scan all of a user's
+// edges once per step.
 func (t *tx) Reach(ctx context.Context, q graph.PathQuery) ([]string, error) {
 	if err := t.enter(ctx, q.UserID); err != nil {
 		return nil, err
@@ -35,12 +42,11 @@ func (t *tx) Reach(ctx context.Context, q graph.PathQuery) ([]string, error) {
 		filter += " AND r.relationship_type = ANY(" + a.add(q.Types) + ")"
 	}
 
-	walk := stepsFrom(q.Direction, "= reach.node", filter)
 	var reachable bool
 	if err := t.tx.QueryRow(ctx, `WITH RECURSIVE reach(node) AS (
 		  SELECT $2::text COLLATE "C"
 		  UNION
-		  SELECT `+walk.to+` FROM reach `+walk.from+`
+		  SELECT s.b FROM reach CROSS JOIN LATERAL `+neighbours(q.Direction, "reach.node", filter)+` AS s
 		)
 		SELECT EXISTS (SELECT 1 FROM reach WHERE node = $3)`, a...).Scan(&reachable); err != nil {
 		return nil, wrap("reach", err)
@@ -49,65 +55,69 @@ func (t *tx) Reach(ctx context.Context, q graph.PathQuery) ([]string, error) {
 		return nil, nil
 	}
 
-	level := stepsFrom(q.Direction, "= ANY(b.frontier)", filter)
-	back := stepsFrom(q.Direction, "= ANY(l.frontier)", filter)
-	var path []string
-	err := t.tx.QueryRow(ctx, `WITH RECURSIVE bfs(depth, frontier, seen) AS (
-		  SELECT 0, ARRAY[$2::text COLLATE "C"], ARRAY[$2::text COLLATE "C"]
+	rows, err := t.tx.Query(ctx, `WITH RECURSIVE bfs(depth, frontier, parents, seen) AS (
+		  SELECT 0, ARRAY[$2::text COLLATE "C"], ARRAY[''::text COLLATE "C"], jsonb_build_object($2::text, 0)
 		  UNION ALL
-		  SELECT b.depth + 1, nxt.ids, b.seen || nxt.ids
+		  SELECT b.depth + 1, nxt.ids, nxt.parents, b.seen || nxt.seen
 		  FROM bfs b CROSS JOIN LATERAL (
-		    SELECT array_agg(DISTINCT `+level.to+`) AS ids FROM (SELECT) AS one `+level.from+`
-		    AND NOT `+level.to+` = ANY(b.seen)
+		    SELECT array_agg(x.b ORDER BY x.b) AS ids, array_agg(x.p ORDER BY x.b) AS parents,
+		      jsonb_object_agg(x.b, b.depth + 1) AS seen
+		    FROM (
+		      SELECT s.b, min(f.a) AS p
+		      FROM unnest(b.frontier) AS f(a) CROSS JOIN LATERAL `+neighbours(q.Direction, "f.a", filter)+` AS s
+		      WHERE NOT b.seen ? s.b
+		      GROUP BY s.b
+		    ) x
 		  ) nxt
 		  WHERE nxt.ids IS NOT NULL AND NOT $3 = ANY(b.frontier)
-		), back(node, depth) AS (
-		  SELECT $3::text COLLATE "C", depth FROM bfs WHERE $3 = ANY(frontier)
-		  UNION ALL
-		  SELECT (SELECT min(`+back.at+`) FROM bfs l `+back.from+`
-		          AND l.depth = b.depth - 1 AND `+back.to+` = b.node), b.depth - 1
-		  FROM back b WHERE b.depth > 0
 		)
-		SELECT array_agg(node ORDER BY depth) FROM back`, a...).Scan(&path)
+		SELECT frontier, parents FROM bfs WHERE depth > 0`, a...)
 	if err != nil {
 		return nil, wrap("shortest path", err)
+	}
+	defer rows.Close()
+	parent := map[string]string{}
+	for rows.Next() {
+		var ids, parents []string
+		if err := rows.Scan(&ids, &parents); err != nil {
+			return nil, wrap("shortest path", err)
+		}
+		for i, id := range ids {
+			parent[id] = parents[i]
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, wrap("shortest path", err)
+	}
+	if _, ok := parent[q.To]; !ok {
+		return nil, nil
+	}
+	path := []string{q.To}
+	for n := q.To; n != q.From; {
+		p, ok := parent[n]
+		if !ok || len(path) > len(parent) {
+			return nil, fmt.Errorf("graph/postgres: shortest path: no way back from %s to %s", n, q.From)
+		}
+		path, n = append(path, p), p
+	}
+	for i, j := 0, len(path)-1; i < j; i, j = i+1, j-1 {
+		path[i], path[j] = path[j], path[i]
 	}
 	return path, nil
 }
 
-// steps is the SQL of one step of a walk along edges in a direction.
-type steps struct {
-	// from joins the relationships that leave the walk's current entity,
-	// the one the leaves condition names; it ends inside a WHERE or ON
-	// clause, so that callers can add conditions with AND.
-	from string
-	// at and to are the expressions of the entity a step leaves and the
-	// entity it reaches.
-	at, to string
-}
-
-// stepsFrom returns the steps along edges in direction d that leave an
-// entity matching leaves ("= x" or "= ANY(xs)"), over the edges that filter
-// keeps.
-func stepsFrom(d graph.Direction, leaves, filter string) steps {
+// neighbours returns a subquery, for a LATERAL join, of the entities one
+// step away from the entity expression from in direction d, over the edges
+// that filter (on alias r) keeps, in column b.
+func neighbours(d graph.Direction, from, filter string) string {
+	out := "SELECT r.target_entity_id AS b FROM relationships r WHERE " + filter + " AND r.source_entity_id = " + from
+	in := "SELECT r.source_entity_id AS b FROM relationships r WHERE " + filter + " AND r.target_entity_id = " + from
 	switch d {
 	case graph.Outbound:
-		return steps{
-			from: "JOIN relationships r ON " + filter + " AND r.source_entity_id " + leaves,
-			at:   "r.source_entity_id", to: "r.target_entity_id",
-		}
+		return "(" + out + " OFFSET 0)"
 	case graph.Inbound:
-		return steps{
-			from: "JOIN relationships r ON " + filter + " AND r.target_entity_id " + leaves,
-			at:   "r.target_entity_id", to: "r.source_entity_id",
-		}
+		return "(" + in + " OFFSET 0)"
 	default:
-		// Each edge is two steps, one each way.
-		return steps{
-			from: "JOIN relationships r ON " + filter + " AND (r.source_entity_id " + leaves + " OR r.target_entity_id " + leaves + ")" +
-				" CROSS JOIN LATERAL (VALUES (r.source_entity_id, r.target_entity_id), (r.target_entity_id, r.source_entity_id)) AS s(a, b)" +
-				" ON TRUE WHERE s.a " + leaves,
-			at: "s.a", to: "s.b",
-		}
+		return "(SELECT u.b FROM (" + out + " UNION ALL " + in + ") AS u OFFSET 0)"
 	}
 }
