@@ -28,7 +28,10 @@ configurations; set CAIRN_OWNER_KEY (32 or more printable characters) to
 choose that key yourself.
 
 The embedded store is one SQLite file in --data-dir; nothing else needs to
-be installed. Stop with Ctrl-C: in-flight requests get 10 seconds to finish.`,
+be installed. With --database-url (or CAIRN_DATABASE_URL), the control plane
+and the graph live in that PostgreSQL database instead, migrated at start,
+and /readyz pings it. Stop with Ctrl-C: in-flight requests get 10 seconds to
+finish.`,
 		env: append([]envVar{{"addr", "CAIRN_ADDR"}, {"max-request-bytes", "CAIRN_MAX_REQUEST_BYTES"}}, commonEnv...),
 		setup: func(fs *flag.FlagSet) runFunc {
 			var common commonFlags
@@ -43,7 +46,7 @@ be installed. Stop with Ctrl-C: in-flight requests get 10 seconds to finish.`,
 				if err != nil {
 					return err
 				}
-				a, err := openApp(ctx, appConfig{dataDir: common.dataDir}, log)
+				a, err := openApp(ctx, common.appConfig(), log)
 				if err != nil {
 					return err
 				}
@@ -67,7 +70,7 @@ be installed. Stop with Ctrl-C: in-flight requests get 10 seconds to finish.`,
 					IdleTimeout:       2 * time.Minute,
 					ErrorLog:          nil,
 				}
-				log.Info("serving", "mcp", mcpURL, "data_dir", absPath(common.dataDir), "version", version())
+				log.Info("serving", "mcp", mcpURL, "store", a.backend.describe, "version", version())
 				return serveUntilDone(ctx, srv, ln)
 			}
 		},

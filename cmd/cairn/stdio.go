@@ -21,7 +21,9 @@ expect of a server they launch. Only protocol frames go to stdout; logs go to
 stderr.
 
 stdio runs as the owner's owner agent: whoever can start the process can
-read the data directory anyway, so no key is asked for. On first run it
+read the data directory (or holds the database URL) anyway, so no key is
+asked for. --database-url (or CAIRN_DATABASE_URL) selects PostgreSQL, as for
+serve. On first run it
 creates the owner and prints the owner key to stderr, for use over HTTP.`,
 		env: commonEnv,
 		setup: func(fs *flag.FlagSet) runFunc {
@@ -35,7 +37,7 @@ creates the owner and prints the owner key to stderr, for use over HTTP.`,
 				if err != nil {
 					return err
 				}
-				a, err := openApp(ctx, appConfig{dataDir: common.dataDir}, log)
+				a, err := openApp(ctx, common.appConfig(), log)
 				if err != nil {
 					return err
 				}
@@ -51,7 +53,7 @@ creates the owner and prints the owner key to stderr, for use over HTTP.`,
 				if err != nil {
 					return err
 				}
-				log.Info("serving MCP on stdio", "user", owner.UserName, "agent", owner.AgentName, "data_dir", absPath(common.dataDir))
+				log.Info("serving MCP on stdio", "user", owner.UserName, "agent", owner.AgentName, "store", a.backend.describe)
 				err = a.mcp.MCPServer(mcp.FixedPrincipal(owner)).Run(ctx, &mcpsdk.StdioTransport{})
 				if err != nil && ctx.Err() == nil {
 					return fmt.Errorf("stdio: %w", err)
