@@ -89,3 +89,16 @@ func (b *backend) Close() error {
 	}
 	return errors.Join(errs...)
 }
+
+// stdioServer is the MCP client configuration that launches `cairn stdio` on
+// the stores cfg selects. A database URL may hold a password, so it is left
+// for the person to fill in rather than printed.
+func stdioServer(exe string, cfg appConfig) map[string]any {
+	if cfg.databaseURL != "" {
+		return map[string]any{
+			"command": exe, "args": []string{"stdio"},
+			"env": map[string]string{"CAIRN_DATABASE_URL": "<the database URL cairn serve uses>"},
+		}
+	}
+	return map[string]any{"command": exe, "args": []string{"stdio", "--data-dir", absPath(cfg.dataDir)}}
+}

@@ -62,7 +62,7 @@ finish.`,
 					return err
 				}
 				if key != "" {
-					printWelcome(env.stdout, key, mcpURL, common.dataDir, env.getenv("CAIRN_OWNER_KEY") != "")
+					printWelcome(env.stdout, key, mcpURL, common.appConfig(), env.getenv("CAIRN_OWNER_KEY") != "")
 				}
 				srv := &http.Server{
 					Handler:           a.mcp.HTTPHandler(mcp.HTTPOptions{Auth: a.auth, Ready: a.ready, MaxRequestBytes: *maxBody}),

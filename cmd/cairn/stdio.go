@@ -47,7 +47,7 @@ creates the owner and prints the owner key to stderr, for use over HTTP.`,
 					return err
 				}
 				if key != "" {
-					printWelcome(env.stderr, key, "http://127.0.0.1:7400/mcp (when you run cairn serve)", common.dataDir, env.getenv("CAIRN_OWNER_KEY") != "")
+					printWelcome(env.stderr, key, "http://127.0.0.1:7400/mcp (when you run cairn serve)", common.appConfig(), env.getenv("CAIRN_OWNER_KEY") != "")
 				}
 				owner, err := a.control.OwnerPrincipal(ctx)
 				if err != nil {
