@@ -8,7 +8,9 @@
 // call for a user, takes a transaction-scoped advisory lock on a hash of that
 // user's id (pg_advisory_xact_lock). One user's write transactions therefore
 // run one at a time, as every write transaction does on the embedded store,
-// while different users write side by side. Because the lock comes before
+// while different users write side by side. Within one process, writers of a
+// busy user wait in Go, before they take a pool connection, so that they do
+// not starve other users' requests of connections. Because the lock comes before
 // the transaction's first statement for the user, and every READ COMMITTED
 // statement sees what committed before it began, each write transaction reads
 // everything its predecessors wrote: a cycle check and the insert it guards
@@ -30,6 +32,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -42,6 +46,12 @@ import (
 // Driver implements graph.Driver on a PostgreSQL pool.
 type Driver struct {
 	pool *pgxpool.Pool
+	// queues line up this process's write transactions per user (striped
+	// by the hash of the user id) before they take a connection, so that
+	// writers waiting for a busy user do not hold pool connections that
+	// other users' requests need. The advisory lock still orders writers
+	// across processes.
+	queues [64]sync.Mutex
 }
 
 var _ graph.Driver = (*Driver)(nil)
@@ -54,11 +64,11 @@ func New(pool *pgxpool.Pool) *Driver { return &Driver{pool: pool} }
 // losing serialization failures or deadlocks.
 const maxAttempts = 8
 
-// Update implements graph.Driver.
+// Update implements graph.Driver. The transaction begins at fn's first call,
+// once the user is known (see tx.enter).
 func (d *Driver) Update(ctx context.Context, fn func(graph.DriverTx) error) error {
-	opts := pgx.TxOptions{IsoLevel: pgx.ReadCommitted, AccessMode: pgx.ReadWrite}
 	for attempt := 1; ; attempt++ {
-		err := d.run(ctx, opts, true, fn)
+		err := d.run(ctx, &tx{d: d, write: true}, fn)
 		if err == nil || !retryable(err) || attempt == maxAttempts {
 			return err
 		}
@@ -73,23 +83,29 @@ func (d *Driver) Update(ctx context.Context, fn func(graph.DriverTx) error) erro
 
 // View implements graph.Driver.
 func (d *Driver) View(ctx context.Context, fn func(graph.DriverTx) error) error {
-	return d.run(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, false, fn)
+	pgTx, err := d.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return fmt.Errorf("graph/postgres: begin: %w", err)
+	}
+	return d.run(ctx, &tx{d: d, tx: pgTx}, fn)
 }
 
 // Close implements graph.Driver. The pool belongs to the caller.
 func (d *Driver) Close() error { return nil }
 
-func (d *Driver) run(ctx context.Context, opts pgx.TxOptions, write bool, fn func(graph.DriverTx) error) error {
-	pgTx, err := d.pool.BeginTx(ctx, opts)
-	if err != nil {
-		return fmt.Errorf("graph/postgres: begin: %w", err)
-	}
-	t := &tx{tx: pgTx, write: write}
-	if err := fn(t); err != nil {
-		_ = pgTx.Rollback(context.WithoutCancel(ctx))
+// run calls fn on t, then commits t's transaction, if it began, or rolls it
+// back when fn fails.
+func (d *Driver) run(ctx context.Context, t *tx, fn func(graph.DriverTx) error) error {
+	defer t.release()
+	err := fn(t)
+	if t.tx == nil {
 		return err
 	}
-	if err := pgTx.Commit(ctx); err != nil {
+	if err != nil {
+		_ = t.tx.Rollback(context.WithoutCancel(ctx))
+		return err
+	}
+	if err := t.tx.Commit(ctx); err != nil {
 		return fmt.Errorf("graph/postgres: commit: %w", err)
 	}
 	return nil
@@ -105,10 +121,15 @@ func retryable(err error) bool {
 // tx implements graph.DriverTx and graph.Reacher on one PostgreSQL
 // transaction.
 type tx struct {
+	d *Driver
+	// tx is the transaction; in a write transaction, nil until the first
+	// call.
 	tx    pgx.Tx
 	write bool
 	// locked holds the users whose advisory lock this transaction holds.
 	locked []string
+	// queue is the in-process queue this write transaction holds, if any.
+	queue *sync.Mutex
 }
 
 var (
@@ -122,24 +143,45 @@ var (
 // the control plane.
 const userLockClass int32 = 0x67726170
 
-// enter takes the user's write lock at the transaction's first call for
-// that user; in read-only transactions it does nothing.
+// enter is called first by every method. In a write transaction, at the
+// first call for a user, it takes the user's write lock: at the very first
+// call, it waits in the user's in-process queue, then begins the
+// transaction; then, for every new user, it takes the user's advisory lock
+// until the transaction ends. Read-only transactions take no locks.
+//
+// A transaction waits for an in-process queue only before it holds
+// anything, so queues cannot take part in a deadlock; advisory locks can,
+// when two transactions each touch two users, and PostgreSQL detects those
+// (40P01, which Update retries).
 func (t *tx) enter(ctx context.Context, userID string) error {
-	if !t.write {
+	if !t.write || slices.Contains(t.locked, userID) {
 		return nil
-	}
-	for _, u := range t.locked {
-		if u == userID {
-			return nil
-		}
 	}
 	h := fnv.New32a()
 	h.Write([]byte(userID))
-	if _, err := t.tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, $2)`, userLockClass, int32(h.Sum32())); err != nil {
+	key := h.Sum32()
+	if t.tx == nil {
+		t.queue = &t.d.queues[key%uint32(len(t.d.queues))]
+		t.queue.Lock()
+		pgTx, err := t.d.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted, AccessMode: pgx.ReadWrite})
+		if err != nil {
+			return fmt.Errorf("graph/postgres: begin: %w", err)
+		}
+		t.tx = pgTx
+	}
+	if _, err := t.tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, $2)`, userLockClass, int32(key)); err != nil {
 		return fmt.Errorf("graph/postgres: lock user: %w", err)
 	}
 	t.locked = append(t.locked, userID)
 	return nil
+}
+
+// release leaves the in-process queue, once the transaction has ended.
+func (t *tx) release() {
+	if t.queue != nil {
+		t.queue.Unlock()
+		t.queue = nil
+	}
 }
 
 // LockUser implements graph.DriverTx: the lock that every write transaction
