@@ -51,8 +51,9 @@ const defaultConnectTimeout = 10 * time.Second
 
 // Options configure Open. The zero value opens, migrates and pools.
 type Options struct {
-	// SkipMigrations opens without applying pending migrations (for
-	// `cairn migrate --status`, which must not change the schema).
+	// SkipMigrations opens without applying pending migrations, for a
+	// caller that migrates on its own terms (Migrate applies them without a
+	// pool; Status reads them without changing anything).
 	SkipMigrations bool
 }
 
