@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cairnkg/cairn/graph"
+	"github.com/cairnkg/cairn/vector/embed"
 )
 
 // Service is the knowledge domain. It is safe for concurrent use.
@@ -21,6 +22,8 @@ type Service struct {
 	schemas *Registry
 	now     func() time.Time
 	log     *slog.Logger
+	embed   embed.Embedder
+	types   typeIndex
 }
 
 // Options configure a Service. The zero value is usable.
@@ -30,11 +33,17 @@ type Options struct {
 	// Now is the clock; nil means graph.Now. Tests set it to make as-of
 	// reads exact.
 	Now func() time.Time
+	// Embedder embeds entity types (and topics for context loading); nil
+	// means the local deterministic embedder, embed.NewLocal.
+	Embedder embed.Embedder
 }
 
 // NewService returns a Service over a graph and a schema registry.
 func NewService(g *graph.Store, schemas *Registry, opts Options) *Service {
-	s := &Service{graph: g, schemas: schemas, now: opts.Now, log: opts.Logger}
+	s := &Service{graph: g, schemas: schemas, now: opts.Now, log: opts.Logger, embed: opts.Embedder}
+	if s.embed == nil {
+		s.embed = embed.NewLocal()
+	}
 	if s.now == nil {
 		s.now = graph.Now
 	}
