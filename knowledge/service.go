@@ -18,12 +18,13 @@ import (
 
 // Service is the knowledge domain. It is safe for concurrent use.
 type Service struct {
-	graph   *graph.Store
-	schemas *Registry
-	now     func() time.Time
-	log     *slog.Logger
-	embed   embed.Embedder
-	types   typeIndex
+	graph    *graph.Store
+	schemas  *Registry
+	now      func() time.Time
+	log      *slog.Logger
+	embed    embed.Embedder
+	types    typeIndex
+	profiles ProfileStore
 }
 
 // Options configure a Service. The zero value is usable.
@@ -36,11 +37,14 @@ type Options struct {
 	// Embedder embeds entity types (and topics for context loading); nil
 	// means the local deterministic embedder, embed.NewLocal.
 	Embedder embed.Embedder
+	// Profiles keeps user profiles; nil makes the profile calls fail with
+	// ErrUnavailable (context loading then leaves the profile out).
+	Profiles ProfileStore
 }
 
 // NewService returns a Service over a graph and a schema registry.
 func NewService(g *graph.Store, schemas *Registry, opts Options) *Service {
-	s := &Service{graph: g, schemas: schemas, now: opts.Now, log: opts.Logger, embed: opts.Embedder}
+	s := &Service{graph: g, schemas: schemas, now: opts.Now, log: opts.Logger, embed: opts.Embedder, profiles: opts.Profiles}
 	if s.embed == nil {
 		s.embed = embed.NewLocal()
 	}
