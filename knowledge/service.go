@@ -25,6 +25,8 @@ type Service struct {
 	embed    embed.Embedder
 	types    typeIndex
 	profiles ProfileStore
+	// contradictions is nil when none are kept.
+	contradictions ContradictionStore
 }
 
 // Options configure a Service. The zero value is usable.
@@ -40,11 +42,14 @@ type Options struct {
 	// Profiles keeps user profiles; nil makes the profile calls fail with
 	// ErrUnavailable (context loading then leaves the profile out).
 	Profiles ProfileStore
+	// Contradictions keeps contradictions between observations and the
+	// observations a resolution rejected; nil means none are detected.
+	Contradictions ContradictionStore
 }
 
 // NewService returns a Service over a graph and a schema registry.
 func NewService(g *graph.Store, schemas *Registry, opts Options) *Service {
-	s := &Service{graph: g, schemas: schemas, now: opts.Now, log: opts.Logger, embed: opts.Embedder, profiles: opts.Profiles}
+	s := &Service{graph: g, schemas: schemas, now: opts.Now, log: opts.Logger, embed: opts.Embedder, profiles: opts.Profiles, contradictions: opts.Contradictions}
 	if s.embed == nil {
 		s.embed = embed.NewLocal()
 	}
