@@ -27,6 +27,8 @@ type Service struct {
 	profiles ProfileStore
 	// contradictions is nil when none are kept.
 	contradictions ContradictionStore
+	// memories is nil until a memory store is configured.
+	memories MemoryIndex
 }
 
 // Options configure a Service. The zero value is usable.
@@ -45,11 +47,14 @@ type Options struct {
 	// Contradictions keeps contradictions between observations and the
 	// observations a resolution rejected; nil means none are detected.
 	Contradictions ContradictionStore
+	// Memories lets context loading show memory collections and recent
+	// memories; nil means the context says memories are not available.
+	Memories MemoryIndex
 }
 
 // NewService returns a Service over a graph and a schema registry.
 func NewService(g *graph.Store, schemas *Registry, opts Options) *Service {
-	s := &Service{graph: g, schemas: schemas, now: opts.Now, log: opts.Logger, embed: opts.Embedder, profiles: opts.Profiles, contradictions: opts.Contradictions}
+	s := &Service{graph: g, schemas: schemas, now: opts.Now, log: opts.Logger, embed: opts.Embedder, profiles: opts.Profiles, contradictions: opts.Contradictions, memories: opts.Memories}
 	if s.embed == nil {
 		s.embed = embed.NewLocal()
 	}
