@@ -42,7 +42,9 @@ func openApp(ctx context.Context, cfg appConfig, log *slog.Logger) (*app, error)
 	a := &app{log: log, sqlite: db}
 	a.control = controlplane.New(db.Write, migrations.SQLite)
 	a.graph = graph.NewStore(embedded.New(db))
-	a.knowledge = knowledge.NewService(a.graph, knowledge.NewRegistry(), knowledge.Options{Logger: log})
+	a.knowledge = knowledge.NewService(a.graph, knowledge.NewRegistry(), knowledge.Options{
+		Logger: log, Profiles: a.control, Contradictions: a.control,
+	})
 	a.auth = consent.NewAuthenticator(a.control, nil)
 	cfg.mcp.Version = version()
 	a.mcp, err = mcp.NewServer(mcp.Deps{Knowledge: a.knowledge, Logger: log}, cfg.mcp)
