@@ -12,7 +12,37 @@ import (
 )
 
 // The Store keeps contradictions for the knowledge service.
-var _ knowledge.ContradictionStore = (*Store)(nil)
+var (
+	_ knowledge.ContradictionStore = (*Store)(nil)
+	_ knowledge.ContradictionStore = (*ContradictionStore)(nil)
+)
+
+// ContradictionStore is the Store's contradiction methods with the reads the
+// reducer makes (RejectedObservations) on a separate read handle.
+//
+// The reducer asks for rejected observations inside graph write
+// transactions. On the embedded store those hold SQLite's write lock on one
+// connection of the write handle, while other writers of the control plane
+// may be waiting for the lock on the remaining ones; a read that needed a
+// write connection could then wait until their busy timeout. The read-only
+// handle never competes with writers.
+type ContradictionStore struct {
+	*Store
+	read *sql.DB
+}
+
+// WithReader returns the store's contradiction methods reading rejected
+// observations through read (db/sqlite's Read handle on the embedded store;
+// on PostgreSQL the same pool is fine).
+func (s *Store) WithReader(read *sql.DB) *ContradictionStore {
+	return &ContradictionStore{Store: s, read: read}
+}
+
+// RejectedObservations implements knowledge.ContradictionStore on the read
+// handle.
+func (c *ContradictionStore) RejectedObservations(ctx context.Context, userID string, ids []string) (map[string]bool, error) {
+	return rejectedObservations(ctx, c.read, userID, ids)
+}
 
 const contradictionColumns = `id, user_id, entity_id, entity_type, field, current_value, current_observation_id, current_source_id,
 	new_value, new_observation_id, new_source_id, detected_at, status, resolution, resolved_at, resolved_by, correction_id`
@@ -127,6 +157,10 @@ const rejectedChunk = 500
 // RejectedObservations returns which of the given observations a
 // resolution rejected.
 func (s *Store) RejectedObservations(ctx context.Context, userID string, ids []string) (map[string]bool, error) {
+	return rejectedObservations(ctx, s.db, userID, ids)
+}
+
+func rejectedObservations(ctx context.Context, db *sql.DB, userID string, ids []string) (map[string]bool, error) {
 	out := map[string]bool{}
 	for start := 0; start < len(ids); start += rejectedChunk {
 		chunk := ids[start:min(start+rejectedChunk, len(ids))]
@@ -136,7 +170,7 @@ func (s *Store) RejectedObservations(ctx context.Context, userID string, ids []s
 			args = append(args, id)
 			ph[i] = fmt.Sprintf("$%d", i+2)
 		}
-		rows, err := s.db.QueryContext(ctx, `SELECT observation_id FROM rejected_observations
+		rows, err := db.QueryContext(ctx, `SELECT observation_id FROM rejected_observations
 			WHERE user_id = $1 AND observation_id IN (`+strings.Join(ph, ", ")+`)`, args...)
 		if err != nil {
 			return nil, wrap("read rejected observations", err)

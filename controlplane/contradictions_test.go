@@ -84,6 +84,9 @@ func TestContradictionStore(t *testing.T) {
 		if err != nil || len(rej) != 1 || !rej["obs_new1"] {
 			t.Errorf("rejected = %v, %v; want only obs_new1", rej, err)
 		}
+		if rej, err := s.WithReader(s.DB()).RejectedObservations(ctx, "u1", ids); err != nil || len(rej) != 1 || !rej["obs_new1"] {
+			t.Errorf("rejected through a reader = %v, %v; want only obs_new1", rej, err)
+		}
 		if rej, _ := s.RejectedObservations(ctx, "u2", ids); len(rej) != 0 {
 			t.Errorf("another user's rejections: %v", rej)
 		}

@@ -34,7 +34,7 @@ func newFullService(t *testing.T, opts knowledge.Options) (*knowledge.Service, *
 	c := &clock{t: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}
 	control := controlplane.New(db.Write, migrations.SQLite)
 	opts.Now = c.Now
-	opts.Profiles, opts.Contradictions = control, control
+	opts.Profiles, opts.Contradictions = control, control.WithReader(db.Read)
 	return knowledge.NewService(g, knowledge.NewRegistry(), opts), c
 }
 

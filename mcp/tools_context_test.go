@@ -42,7 +42,7 @@ func newContextEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := knowledge.NewService(g, knowledge.NewRegistry(), knowledge.Options{Profiles: control, Contradictions: control})
+	svc := knowledge.NewService(g, knowledge.NewRegistry(), knowledge.Options{Profiles: control, Contradictions: control.WithReader(db.Read)})
 	srv, err := mcp.NewServer(mcp.Deps{Knowledge: svc}, mcp.Options{Version: "test"})
 	if err != nil {
 		t.Fatal(err)

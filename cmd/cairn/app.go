@@ -43,7 +43,7 @@ func openApp(ctx context.Context, cfg appConfig, log *slog.Logger) (*app, error)
 	a.control = controlplane.New(db.Write, migrations.SQLite)
 	a.graph = graph.NewStore(embedded.New(db))
 	a.knowledge = knowledge.NewService(a.graph, knowledge.NewRegistry(), knowledge.Options{
-		Logger: log, Profiles: a.control, Contradictions: a.control,
+		Logger: log, Profiles: a.control, Contradictions: a.control.WithReader(db.Read),
 	})
 	a.auth = consent.NewAuthenticator(a.control, nil)
 	cfg.mcp.Version = version()
