@@ -118,6 +118,12 @@ func TestUpdateProfileAndUserContext(t *testing.T) {
 			}
 		}
 	}
+	// A real client checks the structured content against the output
+	// schema.
+	res, err := e.connect(t).CallTool(t.Context(), &mcpsdk.CallToolParams{Name: "get_user_context", Arguments: map[string]any{"topic": "anvils"}})
+	if err != nil || res.IsError {
+		t.Fatalf("get_user_context through a client: %v %+v", err, res)
+	}
 	if _, merr := e.call(t, "get_user_context", map[string]any{"budget_tokens": 10}); merr == nil || merr.Body.Code != mcp.CodeValidation {
 		t.Errorf("budget 10: %v, want VALIDATION_ERROR", merr)
 	}
