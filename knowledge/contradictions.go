@@ -322,3 +322,71 @@ func (s *Service) counted(ctx context.Context, userID string, obs []graph.Observ
 	}
 	return out, nil
 }
+
+// FieldClaim is a value that something other than an observation, such as
+// a memory, states for an entity field.
+type FieldClaim struct {
+	EntityID string
+	Field    string
+	Value    any
+	// ClaimID names what makes the claim (a memory id); it becomes the
+	// contradiction's NewObservationID.
+	ClaimID string
+	// SourceID is the claim's source, if any; a claim from the source of
+	// the current value contradicts nothing.
+	SourceID string
+}
+
+// CheckClaims compares claims with the current values of the fields they
+// name and records a contradiction for each that disagrees with a value
+// that came from another source; it returns those contradictions. It is how
+// the memory store reports a memory that contradicts an entity. Claims about
+// entities the caller may not read, missing entities and fields the entity
+// does not have are skipped. Without a contradiction store it does nothing.
+func (s *Service) CheckClaims(ctx context.Context, c Caller, claims []FieldClaim) ([]Contradiction, error) {
+	if s.contradictions == nil || len(claims) == 0 {
+		return nil, nil
+	}
+	now := s.clock()
+	var found []Contradiction
+	err := s.graph.View(ctx, func(tx *graph.Tx) error {
+		found = nil
+		for _, cl := range claims {
+			if cl.ClaimID == "" || cl.Field == "" || cl.Value == nil {
+				return invalid("claim", "entity_id, field, value and claim id", "incomplete claim", "every claim needs an entity, a field, a value and an id")
+			}
+			e, err := tx.ResolveEntity(ctx, c.UserID, cl.EntityID)
+			if graph.IsNotFound(err) || (err == nil && !c.readable(e.Type)) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			cv, ok := e.Snapshot[cl.Field]
+			obsID, hasProv := e.Provenance[cl.Field]
+			if !ok || cv == nil || !hasProv || equivalent(cv, cl.Value) {
+				continue
+			}
+			prev, err := tx.Observation(ctx, c.UserID, obsID)
+			if err != nil {
+				return err
+			}
+			if cl.SourceID != "" && prev.SourceID == cl.SourceID {
+				continue
+			}
+			found = append(found, Contradiction{
+				ID: hashID("ctr_", c.UserID, cl.ClaimID, cl.Field), UserID: c.UserID, EntityID: e.ID, EntityType: e.Type,
+				Field: cl.Field, CurrentValue: cv, CurrentObservationID: prev.ID, CurrentSourceID: prev.SourceID,
+				NewValue: cl.Value, NewObservationID: cl.ClaimID, NewSourceID: cl.SourceID, DetectedAt: now, Status: ContradictionOpen,
+			})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("knowledge: check claims: %w", err)
+	}
+	if err := s.RecordContradictions(ctx, found); err != nil {
+		return nil, err
+	}
+	return found, nil
+}

@@ -187,3 +187,37 @@ func TestNoContradictionStoreDetectsNothing(t *testing.T) {
 		t.Errorf("err = %v, want ErrUnavailable", err)
 	}
 }
+
+func TestCheckClaimsFromMemories(t *testing.T) {
+	s, clk := newFullService(t, knowledge.Options{})
+	id := store(t, s, alice, map[string]any{"entity_type": "company", "name": "Acme", "industry": "anvils"}).Entities[0].EntityID
+	clk.Advance(time.Minute)
+	found, err := s.CheckClaims(t.Context(), alice, []knowledge.FieldClaim{
+		{EntityID: id, Field: "industry", Value: "rockets", ClaimID: "mem_1"},
+		{EntityID: id, Field: "industry", Value: "Anvils", ClaimID: "mem_2"},    // agrees
+		{EntityID: id, Field: "domain", Value: "acme.test", ClaimID: "mem_3"},   // no current value
+		{EntityID: "ent_nope", Field: "industry", Value: "x", ClaimID: "mem_4"}, // no such entity
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(found) != 1 || found[0].NewObservationID != "mem_1" || found[0].CurrentValue != "anvils" {
+		t.Fatalf("found = %+v, want the one disagreeing memory", found)
+	}
+	open, err := s.OpenContradictions(t.Context(), alice)
+	if err != nil || len(open) != 1 || open[0].ID != found[0].ID {
+		t.Fatalf("open = %+v, %v", open, err)
+	}
+	if _, err := s.ResolveContradiction(t.Context(), alice, open[0].ID, knowledge.Confirm); err != nil {
+		t.Fatal(err)
+	}
+	snap, _ := s.EntitySnapshot(t.Context(), alice, id, time.Time{})
+	if snap.Entity.Snapshot["industry"] != "rockets" {
+		t.Errorf("confirmed memory: industry = %v, want rockets", snap.Entity.Snapshot["industry"])
+	}
+	if found, err := s.CheckClaims(t.Context(), only("read:profile"), []knowledge.FieldClaim{
+		{EntityID: id, Field: "industry", Value: "boats", ClaimID: "mem_5"},
+	}); err != nil || len(found) != 0 {
+		t.Errorf("a claim about an unreadable entity: %+v, %v; want nothing", found, err)
+	}
+}
