@@ -189,7 +189,7 @@ func (s *Service) contextGraph(ctx context.Context, c Caller, topic string, in *
 		types := append(s.schemas.Types(), slices.Collect(maps.Keys(counts))...)
 		slices.Sort(types)
 		in.types, in.readableEntities = nil, 0
-		var readable []string
+		readable := []string{} // non-nil: no readable type means no entity
 		for _, t := range slices.Compact(types) {
 			if c.readable(t) {
 				readable = append(readable, t)

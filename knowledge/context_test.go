@@ -193,6 +193,10 @@ func TestUserContextConsent(t *testing.T) {
 		len(out.Memories.Recent) != 1 || out.Memories.Recent[0].Text != "Alice likes green tea" {
 		t.Errorf("memories = %+v, want only the notes collection", out.Memories)
 	}
+	profileOnly := userContext(t, s, only("read:"+knowledge.ResourceProfile), knowledge.ContextRequest{})
+	if len(profileOnly.Entities) != 0 || len(profileOnly.EntityTypes) != 0 || len(profileOnly.Memories.Recent) != 0 || profileOnly.Omitted.Entities != 0 {
+		t.Errorf("a caller who may read only the profile sees %+v", profileOnly)
+	}
 	if _, err := s.UserContext(t.Context(), alice, knowledge.ContextRequest{BudgetTokens: 50}); !errors.Is(err, knowledge.ErrValidation) {
 		t.Errorf("budget 50: err = %v, want a validation error", err)
 	}
