@@ -54,7 +54,10 @@ type Options struct {
 
 // NewService returns a Service over a graph and a schema registry.
 func NewService(g *graph.Store, schemas *Registry, opts Options) *Service {
-	s := &Service{graph: g, schemas: schemas, now: opts.Now, log: opts.Logger, embed: opts.Embedder, profiles: opts.Profiles, contradictions: opts.Contradictions, memories: opts.Memories}
+	s := &Service{
+		graph: g, schemas: schemas, now: opts.Now, log: opts.Logger, embed: opts.Embedder,
+		profiles: opts.Profiles, contradictions: opts.Contradictions, memories: opts.Memories,
+	}
 	if s.embed == nil {
 		s.embed = embed.NewLocal()
 	}
