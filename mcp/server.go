@@ -45,11 +45,14 @@ func AllTools(d Deps) []*Tool {
 		retrieveRelatedEntitiesTool(d),
 		retrieveGraphNeighborhoodTool(d),
 		queryGraphTool(d),
+		getUserContextTool(d),
+		updateProfileTool(d),
+		reviewMemoriesTool(d),
 	}
 }
 
 // AllToolsets lists every toolset, in a stable order.
-var AllToolsets = []Toolset{ToolsetEntities, ToolsetRelationships, ToolsetTimeline, ToolsetSchema}
+var AllToolsets = []Toolset{ToolsetEntities, ToolsetRelationships, ToolsetTimeline, ToolsetSchema, ToolsetContext}
 
 // Options choose which tools a Server exposes. The zero value exposes all.
 type Options struct {

@@ -40,7 +40,9 @@ func openApp(ctx context.Context, cfg appConfig, log *slog.Logger) (*app, error)
 	a := &app{log: log, backend: b}
 	a.control = controlplane.New(b.control, b.dialect)
 	a.graph = graph.NewStore(b.graph)
-	a.knowledge = knowledge.NewService(a.graph, knowledge.NewRegistry(), knowledge.Options{Logger: log})
+	a.knowledge = knowledge.NewService(a.graph, knowledge.NewRegistry(), knowledge.Options{
+		Logger: log, Profiles: a.control, Contradictions: a.control.WithReader(b.reader()),
+	})
 	a.auth = consent.NewAuthenticator(a.control, nil)
 	cfg.mcp.Version = version()
 	a.mcp, err = mcp.NewServer(mcp.Deps{Knowledge: a.knowledge, Logger: log}, cfg.mcp)

@@ -102,3 +102,12 @@ func stdioServer(exe string, cfg appConfig) map[string]any {
 	}
 	return map[string]any{"command": exe, "args": []string{"stdio", "--data-dir", absPath(cfg.dataDir)}}
 }
+
+// reader is the control plane's handle for reads that must not queue behind
+// writers: the embedded store's read-only pool, or the one PostgreSQL pool.
+func (b *backend) reader() *sql.DB {
+	if b.sqlite != nil {
+		return b.sqlite.Read
+	}
+	return b.control
+}
