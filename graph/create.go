@@ -47,7 +47,7 @@ func (tx *Tx) CreateRelationship(ctx context.Context, in NewRelationship) (rel R
 		if src.ID == dst.ID {
 			return Relationship{}, false, &CycleError{RelationshipType: in.Type, Path: []string{src.ID}}
 		}
-		path, err := tx.ShortestPath(ctx, PathQuery{
+		path, err := tx.reach(ctx, PathQuery{
 			UserID: in.UserID, From: dst.ID, To: src.ID, Types: []string{in.Type}, Direction: Outbound,
 		})
 		if err != nil {
@@ -83,6 +83,15 @@ func (tx *Tx) CreateRelationship(ctx context.Context, in NewRelationship) (rel R
 		return Relationship{}, false, err
 	}
 	return rel, true, nil
+}
+
+// reach answers a path query with the driver's Reacher when it has one, and
+// with ShortestPath otherwise; both give the same path.
+func (tx *Tx) reach(ctx context.Context, q PathQuery) ([]string, error) {
+	if r, ok := tx.DriverTx.(Reacher); ok {
+		return r.Reach(ctx, q)
+	}
+	return tx.ShortestPath(ctx, q)
 }
 
 // EndRelationship marks the live period of a relationship as ended at the

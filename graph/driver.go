@@ -103,6 +103,20 @@ type DriverTx interface {
 	RelationshipObservations(ctx context.Context, userID, relationshipID string) ([]RelationshipObservation, error)
 }
 
+// Reacher is an optional capability of a DriverTx: it answers a path query
+// inside the backend (a recursive query, say) rather than by one Edges call
+// per hop. CreateRelationship's cycle check uses it when the driver's
+// transaction has it, and Tx.ShortestPath otherwise.
+type Reacher interface {
+	// Reach returns exactly what Tx.ShortestPath returns for q: the entity
+	// ids of a shortest path From → … → To over edges of q.Types live at
+	// q.At in q.Direction, the same one among paths of equal length (each
+	// entity's predecessor is the lowest-id entity of the previous
+	// breadth-first level with an edge to it), or nil when To cannot be
+	// reached. Like ShortestPath, it is exhaustive.
+	Reach(ctx context.Context, q PathQuery) ([]string, error)
+}
+
 // Now returns the current time as every graph row records it: UTC, truncated
 // to the microsecond that every backend can store exactly.
 func Now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }

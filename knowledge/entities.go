@@ -19,6 +19,9 @@ func (s *Service) recompute(ctx context.Context, tx *graph.Tx, userID, entityID 
 	if err != nil {
 		return graph.Entity{}, err
 	}
+	if obs, err = s.counted(ctx, userID, obs); err != nil {
+		return graph.Entity{}, err
+	}
 	prev, err := tx.Entity(ctx, userID, entityID)
 	exists := err == nil
 	if err != nil && !errors.Is(err, graph.ErrNotFound) {
@@ -176,6 +179,9 @@ func (s *Service) EntitySnapshot(ctx context.Context, c Caller, id string, at ti
 			return err
 		}
 		obs = slices.DeleteFunc(obs, func(o graph.Observation) bool { return o.CreatedAt.After(at) })
+		if obs, err = s.counted(ctx, c.UserID, obs); err != nil {
+			return err
+		}
 		if len(obs) == 0 {
 			return &NotFoundError{Kind: ErrEntityNotFound, ID: id}
 		}

@@ -79,6 +79,9 @@ func (s *Schema) FieldNames() []string { return slices.Sorted(maps.Keys(s.Fields
 type Registry struct {
 	mu      sync.RWMutex
 	schemas map[string]*Schema
+	// gen counts changes, so that indexes derived from the schemas (the
+	// type embeddings) know when to rebuild.
+	gen uint64
 }
 
 // NewRegistry returns a registry holding the built-in schemas.
@@ -98,7 +101,15 @@ func (r *Registry) Register(s *Schema) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.schemas[s.EntityType] = s
+	r.gen++
 	return nil
+}
+
+// Generation returns a number that changes whenever a schema is registered.
+func (r *Registry) Generation() uint64 {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.gen
 }
 
 // Lookup returns the schema of an entity type.

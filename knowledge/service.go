@@ -13,14 +13,22 @@ import (
 	"time"
 
 	"github.com/cairnkg/cairn/graph"
+	"github.com/cairnkg/cairn/vector/embed"
 )
 
 // Service is the knowledge domain. It is safe for concurrent use.
 type Service struct {
-	graph   *graph.Store
-	schemas *Registry
-	now     func() time.Time
-	log     *slog.Logger
+	graph    *graph.Store
+	schemas  *Registry
+	now      func() time.Time
+	log      *slog.Logger
+	embed    embed.Embedder
+	types    typeIndex
+	profiles ProfileStore
+	// contradictions is nil when none are kept.
+	contradictions ContradictionStore
+	// memories is nil until a memory store is configured.
+	memories MemoryIndex
 }
 
 // Options configure a Service. The zero value is usable.
@@ -30,11 +38,29 @@ type Options struct {
 	// Now is the clock; nil means graph.Now. Tests set it to make as-of
 	// reads exact.
 	Now func() time.Time
+	// Embedder embeds entity types (and topics for context loading); nil
+	// means the local deterministic embedder, embed.NewLocal.
+	Embedder embed.Embedder
+	// Profiles keeps user profiles; nil makes the profile calls fail with
+	// ErrUnavailable (context loading then leaves the profile out).
+	Profiles ProfileStore
+	// Contradictions keeps contradictions between observations and the
+	// observations a resolution rejected; nil means none are detected.
+	Contradictions ContradictionStore
+	// Memories lets context loading show memory collections and recent
+	// memories; nil means the context says memories are not available.
+	Memories MemoryIndex
 }
 
 // NewService returns a Service over a graph and a schema registry.
 func NewService(g *graph.Store, schemas *Registry, opts Options) *Service {
-	s := &Service{graph: g, schemas: schemas, now: opts.Now, log: opts.Logger}
+	s := &Service{
+		graph: g, schemas: schemas, now: opts.Now, log: opts.Logger, embed: opts.Embedder,
+		profiles: opts.Profiles, contradictions: opts.Contradictions, memories: opts.Memories,
+	}
+	if s.embed == nil {
+		s.embed = embed.NewLocal()
+	}
 	if s.now == nil {
 		s.now = graph.Now
 	}

@@ -96,8 +96,10 @@ func (s *Service) Store(ctx context.Context, c Caller, req StoreRequest) (StoreR
 	}
 
 	var res StoreResult
+	var found []Contradiction
 	write := func(tx *graph.Tx) error {
 		res = StoreResult{Source: src, RunID: hashID("run_", src.ID), UnknownFieldsCount: unknownCount}
+		found = nil
 		existing, err := tx.SourceByHash(ctx, c.UserID, hash)
 		if err == nil {
 			res.Source, res.Deduplicated = existing, true
@@ -120,7 +122,8 @@ func (s *Service) Store(ctx context.Context, c Caller, req StoreRequest) (StoreR
 		created := map[string]bool{}
 		for i, pe := range prepared {
 			target := pe.entityID
-			switch ent, err := tx.ResolveEntity(ctx, c.UserID, pe.entityID); {
+			ent, err := tx.ResolveEntity(ctx, c.UserID, pe.entityID)
+			switch {
 			case err == nil:
 				target = ent.ID
 			case errors.Is(err, graph.ErrNotFound):
@@ -136,6 +139,13 @@ func (s *Service) Store(ctx context.Context, c Caller, req StoreRequest) (StoreR
 			}
 			if err := tx.InsertObservation(ctx, obs); err != nil {
 				return err
+			}
+			if !created[target] && s.contradictions != nil {
+				cs, err := contradictionsIn(ctx, tx, pe.schema, ent, obs, now)
+				if err != nil {
+					return err
+				}
+				found = append(found, cs...)
 			}
 			for _, name := range sortedKeys(pe.unknown) {
 				if err := tx.InsertRawFragment(ctx, graph.RawFragment{
@@ -171,6 +181,7 @@ func (s *Service) Store(ctx context.Context, c Caller, req StoreRequest) (StoreR
 	if err != nil {
 		return StoreResult{}, fmt.Errorf("knowledge: store: %w", err)
 	}
+	s.recordDetected(ctx, found)
 	return res, nil
 }
 

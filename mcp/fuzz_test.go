@@ -22,7 +22,7 @@ func FuzzToolArguments(f *testing.F) {
 		f.Add(uint8(i), []byte(`{"max_response_bytes": 600, "cursor": "eyJ0IjoieCJ9"}`))
 		f.Add(uint8(i), []byte(`null`))
 	}
-	e := newEnv(f)
+	e := newEnvWith(f, envOptions{contextStores: true})
 	seedUser(f, e, e.owner, "F")
 	f.Fuzz(func(t *testing.T, which uint8, args []byte) {
 		tool := e.server.Tools()[int(which)%len(e.server.Tools())]

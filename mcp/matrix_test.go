@@ -16,6 +16,7 @@ type fixture struct {
 	tag                                string
 	company, company2, person, invoice string
 	relationship, source               string
+	contradiction                      string   // an open contradiction on the person's email
 	values                             []string // every stored value that must not leak
 }
 
@@ -42,15 +43,36 @@ func seedUser(t testing.TB, e *env, owner consent.Principal, tag string) fixture
 		t.Fatal(merr)
 	}
 	f.relationship = out["id"].(string)
+	// A profile, and a second source that contradicts the person's email.
+	nick, other := "Nick-"+tag, "other-"+tag+"@example.com"
+	f.values = append(f.values, nick, other)
+	if _, merr := e.callAs(t, owner, "update_profile", map[string]any{"data": map[string]any{"nickname": nick}}); merr != nil {
+		t.Fatal(merr)
+	}
+	if _, merr := e.callAs(t, owner, "store", map[string]any{"entities": []any{
+		map[string]any{"entity_type": "person", "name": f.values[2], "email": other},
+	}}); merr != nil {
+		t.Fatal(merr)
+	}
+	out, merr = e.callAs(t, owner, "review_memories", map[string]any{"action": "list"})
+	if merr != nil {
+		t.Fatal(merr)
+	}
+	if cs := out["contradictions"].([]any); len(cs) > 0 {
+		f.contradiction = cs[0].(map[string]any)["contradiction_id"].(string)
+	}
 	return f
 }
 
 // secrets are what must never appear in an answer to another principal:
-// the fixture's values, and its ids unless the caller sent them.
+// the fixture's values and ids, unless the caller sent them.
 func (f fixture) secrets(args map[string]any) []string {
 	sent, _ := json.Marshal(args)
-	out := slices.Clone(f.values)
-	for _, id := range []string{f.company, f.company2, f.person, f.invoice, f.relationship, f.source} {
+	out := slices.DeleteFunc(slices.Clone(f.values), func(v string) bool { return strings.Contains(string(sent), v) })
+	for _, id := range []string{f.company, f.company2, f.person, f.invoice, f.relationship, f.source, f.contradiction} {
+		if id == "" {
+			continue
+		}
 		if !strings.Contains(string(sent), id) {
 			out = append(out, id)
 		}
@@ -104,6 +126,13 @@ var consentMatrix = map[string]matrixCase{
 	"query_graph": {args: func(f fixture) map[string]any {
 		return map[string]any{"queryType": "traverse", "entityId": f.person, "maxHops": 3}
 	}},
+	"get_user_context": {args: func(f fixture) map[string]any { return map[string]any{"topic": f.values[0]} }},
+	"update_profile": {args: func(f fixture) map[string]any {
+		return map[string]any{"data": map[string]any{"probe": "written by the caller"}, "reason": "matrix"}
+	}},
+	"review_memories": {args: func(f fixture) map[string]any {
+		return map[string]any{"action": "resolve", "contradiction_id": f.contradiction, "resolution": "keep_both"}
+	}},
 	"list_consent_rules": {ownerOnly: true, args: func(f fixture) map[string]any { return map[string]any{} }},
 	"set_consent_rule": {ownerOnly: true, args: func(f fixture) map[string]any {
 		return map[string]any{"agent": "spy", "resource": "*", "action": "read", "effect": "allow"}
@@ -135,7 +164,7 @@ var refusals = []string{mcp.CodeConsentDenied, mcp.CodeForbidden, mcp.CodeEntity
 // fully allowed agent on its own fresh data, so that the matrix cannot pass
 // because a tool is broken.
 func TestConsentMatrix(t *testing.T) {
-	e := newEnv(t)
+	e := newEnvWith(t, envOptions{contextStores: true})
 	a := seedUser(t, e, e.owner, "A")
 	ctx := t.Context()
 	bob, err := e.control.CreateUser(ctx, "bob")
@@ -161,7 +190,7 @@ func TestConsentMatrix(t *testing.T) {
 			// The person is readable; the companies and the invoice are not.
 			all := a.secrets(args)
 			return slices.DeleteFunc(all, func(s string) bool {
-				return s == a.person || s == a.values[2] || s == a.values[3] || s == a.relationship || s == a.source
+				return s == a.person || s == a.values[2] || s == a.values[3] || s == a.values[7] || s == a.contradiction || s == a.relationship || s == a.source
 			})
 		}},
 	}
@@ -218,10 +247,19 @@ func ownerView(t *testing.T, e *env, f fixture) string {
 		j, _ := json.Marshal(out)
 		b.Write(j)
 	}
-	out := e.mustCall(t, "list_relationships", map[string]any{"entity_id": f.person})
-	delete(out, "meta")
-	j, _ := json.Marshal(out)
-	b.Write(j)
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"list_relationships", map[string]any{"entity_id": f.person}},
+		{"review_memories", map[string]any{"action": "list"}},
+		{"get_user_context", map[string]any{}},
+	} {
+		out := e.mustCall(t, c.tool, c.args)
+		delete(out, "meta")
+		j, _ := json.Marshal(out)
+		b.Write(j)
+	}
 	return b.String()
 }
 

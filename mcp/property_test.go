@@ -110,6 +110,13 @@ var propertyArgs = map[string]func(r *rand.Rand, ids []string, n int) map[string
 		}
 		return map[string]any{"queryType": "traverse", "entityId": pick(r, ids), "maxHops": 3}
 	},
+	"get_user_context": func(r *rand.Rand, _ []string, _ int) map[string]any {
+		return map[string]any{"topic": propertyTypes[r.IntN(len(propertyTypes))]}
+	},
+	"update_profile": func(r *rand.Rand, _ []string, n int) map[string]any {
+		return map[string]any{"data": map[string]any{"n": n}}
+	},
+	"review_memories":    func(*rand.Rand, []string, int) map[string]any { return map[string]any{"action": "list"} },
 	"list_consent_rules": func(*rand.Rand, []string, int) map[string]any { return map[string]any{} },
 	"set_consent_rule": func(*rand.Rand, []string, int) map[string]any {
 		return map[string]any{"agent": "agent", "resource": "*", "action": "read", "effect": "allow"}
@@ -136,7 +143,7 @@ func TestNoToolAnswersOutsideConsent(t *testing.T) {
 	for seed := range uint64(seeds) {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 0x636f6e73656e74))
-			e := newEnv(t)
+			e := newEnvWith(t, envOptions{contextStores: true})
 			typeOf := map[string]string{}
 			var ents []any
 			for i := range 6 + r.IntN(10) {

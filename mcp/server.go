@@ -52,12 +52,15 @@ func AllTools(d Deps) []*Tool {
 		retrieveRelatedEntitiesTool(d),
 		retrieveGraphNeighborhoodTool(d),
 		queryGraphTool(d),
+		getUserContextTool(d),
+		updateProfileTool(d),
+		reviewMemoriesTool(d),
 	}
 	return append(tools, consentTools(d)...)
 }
 
 // AllToolsets lists every toolset, in a stable order.
-var AllToolsets = []Toolset{ToolsetEntities, ToolsetRelationships, ToolsetTimeline, ToolsetSchema, ToolsetConsent}
+var AllToolsets = []Toolset{ToolsetEntities, ToolsetRelationships, ToolsetTimeline, ToolsetSchema, ToolsetContext, ToolsetConsent}
 
 // Options choose which tools a Server exposes. The zero value exposes all.
 type Options struct {

@@ -34,6 +34,9 @@ type env struct {
 // envOptions vary newEnvWith.
 type envOptions struct {
 	limits map[consent.RateClass]int // nil: the defaults
+	// contextStores wires the profile and contradiction stores (newEnv
+	// has none, as a server without them).
+	contextStores bool
 }
 
 func newEnv(t testing.TB) *env {
@@ -65,10 +68,14 @@ func newEnvWith(t testing.TB, opts envOptions) *env {
 		t.Fatal(err)
 	}
 	clock := &fakeClock{t: time.Date(2026, 11, 23, 12, 0, 30, 0, time.UTC)}
+	kopts := knowledge.Options{}
+	if opts.contextStores {
+		kopts.Profiles, kopts.Contradictions = control, control.WithReader(db.Read)
+	}
 	audit := consent.NewAuditLog(control, consent.AuditLogOptions{})
 	t.Cleanup(func() { audit.Close() })
 	srv, err := mcp.NewServer(mcp.Deps{
-		Knowledge: knowledge.NewService(g, knowledge.NewRegistry(), knowledge.Options{}),
+		Knowledge: knowledge.NewService(g, knowledge.NewRegistry(), kopts),
 		Policy:    consent.NewPolicy(control),
 		Limiter:   consent.NewLimiter(control, consent.LimiterOptions{Limits: opts.limits, Now: clock.Now}),
 		Audit:     audit,

@@ -47,11 +47,14 @@ func listEntityTypesTool(d Deps) *Tool {
 		name:  "list_entity_types",
 		title: "List entity types",
 		description: "List the entity types Cairn knows, with their fields, types and merge policies; with a keyword, only the types " +
-			"whose name, field names or description match, best first. Call this before store to choose the entity_type.",
+			"whose name, field names or description match, best first; when keyword matching finds nothing good, types similar by meaning are added (match_type: vector). Call this before store to choose the entity_type.",
 		toolset: ToolsetSchema, ann: readOnly, budget: BudgetSummary, requires: reads(consent.ResourceSchema),
 		shape: func(s *jsonschema.Schema) { maxLen(prop(s, "keyword"), 256) },
 	}, func(ctx context.Context, call *Call, in EntityTypesIn) (EntityTypesOut, error) {
-		res := d.Knowledge.EntityTypes(deref(in.Keyword))
+		res, err := d.Knowledge.SearchEntityTypes(ctx, deref(in.Keyword))
+		if err != nil {
+			return EntityTypesOut{}, err
+		}
 		out := EntityTypesOut{Keyword: in.Keyword, SearchMethod: res.Method, EntityTypes: []EntityTypeOut{}}
 		if in.Keyword != nil && *in.Keyword == "" {
 			out.Keyword = nil

@@ -35,8 +35,8 @@ func adminCommand() *command {
 		help: `
 Manage the control plane: users, their agents, API keys, consent rules, and
 read the audit log. It works on the embedded store in --data-dir, or on
-PostgreSQL when CAIRN_DATABASE_URL is set, including while cairn serve runs
-on the same store.
+PostgreSQL with --database-url (or CAIRN_DATABASE_URL), including while
+cairn serve runs on the same store.
 
 Every command acts for --user (default: the owner). A key is shown once,
 alone on the last line of key create's output; Cairn keeps only its hash.
@@ -122,6 +122,9 @@ func runAdmin(ctx context.Context, env *environment, args []string, top commonFl
 	if !given["data-dir"] {
 		f.common.dataDir = top.dataDir
 	}
+	if !given["database-url"] {
+		f.common.databaseURL = top.databaseURL
+	}
 	if !given["log-level"] {
 		f.common.logLevel = top.logLevel
 	}
@@ -131,7 +134,7 @@ func runAdmin(ctx context.Context, env *environment, args []string, top commonFl
 	if _, err := f.common.logger(env.stderr); err != nil {
 		return err
 	}
-	store, closeStore, err := openControlPlane(ctx, f.common.dataDir, env.getenv("CAIRN_DATABASE_URL"))
+	store, closeStore, err := openControlPlane(ctx, f.common.dataDir, f.common.databaseURL)
 	if err != nil {
 		return err
 	}

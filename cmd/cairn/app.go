@@ -3,23 +3,19 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 
 	"github.com/cairnkg/cairn/consent"
 	"github.com/cairnkg/cairn/controlplane"
-	"github.com/cairnkg/cairn/db/sqlite"
 	"github.com/cairnkg/cairn/graph"
-	"github.com/cairnkg/cairn/graph/embedded"
 	"github.com/cairnkg/cairn/knowledge"
 	"github.com/cairnkg/cairn/mcp"
-	"github.com/cairnkg/cairn/migrations"
 )
 
 // app is a wired Cairn: stores, services and the MCP server.
 type app struct {
 	log       *slog.Logger
-	sqlite    *sqlite.DB
+	backend   *backend
 	control   *controlplane.Store
 	graph     *graph.Store
 	knowledge *knowledge.Service
@@ -31,20 +27,24 @@ type app struct {
 // appConfig is what opening an app needs.
 type appConfig struct {
 	dataDir string
-	mcp     mcp.Options
-	limits  map[consent.RateClass]int
+	// databaseURL selects PostgreSQL when not empty.
+	databaseURL string
+	mcp         mcp.Options
+	limits      map[consent.RateClass]int
 }
 
-// openApp opens the stores (migrating them) and wires the services.
+// openApp opens the backend (migrating it) and wires the services.
 func openApp(ctx context.Context, cfg appConfig, log *slog.Logger) (*app, error) {
-	db, err := sqlite.Open(ctx, cfg.dataDir)
+	b, err := openBackend(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	a := &app{log: log, sqlite: db}
-	a.control = controlplane.New(db.Write, migrations.SQLite)
-	a.graph = graph.NewStore(embedded.New(db))
-	a.knowledge = knowledge.NewService(a.graph, knowledge.NewRegistry(), knowledge.Options{Logger: log})
+	a := &app{log: log, backend: b}
+	a.control = controlplane.New(b.control, b.dialect)
+	a.graph = graph.NewStore(b.graph)
+	a.knowledge = knowledge.NewService(a.graph, knowledge.NewRegistry(), knowledge.Options{
+		Logger: log, Profiles: a.control, Contradictions: a.control.WithReader(b.reader()),
+	})
 	a.auth = consent.NewAuthenticator(a.control, nil)
 	cfg.mcp.Version = version()
 	deps := mcp.Deps{Knowledge: a.knowledge, Logger: log}
@@ -58,17 +58,12 @@ func openApp(ctx context.Context, cfg appConfig, log *slog.Logger) (*app, error)
 }
 
 // ready reports whether the stores answer.
-func (a *app) ready(ctx context.Context) error {
-	if err := a.sqlite.Write.PingContext(ctx); err != nil {
-		return fmt.Errorf("embedded store: %w", err)
-	}
-	return nil
-}
+func (a *app) ready(ctx context.Context) error { return a.backend.ping(ctx) }
 
 // Close releases the stores.
 func (a *app) Close() {
 	a.closeConsent()
-	if err := errors.Join(a.graph.Close(), a.sqlite.Close()); err != nil {
+	if err := errors.Join(a.graph.Close(), a.backend.Close()); err != nil {
 		a.log.Warn("close", "err", err)
 	}
 }

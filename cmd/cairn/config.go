@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -40,21 +41,38 @@ type environment struct {
 
 // commonFlags are shared by every command that opens the store.
 type commonFlags struct {
-	dataDir   string
-	logLevel  string
-	logFormat string
+	dataDir     string
+	databaseURL string
+	logLevel    string
+	logFormat   string
 }
 
 func (c *commonFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&c.dataDir, "data-dir", "./cairn-data", "directory of the embedded store (created if missing)")
+	c.registerStore(fs)
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.logFormat, "log-format", "text", "text or json")
 }
 
-var commonEnv = []envVar{
+// registerStore registers only the flags that select the stores.
+func (c *commonFlags) registerStore(fs *flag.FlagSet) {
+	fs.StringVar(&c.dataDir, "data-dir", "./cairn-data", "directory of the embedded store (created if missing); unused with --database-url")
+	fs.StringVar(&c.databaseURL, "database-url", "", "PostgreSQL (with pgvector) to run on instead of the embedded store, as postgres://user:password@host:5432/db;\n        prefer the environment variable, which does not show the password to ps")
+}
+
+// storeEnv binds the flags that select the stores.
+var storeEnv = []envVar{
 	{"data-dir", "CAIRN_DATA_DIR"},
+	{"database-url", "CAIRN_DATABASE_URL"},
+}
+
+var commonEnv = slices.Concat(storeEnv, []envVar{
 	{"log-level", "CAIRN_LOG_LEVEL"},
 	{"log-format", "CAIRN_LOG_FORMAT"},
+})
+
+// appConfig returns the configuration of the stores these flags select.
+func (c *commonFlags) appConfig() appConfig {
+	return appConfig{dataDir: c.dataDir, databaseURL: c.databaseURL}
 }
 
 // logger builds the logger every command writes to stderr with: in stdio

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cairnkg/cairn/db/postgres/pgtest"
 )
 
 // The end-to-end tests build the real binary and drive it with the official
@@ -123,9 +125,10 @@ func connectHTTP(t *testing.T, url string) *mcpsdk.ClientSession {
 	return cs
 }
 
-func connectStdio(t *testing.T, dataDir string) *mcpsdk.ClientSession {
+func connectStdio(t *testing.T, dataDir string, extraEnv ...string) *mcpsdk.ClientSession {
 	t.Helper()
 	cmd := exec.Command(cairnBinary(t), "stdio", "--data-dir", dataDir)
+	cmd.Env = append(os.Environ(), extraEnv...)
 	cmd.Stderr = io.Discard
 	client := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "cairn-e2e", Version: "1"}, nil)
 	cs, err := client.Connect(t.Context(), &mcpsdk.CommandTransport{Command: cmd}, nil)
@@ -290,37 +293,84 @@ func relationshipScenario(t *testing.T, cs *mcpsdk.ClientSession) {
 	}
 }
 
+// e2eBackend is a store the end-to-end tests run the binary on.
+type e2eBackend struct {
+	name string
+	// env returns the environment that selects the store.
+	env func(t *testing.T) []string
+	// usesDataDir says whether the store lives in --data-dir.
+	usesDataDir bool
+}
+
+// e2eBackends are the embedded default and PostgreSQL; the latter skips,
+// with pgtest's line, where no test server is configured.
+var e2eBackends = []e2eBackend{
+	// An empty CAIRN_DATABASE_URL counts as unset, whatever the test's own
+	// environment holds.
+	{"Embedded", func(*testing.T) []string { return []string{"CAIRN_DATABASE_URL="} }, true},
+	{"Postgres", func(t *testing.T) []string { return []string{"CAIRN_DATABASE_URL=" + pgtest.URL(t)} }, false},
+}
+
+// forEachBackend runs fn once per backend, with a data directory that does
+// not exist yet and the environment that selects the backend, then checks
+// that only the embedded store wrote to the data directory.
+func forEachBackend(t *testing.T, fn func(t *testing.T, dataDir string, env []string)) {
+	for _, b := range e2eBackends {
+		t.Run(b.name, func(t *testing.T) {
+			env := b.env(t)
+			dataDir := filepath.Join(t.TempDir(), "data")
+			fn(t, dataDir, env)
+			if _, err := os.Stat(dataDir); !b.usesDataDir && err == nil {
+				t.Errorf("%s wrote to the data directory %s", b.name, dataDir)
+			}
+		})
+	}
+}
+
 func TestEndToEndStdio(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
-	cs := connectStdio(t, t.TempDir())
-	truthModelScenario(t, cs)
-	relationshipScenario(t, cs)
+	forEachBackend(t, func(t *testing.T, dataDir string, env []string) {
+		cs := connectStdio(t, dataDir, env...)
+		truthModelScenario(t, cs)
+		relationshipScenario(t, cs)
+	})
 }
 
 func TestEndToEndHTTP(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
-	url := startServe(t, t.TempDir())
-	cs := connectHTTP(t, url)
-	truthModelScenario(t, cs)
-	relationshipScenario(t, cs)
+	forEachBackend(t, func(t *testing.T, dataDir string, env []string) {
+		url := startServe(t, dataDir, env...)
+		cs := connectHTTP(t, url)
+		truthModelScenario(t, cs)
+		relationshipScenario(t, cs)
 
-	// Without a key the endpoint answers 401 with the envelope.
-	resp, err := http.Post(url, "application/json", strings.NewReader(`{}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var env struct {
-		Error struct{ Code string } `json:"error"`
-	}
-	_ = json.NewDecoder(resp.Body).Decode(&env)
-	if resp.StatusCode != 401 || env.Error.Code != "UNAUTHORIZED" {
-		t.Errorf("no key: %d %s, want 401 UNAUTHORIZED", resp.StatusCode, env.Error.Code)
-	}
+		// Without a key the endpoint answers 401 with the envelope.
+		resp, err := http.Post(url, "application/json", strings.NewReader(`{}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var env401 struct {
+			Error struct{ Code string } `json:"error"`
+		}
+		_ = json.NewDecoder(resp.Body).Decode(&env401)
+		if resp.StatusCode != 401 || env401.Error.Code != "UNAUTHORIZED" {
+			t.Errorf("no key: %d %s, want 401 UNAUTHORIZED", resp.StatusCode, env401.Error.Code)
+		}
+
+		ready, err := http.Get(strings.TrimSuffix(url, "/mcp") + "/readyz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ready.Body.Close()
+		if ready.StatusCode != http.StatusOK {
+			t.Errorf("/readyz = %d, want 200", ready.StatusCode)
+		}
+	})
 }
 
 // TestCommandLine checks the command's own behaviour: help, unknown commands

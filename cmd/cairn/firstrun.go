@@ -43,14 +43,12 @@ func bootstrapOwner(ctx context.Context, a *app, getenv func(string) string) (st
 
 // printWelcome shows the owner key, once, with the MCP URL and client
 // configurations ready to paste.
-func printWelcome(w io.Writer, key, mcpURL, dataDir string, fromEnv bool) {
+func printWelcome(w io.Writer, key, mcpURL string, store appConfig, fromEnv bool) {
 	exe, err := os.Executable()
 	if err != nil {
 		exe = "cairn"
 	}
-	stdioCfg := map[string]any{"mcpServers": map[string]any{"cairn": map[string]any{
-		"command": exe, "args": []string{"stdio", "--data-dir", absPath(dataDir)},
-	}}}
+	stdioCfg := map[string]any{"mcpServers": map[string]any{"cairn": stdioServer(exe, store)}}
 	httpCfg := map[string]any{"mcpServers": map[string]any{"cairn": map[string]any{
 		"url": mcpURL, "headers": map[string]string{"Authorization": "Bearer " + key},
 	}}}

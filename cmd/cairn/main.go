@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 )
 
@@ -31,7 +32,7 @@ const (
 )
 
 func commands() []*command {
-	return []*command{serveCommand(), stdioCommand(), adminCommand(), versionCommand()}
+	return []*command{serveCommand(), stdioCommand(), migrateCommand(), adminCommand(), versionCommand()}
 }
 
 // run executes the command line args and returns the exit code.
@@ -71,9 +72,22 @@ func run(ctx context.Context, args []string, env *environment) int {
 	case errors.Is(err, context.Canceled) && ctx.Err() != nil:
 		return exitOK // interrupted: a normal way to stop a server
 	default:
-		fmt.Fprintf(env.stderr, "cairn %s: %v\n", cmd.name, err)
+		fmt.Fprintf(env.stderr, "cairn %s: %s\n", cmd.name, oneLine(err))
 		return exitError
 	}
+}
+
+// oneLine returns err's message on one line: some errors (pgx's, when it
+// tried several addresses) put each cause on a line of its own, and a
+// startup failure should read as one line.
+func oneLine(err error) string {
+	var parts []string
+	for _, line := range strings.Split(err.Error(), "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			parts = append(parts, line)
+		}
+	}
+	return strings.ReplaceAll(strings.Join(parts, "; "), ":; ", ": ")
 }
 
 func printHelp(w io.Writer) {

@@ -28,7 +28,10 @@ configurations; set CAIRN_OWNER_KEY (32 or more printable characters) to
 choose that key yourself.
 
 The embedded store is one SQLite file in --data-dir; nothing else needs to
-be installed. Stop with Ctrl-C: in-flight requests get 10 seconds to finish.
+be installed. With --database-url (or CAIRN_DATABASE_URL), the control plane
+and the graph live in that PostgreSQL database instead, migrated at start,
+and /readyz pings it. Stop with Ctrl-C: in-flight requests get 10 seconds to
+finish.
 
 Every call is checked against the agent's consent rules (cairn admin
 consent), rate-limited per key (429 with Retry-After; X-RateLimit-* headers
@@ -59,7 +62,9 @@ Browser requests from origins other than loopback are refused unless
 				if err != nil {
 					return err
 				}
-				a, err := openApp(ctx, appConfig{dataDir: common.dataDir, mcp: toolF.options(), limits: limits}, log)
+				cfg := common.appConfig()
+				cfg.mcp, cfg.limits = toolF.options(), limits
+				a, err := openApp(ctx, cfg, log)
 				if err != nil {
 					return err
 				}
@@ -75,7 +80,7 @@ Browser requests from origins other than loopback are refused unless
 					return err
 				}
 				if key != "" {
-					printWelcome(env.stdout, key, mcpURL, common.dataDir, env.getenv("CAIRN_OWNER_KEY") != "")
+					printWelcome(env.stdout, key, mcpURL, common.appConfig(), env.getenv("CAIRN_OWNER_KEY") != "")
 				}
 				srv := &http.Server{
 					Handler: a.mcp.HTTPHandler(mcp.HTTPOptions{Auth: a.auth, Ready: a.ready, MaxRequestBytes: *maxBody,
@@ -84,7 +89,7 @@ Browser requests from origins other than loopback are refused unless
 					IdleTimeout:       2 * time.Minute,
 					ErrorLog:          nil,
 				}
-				log.Info("serving", "mcp", mcpURL, "data_dir", absPath(common.dataDir), "version", version())
+				log.Info("serving", "mcp", mcpURL, "store", a.backend.describe, "version", version())
 				return serveUntilDone(ctx, srv, ln)
 			}
 		},

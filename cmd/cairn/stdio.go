@@ -21,10 +21,12 @@ expect of a server they launch. Only protocol frames go to stdout; logs go to
 stderr.
 
 stdio runs as the owner's owner agent: whoever can start the process can
-read the data directory anyway, so no key is asked for. With --agent NAME it
-runs as that agent of the owner instead, under that agent's consent rules
-(create it with cairn admin agent create). On first run it creates the
-owner and prints the owner key to stderr, for use over HTTP.`,
+read the data directory (or holds the database URL) anyway, so no key is
+asked for. With --agent NAME it runs as that agent of the owner instead,
+under that agent's consent rules (create it with cairn admin agent create).
+--database-url (or CAIRN_DATABASE_URL) selects PostgreSQL, as for serve. On
+first run it creates the owner and prints the owner key to stderr, for use
+over HTTP.`,
 		env: append(append([]envVar{{"agent", "CAIRN_AGENT"}}, toolEnv...), commonEnv...),
 		setup: func(fs *flag.FlagSet) runFunc {
 			var common commonFlags
@@ -40,7 +42,9 @@ owner and prints the owner key to stderr, for use over HTTP.`,
 				if err != nil {
 					return err
 				}
-				a, err := openApp(ctx, appConfig{dataDir: common.dataDir, mcp: toolF.options()}, log)
+				cfg := common.appConfig()
+				cfg.mcp = toolF.options()
+				a, err := openApp(ctx, cfg, log)
 				if err != nil {
 					return err
 				}
@@ -50,7 +54,7 @@ owner and prints the owner key to stderr, for use over HTTP.`,
 					return err
 				}
 				if key != "" {
-					printWelcome(env.stderr, key, "http://127.0.0.1:7400/mcp (when you run cairn serve)", common.dataDir, env.getenv("CAIRN_OWNER_KEY") != "")
+					printWelcome(env.stderr, key, "http://127.0.0.1:7400/mcp (when you run cairn serve)", common.appConfig(), env.getenv("CAIRN_OWNER_KEY") != "")
 				}
 				owner, err := a.control.OwnerPrincipal(ctx)
 				if err != nil {
@@ -61,7 +65,7 @@ owner and prints the owner key to stderr, for use over HTTP.`,
 						return usageError{fmt.Sprintf("--agent %q: no such agent of the owner (create it with cairn admin agent create %s)", *agent, *agent)}
 					}
 				}
-				log.Info("serving MCP on stdio", "user", owner.UserName, "agent", owner.AgentName, "data_dir", absPath(common.dataDir))
+				log.Info("serving MCP on stdio", "user", owner.UserName, "agent", owner.AgentName, "store", a.backend.describe)
 				err = a.mcp.MCPServer(mcp.FixedPrincipal(owner)).Run(ctx, &mcpsdk.StdioTransport{})
 				if err != nil && ctx.Err() == nil {
 					return fmt.Errorf("stdio: %w", err)

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -44,41 +45,31 @@ var (
 	ErrVectorPrivilege = errors.New("postgres: not allowed to create the vector extension")
 )
 
+// defaultConnectTimeout bounds each connection attempt when the URL sets no
+// connect_timeout.
+const defaultConnectTimeout = 10 * time.Second
+
 // Options configure Open. The zero value opens, migrates and pools.
 type Options struct {
-	// SkipMigrations opens without applying pending migrations (for
-	// `cairn migrate --status`, which must not change the schema).
+	// SkipMigrations opens without applying pending migrations, for a
+	// caller that migrates on its own terms (Migrate applies them without a
+	// pool; Status reads them without changing anything).
 	SkipMigrations bool
 }
 
 // Open connects to url, makes sure the vector extension exists, applies
 // pending migrations and returns the pool.
 func Open(ctx context.Context, url string, opts Options) (*DB, error) {
-	cfg, err := pgxpool.ParseConfig(url)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadURL, redact(err))
-	}
-	where := fmt.Sprintf("%s@%s:%d/%s", cfg.ConnConfig.User, cfg.ConnConfig.Host, cfg.ConnConfig.Port, cfg.ConnConfig.Database)
-
-	// One plain connection first: it tells reachability and credentials
-	// apart, and creates the extension before any connection registers its
-	// types.
-	conn, err := pgx.ConnectConfig(ctx, cfg.ConnConfig.Copy())
-	if err != nil {
-		return nil, classify(err, where)
-	}
-	err = ensureVector(ctx, conn, where)
-	conn.Close(context.WithoutCancel(ctx))
+	cfg, where, err := parse(url)
 	if err != nil {
 		return nil, err
 	}
-
+	if err := prepare(ctx, cfg, where); err != nil {
+		return nil, err
+	}
 	if !opts.SkipMigrations {
-		mdb := stdlib.OpenDB(*cfg.ConnConfig.Copy())
-		_, err := migrations.Apply(ctx, mdb, migrations.Postgres)
-		mdb.Close()
-		if err != nil {
-			return nil, fmt.Errorf("postgres %s: %w", where, err)
+		if _, err := apply(ctx, cfg, where); err != nil {
+			return nil, err
 		}
 	}
 
@@ -92,6 +83,84 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 		return nil, classify(err, where)
 	}
 	return &DB{Pool: pool, SQL: stdlib.OpenDBFromPool(pool)}, nil
+}
+
+// Migrate makes sure the vector extension exists on the database at url,
+// applies pending migrations and returns the ones it applied, without
+// building a pool: it is `cairn migrate`. Processes that run it at the same
+// moment serialise on the migration runner's advisory lock, so each
+// migration is applied once.
+func Migrate(ctx context.Context, url string) ([]migrations.Migration, error) {
+	cfg, where, err := parse(url)
+	if err != nil {
+		return nil, err
+	}
+	if err := prepare(ctx, cfg, where); err != nil {
+		return nil, err
+	}
+	return apply(ctx, cfg, where)
+}
+
+// Status reports every migration and whether the database at url has it.
+// It changes nothing: no extension is created and no migration applied
+// (`cairn migrate --status`).
+func Status(ctx context.Context, url string) ([]migrations.Status, error) {
+	cfg, where, err := parse(url)
+	if err != nil {
+		return nil, err
+	}
+	// A plain connection first, for a classified error.
+	conn, err := pgx.ConnectConfig(ctx, cfg.ConnConfig.Copy())
+	if err != nil {
+		return nil, classify(err, where)
+	}
+	conn.Close(context.WithoutCancel(ctx))
+	db := stdlib.OpenDB(*cfg.ConnConfig.Copy())
+	defer db.Close()
+	status, err := migrations.List(ctx, db, migrations.Postgres)
+	if err != nil {
+		return nil, fmt.Errorf("postgres %s: %w", where, err)
+	}
+	return status, nil
+}
+
+// parse parses url and names the server it points at, for messages.
+func parse(url string) (*pgxpool.Config, string, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, "", fmt.Errorf("%w: %v", ErrBadURL, redact(err))
+	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		// Without connect_timeout in the URL, a server that drops packets
+		// would hold startup for the operating system's TCP timeout.
+		cfg.ConnConfig.ConnectTimeout = defaultConnectTimeout
+	}
+	where := fmt.Sprintf("%s@%s:%d/%s", cfg.ConnConfig.User, cfg.ConnConfig.Host, cfg.ConnConfig.Port, cfg.ConnConfig.Database)
+	return cfg, where, nil
+}
+
+// prepare opens one plain connection: it tells reachability and
+// credentials apart, and creates the vector extension before any
+// connection registers its types.
+func prepare(ctx context.Context, cfg *pgxpool.Config, where string) error {
+	conn, err := pgx.ConnectConfig(ctx, cfg.ConnConfig.Copy())
+	if err != nil {
+		return classify(err, where)
+	}
+	err = ensureVector(ctx, conn, where)
+	conn.Close(context.WithoutCancel(ctx))
+	return err
+}
+
+// apply runs the migration runner over a connection of its own.
+func apply(ctx context.Context, cfg *pgxpool.Config, where string) ([]migrations.Migration, error) {
+	mdb := stdlib.OpenDB(*cfg.ConnConfig.Copy())
+	defer mdb.Close()
+	applied, err := migrations.Apply(ctx, mdb, migrations.Postgres)
+	if err != nil {
+		return nil, fmt.Errorf("postgres %s: %w", where, err)
+	}
+	return applied, nil
 }
 
 // Close closes the pool.
@@ -148,7 +217,13 @@ func classify(err error, where string) error {
 	var netErr net.Error
 	var connErr *pgconn.ConnectError
 	if errors.As(err, &netErr) || errors.As(err, &connErr) {
-		return fmt.Errorf("%w: cannot connect to %s: %v; is PostgreSQL running and is the address right?", ErrUnreachable, where, redact(err))
+		// The network error alone says what happened; pgx's message repeats
+		// it for every address and TLS mode it tried.
+		cause := redact(err)
+		if netErr != nil {
+			cause = netErr.Error()
+		}
+		return fmt.Errorf("%w: cannot connect to %s: %s; is PostgreSQL running and is the address right?", ErrUnreachable, where, cause)
 	}
 	return fmt.Errorf("postgres %s: %w", where, err)
 }

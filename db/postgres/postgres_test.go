@@ -80,3 +80,58 @@ func TestOpenErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestMigrateAndStatus checks the pool-less pair behind `cairn migrate`:
+// Status changes nothing, Migrate applies what is pending and reports it,
+// and a second Migrate finds nothing to do.
+func TestMigrateAndStatus(t *testing.T) {
+	ctx := t.Context()
+	dsn := pgtest.URL(t)
+	all, err := migrations.Load(migrations.Postgres)
+	if err != nil {
+		t.Fatal(err)
+	}
+	applied := func(status []migrations.Status) int {
+		n := 0
+		for _, s := range status {
+			if s.Applied {
+				n++
+			}
+		}
+		return n
+	}
+	for range 2 {
+		status, err := postgres.Status(ctx, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(status) != len(all) || applied(status) != 0 {
+			t.Fatalf("Status of an empty schema: %d migrations, %d applied; want %d, none", len(status), applied(status), len(all))
+		}
+	}
+	did, err := postgres.Migrate(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(did) != len(all) {
+		t.Errorf("Migrate applied %d migrations, want %d", len(did), len(all))
+	}
+	if did, err = postgres.Migrate(ctx, dsn); err != nil || len(did) != 0 {
+		t.Errorf("Migrate again: applied %d, err %v; want none", len(did), err)
+	}
+	status, err := postgres.Status(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if applied(status) != len(all) {
+		t.Errorf("Status after Migrate: %d applied, want %d", applied(status), len(all))
+	}
+	for _, fn := range []func() error{
+		func() error { _, err := postgres.Status(ctx, "postgres://[::1"); return err },
+		func() error { _, err := postgres.Migrate(ctx, "postgres://[::1"); return err },
+	} {
+		if err := fn(); !errors.Is(err, postgres.ErrBadURL) {
+			t.Errorf("bad URL: err = %v, want ErrBadURL", err)
+		}
+	}
+}

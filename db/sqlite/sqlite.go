@@ -13,7 +13,9 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -97,4 +99,52 @@ func dsn(path string, readOnly bool) string {
 		q.Set("_txlock", "immediate")
 	}
 	return "file:" + path + "?" + q.Encode()
+}
+
+// Migrate applies pending migrations to the store in dataDir (creating it if
+// needed) and returns the ones it applied: it is `cairn migrate`. Processes
+// that run it at the same moment serialise on SQLite's write lock.
+func Migrate(ctx context.Context, dataDir string) ([]migrations.Migration, error) {
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("sqlite: create data directory: %w", err)
+	}
+	path := filepath.Join(dataDir, FileName)
+	db, err := sql.Open("sqlite", dsn(path, false))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	defer db.Close()
+	applied, err := migrations.Apply(ctx, db, migrations.SQLite)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: %s: %w", path, err)
+	}
+	return applied, nil
+}
+
+// Status reports every migration and whether the store in dataDir has it.
+// It changes nothing: a store that does not exist yet is not created, and
+// reports every migration as pending.
+func Status(ctx context.Context, dataDir string) ([]migrations.Status, error) {
+	path := filepath.Join(dataDir, FileName)
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		all, err := migrations.Load(migrations.SQLite)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]migrations.Status, len(all))
+		for i, m := range all {
+			out[i] = migrations.Status{Migration: m}
+		}
+		return out, nil
+	}
+	db, err := sql.Open("sqlite", dsn(path, true))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	defer db.Close()
+	status, err := migrations.List(ctx, db, migrations.SQLite)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: %s: %w", path, err)
+	}
+	return status, nil
 }

@@ -1,0 +1,235 @@
+package postgres
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/cairnkg/cairn/graph"
+)
+
+func (t *tx) InsertSource(ctx context.Context, s graph.Source) error {
+	if err := t.enter(ctx, s.UserID); err != nil {
+		return err
+	}
+	prov, err := encodeJSON(orEmpty(s.Provenance))
+	if err != nil {
+		return err
+	}
+	tag, err := t.tx.Exec(ctx, `INSERT INTO sources
+		(id, user_id, content_hash, kind, mime_type, original_filename, size, provenance, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING`,
+		s.ID, s.UserID, s.ContentHash, s.Kind, s.MimeType, s.OriginalFilename, s.Size, prov, s.CreatedAt)
+	return inserted(tag, err, "source", s.ID)
+}
+
+const sourceColumns = `id, user_id, content_hash, kind, mime_type, original_filename, size, provenance::text, created_at`
+
+func scanSource(row rowScanner) (graph.Source, error) {
+	var s graph.Source
+	var prov string
+	if err := row.Scan(&s.ID, &s.UserID, &s.ContentHash, &s.Kind, &s.MimeType, &s.OriginalFilename, &s.Size, &prov, &s.CreatedAt); err != nil {
+		return s, err
+	}
+	s.CreatedAt = s.CreatedAt.UTC()
+	var err error
+	s.Provenance, err = decodeMap(prov)
+	return s, err
+}
+
+func (t *tx) Source(ctx context.Context, userID, id string) (graph.Source, error) {
+	if err := t.enter(ctx, userID); err != nil {
+		return graph.Source{}, err
+	}
+	s, err := scanSource(t.tx.QueryRow(ctx, `SELECT `+sourceColumns+` FROM sources WHERE user_id = $1 AND id = $2`, userID, id))
+	if noRows(err) {
+		return s, notFound("source", id)
+	}
+	return s, wrap("read source", err)
+}
+
+func (t *tx) SourceByHash(ctx context.Context, userID, hash string) (graph.Source, error) {
+	if err := t.enter(ctx, userID); err != nil {
+		return graph.Source{}, err
+	}
+	s, err := scanSource(t.tx.QueryRow(ctx, `SELECT `+sourceColumns+` FROM sources WHERE user_id = $1 AND content_hash = $2`, userID, hash))
+	if noRows(err) {
+		return s, notFound("source with hash", hash)
+	}
+	return s, wrap("read source", err)
+}
+
+func (t *tx) PutEntity(ctx context.Context, e graph.Entity) error {
+	if err := t.enter(ctx, e.UserID); err != nil {
+		return err
+	}
+	snap, err := encodeJSON(orEmpty(e.Snapshot))
+	if err != nil {
+		return err
+	}
+	prov, err := encodeJSON(orEmptyStrings(e.Provenance))
+	if err != nil {
+		return err
+	}
+	var mergedInto *string
+	if e.MergedInto != "" {
+		mergedInto = &e.MergedInto
+	}
+	_, err = t.tx.Exec(ctx, `INSERT INTO entities
+		(id, user_id, entity_type, canonical_name, schema_version, snapshot, provenance, observation_count,
+		 last_observation_at, created_at, computed_at, merged_into, merged_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+		ON CONFLICT (id) DO UPDATE SET
+		  entity_type = excluded.entity_type, canonical_name = excluded.canonical_name,
+		  schema_version = excluded.schema_version, snapshot = excluded.snapshot,
+		  provenance = excluded.provenance, observation_count = excluded.observation_count,
+		  last_observation_at = excluded.last_observation_at, created_at = excluded.created_at,
+		  computed_at = excluded.computed_at, merged_into = excluded.merged_into, merged_at = excluded.merged_at
+		WHERE entities.user_id = excluded.user_id`,
+		e.ID, e.UserID, e.Type, e.CanonicalName, e.SchemaVersion, snap, prov, e.ObservationCount,
+		e.LastObservationAt, e.CreatedAt, e.ComputedAt, mergedInto, nullTime(e.MergedAt))
+	return wrap("put entity", err)
+}
+
+const entityColumns = `id, user_id, entity_type, canonical_name, schema_version, snapshot::text, provenance::text,
+	observation_count, last_observation_at, created_at, computed_at, merged_into, merged_at`
+
+func scanEntity(row rowScanner) (graph.Entity, error) {
+	var e graph.Entity
+	var snap, prov string
+	var mergedInto *string
+	var mergedAt *time.Time
+	if err := row.Scan(&e.ID, &e.UserID, &e.Type, &e.CanonicalName, &e.SchemaVersion, &snap, &prov,
+		&e.ObservationCount, &e.LastObservationAt, &e.CreatedAt, &e.ComputedAt, &mergedInto, &mergedAt); err != nil {
+		return e, err
+	}
+	e.LastObservationAt, e.CreatedAt, e.ComputedAt = e.LastObservationAt.UTC(), e.CreatedAt.UTC(), e.ComputedAt.UTC()
+	if mergedInto != nil {
+		e.MergedInto = *mergedInto
+	}
+	e.MergedAt = fromNullTime(mergedAt)
+	var err error
+	if e.Snapshot, err = decodeMap(snap); err != nil {
+		return e, err
+	}
+	e.Provenance, err = decodeStringMap(prov)
+	return e, err
+}
+
+func (t *tx) Entity(ctx context.Context, userID, id string) (graph.Entity, error) {
+	if err := t.enter(ctx, userID); err != nil {
+		return graph.Entity{}, err
+	}
+	e, err := scanEntity(t.tx.QueryRow(ctx, `SELECT `+entityColumns+` FROM entities WHERE user_id = $1 AND id = $2`, userID, id))
+	if noRows(err) {
+		return e, notFound("entity", id)
+	}
+	return e, wrap("read entity", err)
+}
+
+func (t *tx) Entities(ctx context.Context, userID string, ids []string) ([]graph.Entity, error) {
+	if err := t.enter(ctx, userID); err != nil {
+		return nil, err
+	}
+	rows, err := query(ctx, t, scanEntity, `SELECT `+entityColumns+` FROM entities WHERE user_id = $1 AND id = ANY($2)`, userID, ids)
+	if err != nil {
+		return nil, wrap("read entities", err)
+	}
+	found := make(map[string]graph.Entity, len(rows))
+	for _, e := range rows {
+		found[e.ID] = e
+	}
+	out := make([]graph.Entity, 0, len(found))
+	for _, id := range ids {
+		if e, ok := found[id]; ok {
+			out = append(out, e)
+			delete(found, id)
+		}
+	}
+	return out, nil
+}
+
+func (t *tx) ListEntities(ctx context.Context, f graph.EntityFilter) ([]graph.Entity, int, error) {
+	if err := t.enter(ctx, f.UserID); err != nil {
+		return nil, 0, err
+	}
+	if f.Types != nil && len(f.Types) == 0 {
+		return []graph.Entity{}, 0, nil
+	}
+	a := args{}
+	where := []string{"user_id = " + a.add(f.UserID)}
+	if !f.IncludeMerged {
+		where = append(where, "merged_into IS NULL")
+	}
+	if f.Types != nil {
+		where = append(where, "entity_type = ANY("+a.add(f.Types)+")")
+	}
+	cond := strings.Join(where, " AND ")
+	var total int
+	if err := t.tx.QueryRow(ctx, `SELECT count(*) FROM entities WHERE `+cond, a...).Scan(&total); err != nil {
+		return nil, 0, wrap("count entities", err)
+	}
+	page := `LIMIT ` + a.add(limitOr(f.Page, 100)) + ` OFFSET ` + a.add(f.Page.Offset)
+	out, err := query(ctx, t, scanEntity, `SELECT `+entityColumns+` FROM entities WHERE `+cond+`
+		ORDER BY last_observation_at DESC, id ASC `+page, a...)
+	return out, total, wrap("list entities", err)
+}
+
+func (t *tx) SetIdentifiers(ctx context.Context, userID, entityID string, ids []graph.Identifier) error {
+	if err := t.enter(ctx, userID); err != nil {
+		return err
+	}
+	if _, err := t.tx.Exec(ctx, `DELETE FROM entity_identifiers WHERE user_id = $1 AND entity_id = $2`, userID, entityID); err != nil {
+		return wrap("clear identifiers", err)
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	values, fields := make([]string, len(ids)), make([]string, len(ids))
+	for i, id := range ids {
+		values[i], fields[i] = id.Value, id.Field
+	}
+	_, err := t.tx.Exec(ctx, `INSERT INTO entity_identifiers (user_id, value, entity_id, field)
+		SELECT $1, v, $2, f FROM unnest($3::text[], $4::text[]) AS u(v, f)
+		ON CONFLICT DO NOTHING`, userID, entityID, values, fields)
+	return wrap("set identifiers", err)
+}
+
+func (t *tx) EntitiesByIdentifier(ctx context.Context, userID, value, entityType string) ([]graph.Entity, error) {
+	if err := t.enter(ctx, userID); err != nil {
+		return nil, err
+	}
+	q := `SELECT ` + entityColumns + ` FROM entities
+		WHERE user_id = $1 AND merged_into IS NULL AND id IN (
+		  SELECT entity_id FROM entity_identifiers WHERE user_id = $1 AND value = $2)`
+	a := args{userID, value}
+	if entityType != "" {
+		q += ` AND entity_type = ` + a.add(entityType)
+	}
+	out, err := query(ctx, t, scanEntity, q+` ORDER BY id`, a...)
+	return out, wrap("find by identifier", err)
+}
+
+func (t *tx) EntityTypeCounts(ctx context.Context, userID string) (map[string]int, error) {
+	if err := t.enter(ctx, userID); err != nil {
+		return nil, err
+	}
+	type count struct {
+		typ string
+		n   int
+	}
+	rows, err := query(ctx, t, func(r rowScanner) (count, error) {
+		var c count
+		err := r.Scan(&c.typ, &c.n)
+		return c, err
+	}, `SELECT entity_type, count(*) FROM entities
+		WHERE user_id = $1 AND merged_into IS NULL GROUP BY entity_type`, userID)
+	if err != nil {
+		return nil, wrap("count entity types", err)
+	}
+	out := make(map[string]int, len(rows))
+	for _, c := range rows {
+		out[c.typ] = c.n
+	}
+	return out, nil
+}

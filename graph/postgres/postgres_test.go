@@ -1,0 +1,46 @@
+package postgres_test
+
+import (
+	"testing"
+
+	dbpostgres "github.com/cairnkg/cairn/db/postgres"
+	"github.com/cairnkg/cairn/db/postgres/pgtest"
+	"github.com/cairnkg/cairn/graph"
+	"github.com/cairnkg/cairn/graph/graphtest"
+	"github.com/cairnkg/cairn/graph/postgres"
+)
+
+// newDriver opens a migrated PostgreSQL database in a schema of the test's
+// own and returns a graph driver on it.
+func newDriver(tb testing.TB) graph.Driver {
+	tb.Helper()
+	return openDriver(tb, pgtest.URL(tb))
+}
+
+// openDriver opens the database at url with a pool of its own.
+func openDriver(tb testing.TB, url string) graph.Driver {
+	tb.Helper()
+	db, err := dbpostgres.Open(tb.Context(), url, dbpostgres.Options{})
+	if err != nil {
+		tb.Fatalf("open postgres: %v", err)
+	}
+	tb.Cleanup(func() {
+		if err := db.Close(); err != nil {
+			tb.Errorf("close postgres: %v", err)
+		}
+	})
+	return postgres.New(db.Pool)
+}
+
+func harness(t *testing.T) *graph.Store {
+	t.Helper()
+	s := graph.NewStore(newDriver(t))
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("close graph: %v", err)
+		}
+	})
+	return s
+}
+
+func TestConformance(t *testing.T) { graphtest.Run(t, harness) }

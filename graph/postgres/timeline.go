@@ -1,0 +1,79 @@
+package postgres
+
+import (
+	"context"
+	"strings"
+
+	"github.com/cairnkg/cairn/graph"
+)
+
+func (t *tx) ReplaceTimelineEvents(ctx context.Context, userID, entityID string, events []graph.TimelineEvent) error {
+	if err := t.enter(ctx, userID); err != nil {
+		return err
+	}
+	if _, err := t.tx.Exec(ctx, `DELETE FROM timeline_events WHERE user_id = $1 AND entity_id = $2`, userID, entityID); err != nil {
+		return wrap("clear timeline events", err)
+	}
+	for _, ev := range events {
+		props, err := encodeJSON(orEmpty(ev.Properties))
+		if err != nil {
+			return err
+		}
+		if _, err := t.tx.Exec(ctx, `INSERT INTO timeline_events
+			(id, user_id, entity_id, event_type, event_timestamp, event_time, source_id, properties)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+			ev.ID, userID, entityID, ev.EventType, ev.Timestamp, ev.Time, ev.SourceID, props); err != nil {
+			return wrap("insert timeline event", err)
+		}
+	}
+	return nil
+}
+
+func (t *tx) ListTimelineEvents(ctx context.Context, f graph.TimelineFilter) ([]graph.TimelineEvent, int, error) {
+	if err := t.enter(ctx, f.UserID); err != nil {
+		return nil, 0, err
+	}
+	if f.EntityTypes != nil && len(f.EntityTypes) == 0 {
+		return []graph.TimelineEvent{}, 0, nil
+	}
+	a := args{}
+	where := []string{"t.user_id = " + a.add(f.UserID)}
+	if f.EventType != "" {
+		where = append(where, "t.event_type = "+a.add(f.EventType))
+	}
+	if f.SourceID != "" {
+		where = append(where, "t.source_id = "+a.add(f.SourceID))
+	}
+	if f.EntityID != "" {
+		where = append(where, "t.entity_id = "+a.add(f.EntityID))
+	}
+	if !f.After.IsZero() {
+		where = append(where, "t.event_time > "+a.add(f.After))
+	}
+	if !f.Before.IsZero() {
+		where = append(where, "t.event_time < "+a.add(f.Before))
+	}
+	if f.EntityTypes != nil {
+		where = append(where, "t.entity_id IN (SELECT id FROM entities WHERE user_id = $1 AND entity_type = ANY("+a.add(f.EntityTypes)+"))")
+	}
+	cond := strings.Join(where, " AND ")
+	var total int
+	if err := t.tx.QueryRow(ctx, `SELECT count(*) FROM timeline_events t WHERE `+cond, a...).Scan(&total); err != nil {
+		return nil, 0, wrap("count timeline events", err)
+	}
+	page := `LIMIT ` + a.add(limitOr(f.Page, 100)) + ` OFFSET ` + a.add(f.Page.Offset)
+	out, err := query(ctx, t, func(r rowScanner) (graph.TimelineEvent, error) {
+		var ev graph.TimelineEvent
+		var props string
+		if err := r.Scan(&ev.ID, &ev.UserID, &ev.EntityID, &ev.EventType, &ev.Timestamp, &ev.Time, &ev.SourceID, &props); err != nil {
+			return ev, err
+		}
+		ev.Time = ev.Time.UTC()
+		var err error
+		ev.Properties, err = decodeMap(props)
+		return ev, err
+	}, `SELECT t.id, t.user_id, t.entity_id, t.event_type, t.event_timestamp, t.event_time,
+		t.source_id, t.properties::text FROM timeline_events t WHERE `+cond+`
+		ORDER BY t.event_time DESC, t.id ASC `+page, a...)
+	return out, total, wrap("list timeline events", err)
+}

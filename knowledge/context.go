@@ -1,0 +1,283 @@
+package knowledge
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/cairnkg/cairn/graph"
+)
+
+// Limits of get_user_context.
+const (
+	DefaultContextBudget = 2000
+	MinContextBudget     = 200
+	MaxContextBudget     = 16000
+	// ContextTopEntities and ContextRecentMemories are how many entities
+	// and memories a context load ranks, as the Epitome specification says.
+	ContextTopEntities    = 20
+	ContextRecentMemories = 10
+	// MaxContextCandidates bounds the entities ranked: the most recently
+	// observed ones, when a user has more.
+	MaxContextCandidates = 20000
+	// MaxTopicCandidates bounds the entities embedded for topic
+	// similarity: the best by the other signals, plus those whose text
+	// contains a word of the topic.
+	MaxTopicCandidates = 1000
+	maxTopicLen        = 512
+)
+
+// MemoryIndex is what context loading needs from the memory store. Both
+// methods return only what the caller may read. The memory store
+// implements it; until it is configured, context loading says that
+// memories are not available.
+type MemoryIndex interface {
+	// Collections returns the caller's memory collections with how many
+	// memories each holds.
+	Collections(ctx context.Context, c Caller) ([]MemoryCollection, error)
+	// Recent returns the caller's n most recent memories, newest first.
+	Recent(ctx context.Context, c Caller, n int) ([]MemorySummary, error)
+}
+
+// MemoryCollection is a memory collection and its size.
+type MemoryCollection struct {
+	Name  string `json:"name"`
+	Count int    `json:"count"`
+}
+
+// MemorySummary is a memory as context loading shows it. Memory text is
+// data written by agents, never instructions.
+type MemorySummary struct {
+	ID         string    `json:"memory_id"`
+	Collection string    `json:"collection"`
+	Title      string    `json:"title,omitempty" jsonschema:"the memory's title, or the start of its text"`
+	Text       string    `json:"text,omitempty" jsonschema:"the memory's text (cut to 500 characters); left out when the budget is short"`
+	CreatedAt  time.Time `json:"created_at"`
+}
+
+// TypeCount is one entity type of the inventory.
+type TypeCount struct {
+	EntityType string `json:"entity_type"`
+	Count      int    `json:"count"`
+}
+
+// ContextEntity is a ranked entity: its name first, then as many facts
+// (snapshot fields) as the budget allows.
+type ContextEntity struct {
+	EntityID   string         `json:"entity_id"`
+	EntityType string         `json:"entity_type"`
+	Name       string         `json:"name"`
+	Score      float64        `json:"score" jsonschema:"composite score 0..1: recency, observation count, degree, and topic similarity when a topic is given"`
+	Facts      map[string]any `json:"facts,omitempty" jsonschema:"snapshot fields; long strings are cut"`
+	// FactsOmitted counts the fields left out for the budget.
+	FactsOmitted int `json:"facts_omitted,omitempty"`
+}
+
+// MemorySection is the memory part of a context load.
+type MemorySection struct {
+	Available   bool               `json:"available" jsonschema:"false when no memory store is configured"`
+	Collections []MemoryCollection `json:"collections"`
+	Recent      []MemorySummary    `json:"recent"`
+}
+
+// Omissions counts what a context load left out to stay within its budget
+// (or because there was more than it shows).
+type Omissions struct {
+	ProfileMembers int `json:"profile_members" jsonschema:"top-level profile members left out"`
+	EntityTypes    int `json:"entity_types"`
+	Collections    int `json:"collections"`
+	Entities       int `json:"entities" jsonschema:"readable entities not shown (beyond the top 20, or over budget)"`
+	EntityFacts    int `json:"entity_facts" jsonschema:"fields of shown entities left out"`
+	Memories       int `json:"memories" jsonschema:"of the last 10 memories, those not shown"`
+	MemoryTexts    int `json:"memory_texts" jsonschema:"shown memories whose text was left out"`
+}
+
+// UserContext is what get_user_context returns, in the shape it returns
+// it: its JSON encoding is what the budget counts.
+type UserContext struct {
+	BudgetTokens int    `json:"budget_tokens"`
+	TokensUsed   int    `json:"tokens_used" jsonschema:"this response's size in tokens, counted as ceil(bytes of JSON / 3)"`
+	Topic        string `json:"topic,omitempty"`
+	// Profile is the user's profile document (members that fit).
+	Profile     map[string]any  `json:"profile"`
+	EntityTypes []TypeCount     `json:"entity_types" jsonschema:"entity types the caller may read, with how many entities each has"`
+	Memories    MemorySection   `json:"memories"`
+	Entities    []ContextEntity `json:"entities" jsonschema:"the top entities by composite score, best first"`
+	Omitted     Omissions       `json:"omitted"`
+	Truncated   bool            `json:"truncated" jsonschema:"true when anything was left out for the budget"`
+	Notes       []string        `json:"notes,omitempty"`
+}
+
+// ContextRequest asks for a context load.
+type ContextRequest struct {
+	// Topic, when set, ranks entities by similarity to it as well.
+	Topic string
+	// BudgetTokens bounds the response; 0 means DefaultContextBudget.
+	BudgetTokens int
+}
+
+// Tokens is the conservative token count Cairn budgets with: one token per
+// three bytes of JSON, rounded up. Tokenisers of current models average
+// about four bytes per token on English and JSON, so the count errs high.
+func Tokens(jsonBytes int) int { return (jsonBytes + 2) / 3 }
+
+// UserContext loads what an agent should know about the user at the start
+// of a conversation, within a token budget: the profile, the inventory of
+// entity types with counts, the memory collections with counts and the last
+// memories, and the top entities by composite score (see rankEntities),
+// names first and then facts. Everything the caller may not read is left
+// out. It needs read access to the profile, as the specification says.
+func (s *Service) UserContext(ctx context.Context, c Caller, req ContextRequest) (UserContext, error) {
+	if err := c.need(Read, ResourceProfile); err != nil {
+		return UserContext{}, err
+	}
+	budget := cmp.Or(req.BudgetTokens, DefaultContextBudget)
+	if budget < MinContextBudget || budget > MaxContextBudget {
+		return UserContext{}, invalid("budget_tokens", fmt.Sprintf("integer %d..%d", MinContextBudget, MaxContextBudget), "number",
+			"must be between %d and %d", MinContextBudget, MaxContextBudget)
+	}
+	topic := strings.TrimSpace(req.Topic)
+	if len(topic) > maxTopicLen {
+		return UserContext{}, invalid("topic", fmt.Sprintf("at most %d bytes", maxTopicLen), "string", "is %d bytes long", len(topic))
+	}
+	var in contextInput
+	in.profile = map[string]any{}
+	if s.profiles == nil {
+		in.notes = append(in.notes, "no profile store is configured")
+	} else {
+		p, err := s.profiles.Profile(ctx, c.UserID)
+		if err != nil {
+			return UserContext{}, fmt.Errorf("knowledge: user context: profile: %w", err)
+		}
+		in.profile = p.Data
+	}
+	if err := s.contextGraph(ctx, c, topic, &in); err != nil {
+		return UserContext{}, fmt.Errorf("knowledge: user context: %w", err)
+	}
+	if err := s.contextMemories(ctx, c, &in); err != nil {
+		return UserContext{}, fmt.Errorf("knowledge: user context: memories: %w", err)
+	}
+	return pack(budget, topic, in)
+}
+
+// contextInput is everything a context load found, before packing.
+type contextInput struct {
+	profile          map[string]any
+	types            []TypeCount
+	memoriesAvail    bool
+	collections      []MemoryCollection
+	recent           []MemorySummary
+	ranked           []rankedEntity // best first, at most ContextTopEntities
+	readableEntities int            // all readable, live entities
+	notes            []string
+}
+
+// contextGraph fills the type inventory and the ranked entities.
+func (s *Service) contextGraph(ctx context.Context, c Caller, topic string, in *contextInput) error {
+	var cands []graph.Entity
+	var degree map[string]int
+	err := s.graph.View(ctx, func(tx *graph.Tx) error {
+		counts, err := tx.EntityTypeCounts(ctx, c.UserID)
+		if err != nil {
+			return err
+		}
+		types := append(s.schemas.Types(), slices.Collect(maps.Keys(counts))...)
+		slices.Sort(types)
+		in.types, in.readableEntities = nil, 0
+		readable := []string{} // non-nil: no readable type means no entity
+		for _, t := range slices.Compact(types) {
+			if c.readable(t) {
+				readable = append(readable, t)
+				in.types = append(in.types, TypeCount{EntityType: t, Count: counts[t]})
+				in.readableEntities += counts[t]
+			}
+		}
+		slices.SortStableFunc(in.types, func(a, b TypeCount) int { return cmp.Compare(b.Count, a.Count) })
+		cands = cands[:0]
+		const page = 1000
+		for off := 0; off < MaxContextCandidates; off += page {
+			ents, _, err := tx.ListEntities(ctx, graph.EntityFilter{UserID: c.UserID, Types: readable, Page: graph.Page{Limit: page, Offset: off}})
+			if err != nil {
+				return err
+			}
+			cands = append(cands, ents...)
+			if len(ents) < page {
+				break
+			}
+		}
+		degree, err = s.degrees(ctx, tx, c, cands)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if in.readableEntities > MaxContextCandidates {
+		in.notes = append(in.notes, fmt.Sprintf("only the %d most recently observed entities were ranked", MaxContextCandidates))
+	}
+	in.ranked, err = s.rankEntities(ctx, cands, degree, topic)
+	return err
+}
+
+// degrees counts each candidate's live relationships whose other end the
+// caller may read.
+func (s *Service) degrees(ctx context.Context, tx *graph.Tx, c Caller, cands []graph.Entity) (map[string]int, error) {
+	ids := make([]string, len(cands))
+	for i, e := range cands {
+		ids[i] = e.ID
+	}
+	edges, err := tx.Edges(ctx, graph.EdgeQuery{UserID: c.UserID, EntityIDs: ids, Direction: graph.Both})
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]int, len(cands))
+	for _, e := range edges {
+		if c.readable(e.TargetType) {
+			out[e.SourceEntityID]++
+		}
+		if c.readable(e.SourceType) {
+			out[e.TargetEntityID]++
+		}
+	}
+	return out, nil
+}
+
+// contextMemories fills the memory section through the memory index,
+// keeping only what the caller may read.
+func (s *Service) contextMemories(ctx context.Context, c Caller, in *contextInput) error {
+	if s.memories == nil {
+		in.notes = append(in.notes, "no memory store is configured: there are no memory collections or memories to show")
+		return nil
+	}
+	in.memoriesAvail = true
+	cols, err := s.memories.Collections(ctx, c)
+	if err != nil {
+		return err
+	}
+	for _, col := range cols {
+		if c.May(Read, MemoryResource(col.Name)) {
+			in.collections = append(in.collections, col)
+		}
+	}
+	slices.SortStableFunc(in.collections, func(a, b MemoryCollection) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(a.Name, b.Name))
+	})
+	recent, err := s.memories.Recent(ctx, c, ContextRecentMemories)
+	if err != nil {
+		return err
+	}
+	for _, m := range recent {
+		if c.May(Read, MemoryResource(m.Collection)) && len(in.recent) < ContextRecentMemories {
+			in.recent = append(in.recent, m)
+		}
+	}
+	return nil
+}
+
+// errOverBudget is returned by pack when even an empty context does not fit,
+// which the budget bounds make impossible; it guards the invariant.
+var errOverBudget = errors.New("knowledge: user context: the empty context exceeds the budget")
