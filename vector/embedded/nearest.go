@@ -1,0 +1,265 @@
+package embedded
+
+import (
+	"cmp"
+	"container/heap"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"sync"
+
+	"github.com/cairnkg/cairn/vector"
+)
+
+// shardKey names one user's collection.
+type shardKey struct{ user, collection string }
+
+// shard is the cached vectors of one collection, in seq order.
+type shard struct {
+	mu      sync.RWMutex
+	maxSeq  int64
+	dim     int
+	seqs    []int64
+	ids     []string
+	created []int64   // Unix microseconds
+	conf    []float64 // NaN when the memory has none
+	norms   []float32
+	vecs    []float32 // len(seqs) * dim
+}
+
+// shard returns the cache of a collection, topped up with the rows
+// committed since it was last read.
+func (d *Driver) shard(ctx context.Context, userID, collection string) (*shard, error) {
+	k := shardKey{userID, collection}
+	d.mu.Lock()
+	sh, ok := d.shards[k]
+	if !ok {
+		sh = &shard{}
+		d.shards[k] = sh
+	}
+	d.mu.Unlock()
+
+	var top int64
+	if err := d.db.Read.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM memories WHERE user_id = ? AND collection = ?`,
+		userID, collection).Scan(&top); err != nil {
+		return nil, fmt.Errorf("vector/embedded: cache: %w", err)
+	}
+	sh.mu.RLock()
+	fresh := sh.maxSeq >= top
+	sh.mu.RUnlock()
+	if fresh {
+		return sh, nil
+	}
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if sh.maxSeq >= top {
+		return sh, nil
+	}
+	rows, err := d.db.Read.QueryContext(ctx, `SELECT seq, id, created_at, confidence, embedding FROM memories
+		WHERE user_id = ? AND collection = ? AND seq > ? AND seq <= ? ORDER BY seq`, userID, collection, sh.maxSeq, top)
+	if err != nil {
+		return nil, fmt.Errorf("vector/embedded: cache: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			seq, created int64
+			id           string
+			conf         *float64
+			emb          []byte
+		)
+		if err := rows.Scan(&seq, &id, &created, &conf, &emb); err != nil {
+			return nil, fmt.Errorf("vector/embedded: cache: %w", err)
+		}
+		dim := len(emb) / 4
+		if sh.dim == 0 {
+			sh.dim = dim
+		} else if dim != sh.dim {
+			return nil, fmt.Errorf("vector/embedded: memory %s has %d dimensions, its collection %d", id, dim, sh.dim)
+		}
+		var ss float64
+		for i := range dim {
+			x := math.Float32frombits(binary.LittleEndian.Uint32(emb[4*i:]))
+			sh.vecs = append(sh.vecs, x)
+			ss += float64(x) * float64(x)
+		}
+		c := math.NaN()
+		if conf != nil {
+			c = *conf
+		}
+		sh.seqs = append(sh.seqs, seq)
+		sh.ids = append(sh.ids, id)
+		sh.created = append(sh.created, created)
+		sh.conf = append(sh.conf, c)
+		sh.norms = append(sh.norms, float32(math.Sqrt(ss)))
+		sh.maxSeq = seq
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("vector/embedded: cache: %w", err)
+	}
+	sh.maxSeq = top
+	return sh, nil
+}
+
+// Nearest implements vector.Driver with an exact scan of the cache.
+func (d *Driver) Nearest(ctx context.Context, q vector.VectorQuery) ([]vector.Scored, error) {
+	var allowed map[string][]int64 // by collection, ascending; nil means every row
+	if needsSQL(q.Filter) {
+		var err error
+		if allowed, err = d.allowedSeqs(ctx, q.Filter); err != nil {
+			return nil, err
+		}
+	}
+	var qn float64
+	for _, x := range q.Vector {
+		qn += float64(x) * float64(x)
+	}
+	qnorm := float32(math.Sqrt(qn))
+	top := &topK{k: q.K}
+	from, to := int64(math.MinInt64), int64(math.MaxInt64)
+	if !q.CreatedFrom.IsZero() {
+		from = q.CreatedFrom.UnixMicro()
+	}
+	if !q.CreatedTo.IsZero() {
+		to = q.CreatedTo.UnixMicro()
+	}
+	for _, c := range q.Collections {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("vector/embedded: search: %w", err)
+		}
+		sh, err := d.shard(ctx, q.UserID, c)
+		if err != nil {
+			return nil, err
+		}
+		sh.mu.RLock()
+		if sh.dim != 0 && sh.dim != len(q.Vector) {
+			sh.mu.RUnlock()
+			return nil, fmt.Errorf("vector/embedded: collection %q has %d dimensions, the query %d: %w",
+				c, sh.dim, len(q.Vector), vector.ErrDimensionMismatch)
+		}
+		consider := func(i int) {
+			if sh.created[i] < from || sh.created[i] > to {
+				return
+			}
+			if q.MinConfidence != nil && !(sh.conf[i] >= *q.MinConfidence) {
+				return
+			}
+			var sim float32
+			if n := sh.norms[i]; n != 0 && qnorm != 0 {
+				sim = dot(q.Vector, sh.vecs[i*sh.dim:(i+1)*sh.dim]) / (n * qnorm)
+			}
+			if float64(sim) >= q.MinSimilarity {
+				top.offer(float64(sim), sh.ids[i])
+			}
+		}
+		if allowed == nil {
+			for i := range sh.seqs {
+				consider(i)
+			}
+		} else {
+			for _, seq := range allowed[c] {
+				// Rows committed after the cache was read are skipped; the
+				// search sees the store as of that read.
+				if i := sort.Search(len(sh.seqs), func(i int) bool { return sh.seqs[i] >= seq }); i < len(sh.seqs) && sh.seqs[i] == seq {
+					consider(i)
+				}
+			}
+		}
+		sh.mu.RUnlock()
+	}
+	return top.sorted(), nil
+}
+
+// allowedSeqs resolves a filter to the rows it allows, per collection.
+func (d *Driver) allowedSeqs(ctx context.Context, f vector.Filter) (map[string][]int64, error) {
+	where, args := whereClause(f)
+	rows, err := d.db.Read.QueryContext(ctx, `SELECT m.collection, m.seq FROM memories m WHERE `+where+` ORDER BY m.seq`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("vector/embedded: search: %w", err)
+	}
+	defer rows.Close()
+	out := map[string][]int64{}
+	for rows.Next() {
+		var c string
+		var seq int64
+		if err := rows.Scan(&c, &seq); err != nil {
+			return nil, fmt.Errorf("vector/embedded: search: %w", err)
+		}
+		out[c] = append(out[c], seq)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("vector/embedded: search: %w", err)
+	}
+	return out, nil
+}
+
+// dot is the dot product of two vectors of equal length, unrolled so that
+// the compiler keeps four independent sums in registers.
+func dot(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// topK keeps the k best (similarity descending, id ascending) rows offered.
+type topK struct {
+	k int
+	h scoredHeap
+}
+
+func (t *topK) offer(sim float64, id string) {
+	if len(t.h) < t.k {
+		heap.Push(&t.h, vector.Scored{ID: id, Score: sim})
+		return
+	}
+	if worse(t.h[0], vector.Scored{ID: id, Score: sim}) {
+		t.h[0] = vector.Scored{ID: id, Score: sim}
+		heap.Fix(&t.h, 0)
+	}
+}
+
+func (t *topK) sorted() []vector.Scored {
+	out := slices.Clone([]vector.Scored(t.h))
+	slices.SortFunc(out, func(a, b vector.Scored) int {
+		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ID, b.ID)
+	})
+	return out
+}
+
+// worse reports whether a ranks below b.
+func worse(a, b vector.Scored) bool {
+	if a.Score != b.Score {
+		return a.Score < b.Score
+	}
+	return a.ID > b.ID
+}
+
+// scoredHeap is a min-heap: the worst kept row on top.
+type scoredHeap []vector.Scored
+
+func (h scoredHeap) Len() int           { return len(h) }
+func (h scoredHeap) Less(i, j int) bool { return worse(h[i], h[j]) }
+func (h scoredHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *scoredHeap) Push(x any)        { *h = append(*h, x.(vector.Scored)) }
+func (h *scoredHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
