@@ -22,8 +22,9 @@ var fruit = []string{"apple", "kiwi", "mango", "plum", "grape", "lemon", "melon"
 
 // dataset is what the oracle knows: every row alice saved.
 type dataset struct {
-	rows map[string]vector.Memory // by id, with embeddings
-	all  []vector.Memory
+	rows  map[string]vector.Memory // by id, with embeddings
+	all   []vector.Memory
+	words map[string][]string // by id: the lower-case words of title and text
 }
 
 // oracleData saves the oracle data set: alice's rows in "big" and "side",
@@ -32,12 +33,13 @@ type dataset struct {
 func oracleData(t *testing.T, s *vector.Store, queries [][]float32) dataset {
 	t.Helper()
 	r := rand.New(rand.NewPCG(42, 43))
-	ds := dataset{rows: map[string]vector.Memory{}}
+	ds := dataset{rows: map[string]vector.Memory{}, words: map[string][]string{}}
 	var batch []vector.Memory
 	flush := func() {
 		for _, m := range save(t, s, testSpace, batch...) {
 			if m.UserID == alice {
 				ds.rows[m.ID] = m
+				ds.words[m.ID] = strings.Fields(strings.ToLower(m.Title + " " + m.Text))
 				ds.all = append(ds.all, m)
 			}
 		}
@@ -85,7 +87,7 @@ func oracleData(t *testing.T, s *vector.Store, queries [][]float32) dataset {
 }
 
 // passes is the oracle's own filter.
-func passes(m vector.Memory, f vector.Filter) bool {
+func (ds dataset) passes(m vector.Memory, f vector.Filter) bool {
 	if m.UserID != f.UserID || !slices.Contains(f.Collections, m.Collection) {
 		return false
 	}
@@ -94,7 +96,7 @@ func passes(m vector.Memory, f vector.Filter) bool {
 			return false
 		}
 	}
-	words := strings.Fields(strings.ToLower(m.Title + " " + m.Text))
+	words := ds.words[m.ID]
 	for _, k := range f.Keywords {
 		if !slices.Contains(words, k) {
 			return false
@@ -126,7 +128,7 @@ type scoredRow struct {
 func (ds dataset) exact(f vector.Filter, q []float32, minSim float64) []scoredRow {
 	var out []scoredRow
 	for _, m := range ds.all {
-		if !passes(m, f) {
+		if !ds.passes(m, f) {
 			continue
 		}
 		if sim := cosine(q, m.Embedding); sim >= minSim {
@@ -209,7 +211,7 @@ func testOracle(t *testing.T, h Harness) {
 					if !ok {
 						t.Fatalf("query %d: hit %s is not one of alice's rows", qi, hit.ID)
 					}
-					if !passes(row, f) {
+					if !ds.passes(row, f) {
 						t.Errorf("query %d: hit %s does not pass the filter", qi, hit.ID)
 					}
 					if hit.Similarity == nil || !slices.Equal(hit.Signals, []vector.Signal{vector.SignalVector}) {
