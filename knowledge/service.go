@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/cairnkg/cairn/graph"
+	"github.com/cairnkg/cairn/vector"
+	"github.com/cairnkg/cairn/vector/embed"
 )
 
 // Service is the knowledge domain. It is safe for concurrent use.
@@ -21,6 +23,9 @@ type Service struct {
 	schemas *Registry
 	now     func() time.Time
 	log     *slog.Logger
+	// memories and embedder serve memories.go; nil when not configured.
+	memories *vector.Store
+	embedder embed.Embedder
 }
 
 // Options configure a Service. The zero value is usable.
@@ -30,11 +35,19 @@ type Options struct {
 	// Now is the clock; nil means graph.Now. Tests set it to make as-of
 	// reads exact.
 	Now func() time.Time
+	// Memories stores memories and insights; nil means the memory methods
+	// report ErrMemoriesUnavailable.
+	Memories *vector.Store
+	// Embedder embeds memories and queries; nil means embed.NewLocal().
+	Embedder embed.Embedder
 }
 
 // NewService returns a Service over a graph and a schema registry.
 func NewService(g *graph.Store, schemas *Registry, opts Options) *Service {
-	s := &Service{graph: g, schemas: schemas, now: opts.Now, log: opts.Logger}
+	s := &Service{graph: g, schemas: schemas, now: opts.Now, log: opts.Logger, memories: opts.Memories, embedder: opts.Embedder}
+	if s.embedder == nil {
+		s.embedder = embed.NewLocal()
+	}
 	if s.now == nil {
 		s.now = graph.Now
 	}
