@@ -8,6 +8,7 @@ import (
 	"github.com/cairnkg/cairn/consent"
 	"github.com/cairnkg/cairn/graph"
 	"github.com/cairnkg/cairn/knowledge"
+	"github.com/cairnkg/cairn/vector"
 )
 
 // Canonical error codes of the specifications.
@@ -29,6 +30,9 @@ const (
 	CodeDBQueryFailed      = "DB_QUERY_FAILED"
 	CodeServiceUnavailable = "SERVICE_UNAVAILABLE"
 	CodeInternal           = "INTERNAL_ERROR"
+	// A vector does not fit its collection's recorded embedding space.
+	CodeDimensionMismatch = "DIMENSION_MISMATCH"
+	CodeEmbedderMismatch  = "EMBEDDER_MISMATCH"
 )
 
 // ErrorBody is the error of the envelope {error: {code, message, details,
@@ -74,6 +78,9 @@ func toError(err error) *Error {
 		cycle     *graph.CycleError
 		relType   *knowledge.RelationshipTypeError
 		forbidden *knowledge.ForbiddenError
+		resource  *knowledge.ResourceForbiddenError
+		space     *vector.SpaceError
+		embedder  *knowledge.EmbedderError
 	)
 	switch {
 	case errors.As(err, &e):
@@ -115,6 +122,26 @@ func toError(err error) *Error {
 	case errors.As(err, &forbidden):
 		return newError(http.StatusForbidden, CodeConsentDenied, forbidden.Error(),
 			map[string]any{"resource": "entities/" + forbidden.EntityType, "action": forbidden.Action})
+	case errors.As(err, &resource):
+		return newError(http.StatusForbidden, CodeConsentDenied, resource.Error(),
+			map[string]any{"resource": resource.Resource, "action": string(resource.Action)})
+	case errors.As(err, &space):
+		code := CodeEmbedderMismatch
+		if errors.Is(err, vector.ErrDimensionMismatch) {
+			code = CodeDimensionMismatch
+		}
+		return newError(http.StatusConflict, code, space.Error(), map[string]any{
+			"collection":         space.Collection,
+			"recorded_embedder":  space.Recorded.Embedder,
+			"recorded_dimension": space.Recorded.Dimension,
+			"given_embedder":     space.Given.Embedder,
+			"given_dimension":    space.Given.Dimension,
+		})
+	case errors.As(err, &embedder):
+		return newError(http.StatusServiceUnavailable, CodeServiceUnavailable,
+			"the embedding provider "+embedder.Embedder+" failed; retry later", map[string]any{"embedder": embedder.Embedder})
+	case errors.Is(err, knowledge.ErrMemoriesUnavailable):
+		return newError(http.StatusServiceUnavailable, CodeServiceUnavailable, err.Error(), nil)
 	case errors.Is(err, context.DeadlineExceeded):
 		return newError(http.StatusServiceUnavailable, CodeServiceUnavailable, "the call took too long and was stopped", nil)
 	case errors.Is(err, context.Canceled):

@@ -45,11 +45,15 @@ func AllTools(d Deps) []*Tool {
 		retrieveRelatedEntitiesTool(d),
 		retrieveGraphNeighborhoodTool(d),
 		queryGraphTool(d),
+		saveMemoryTool(d),
+		searchMemoryTool(d),
+		storeInsightTool(d),
+		queryInsightsTool(d),
 	}
 }
 
 // AllToolsets lists every toolset, in a stable order.
-var AllToolsets = []Toolset{ToolsetEntities, ToolsetRelationships, ToolsetTimeline, ToolsetSchema}
+var AllToolsets = []Toolset{ToolsetEntities, ToolsetRelationships, ToolsetTimeline, ToolsetSchema, ToolsetMemories}
 
 // Options choose which tools a Server exposes. The zero value exposes all.
 type Options struct {
