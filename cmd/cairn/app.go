@@ -14,6 +14,9 @@ import (
 	"github.com/cairnkg/cairn/knowledge"
 	"github.com/cairnkg/cairn/mcp"
 	"github.com/cairnkg/cairn/migrations"
+	"github.com/cairnkg/cairn/vector"
+	"github.com/cairnkg/cairn/vector/embed"
+	vembedded "github.com/cairnkg/cairn/vector/embedded"
 )
 
 // app is a wired Cairn: stores, services and the MCP server.
@@ -22,6 +25,7 @@ type app struct {
 	sqlite    *sqlite.DB
 	control   *controlplane.Store
 	graph     *graph.Store
+	memories  *vector.Store
 	knowledge *knowledge.Service
 	mcp       *mcp.Server
 	auth      *consent.Authenticator
@@ -31,6 +35,8 @@ type app struct {
 type appConfig struct {
 	dataDir string
 	mcp     mcp.Options
+	// embedder embeds memories; nil means the local one.
+	embedder embed.Embedder
 }
 
 // openApp opens the stores (migrating them) and wires the services.
@@ -42,7 +48,8 @@ func openApp(ctx context.Context, cfg appConfig, log *slog.Logger) (*app, error)
 	a := &app{log: log, sqlite: db}
 	a.control = controlplane.New(db.Write, migrations.SQLite)
 	a.graph = graph.NewStore(embedded.New(db))
-	a.knowledge = knowledge.NewService(a.graph, knowledge.NewRegistry(), knowledge.Options{Logger: log})
+	a.memories = vector.NewStore(vembedded.New(db))
+	a.knowledge = knowledge.NewService(a.graph, knowledge.NewRegistry(), knowledge.Options{Logger: log, Memories: a.memories, Embedder: cfg.embedder})
 	a.auth = consent.NewAuthenticator(a.control, nil)
 	cfg.mcp.Version = version()
 	a.mcp, err = mcp.NewServer(mcp.Deps{Knowledge: a.knowledge, Logger: log}, cfg.mcp)
@@ -63,7 +70,7 @@ func (a *app) ready(ctx context.Context) error {
 
 // Close releases the stores.
 func (a *app) Close() {
-	if err := errors.Join(a.graph.Close(), a.sqlite.Close()); err != nil {
+	if err := errors.Join(a.memories.Close(), a.graph.Close(), a.sqlite.Close()); err != nil {
 		a.log.Warn("close", "err", err)
 	}
 }

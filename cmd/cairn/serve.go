@@ -29,10 +29,12 @@ choose that key yourself.
 
 The embedded store is one SQLite file in --data-dir; nothing else needs to
 be installed. Stop with Ctrl-C: in-flight requests get 10 seconds to finish.`,
-		env: append([]envVar{{"addr", "CAIRN_ADDR"}, {"max-request-bytes", "CAIRN_MAX_REQUEST_BYTES"}}, commonEnv...),
+		env: append(append([]envVar{{"addr", "CAIRN_ADDR"}, {"max-request-bytes", "CAIRN_MAX_REQUEST_BYTES"}}, commonEnv...), embedEnv...),
 		setup: func(fs *flag.FlagSet) runFunc {
 			var common commonFlags
 			common.register(fs)
+			var emb embedFlags
+			emb.register(fs)
 			addr := fs.String("addr", "127.0.0.1:7400", "HTTP listen address; the default binds loopback only")
 			maxBody := fs.Int64("max-request-bytes", mcp.DefaultMaxRequestBytes, "largest HTTP request body accepted")
 			return func(ctx context.Context, env *environment) error {
@@ -43,7 +45,11 @@ be installed. Stop with Ctrl-C: in-flight requests get 10 seconds to finish.`,
 				if err != nil {
 					return err
 				}
-				a, err := openApp(ctx, appConfig{dataDir: common.dataDir}, log)
+				embedder, err := emb.open(ctx, env.getenv, log)
+				if err != nil {
+					return err
+				}
+				a, err := openApp(ctx, appConfig{dataDir: common.dataDir, embedder: embedder}, log)
 				if err != nil {
 					return err
 				}

@@ -23,10 +23,12 @@ stderr.
 stdio runs as the owner's owner agent: whoever can start the process can
 read the data directory anyway, so no key is asked for. On first run it
 creates the owner and prints the owner key to stderr, for use over HTTP.`,
-		env: commonEnv,
+		env: append(commonEnv[:len(commonEnv):len(commonEnv)], embedEnv...),
 		setup: func(fs *flag.FlagSet) runFunc {
 			var common commonFlags
 			common.register(fs)
+			var emb embedFlags
+			emb.register(fs)
 			return func(ctx context.Context, env *environment) error {
 				if fs.NArg() > 0 {
 					return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
@@ -35,7 +37,11 @@ creates the owner and prints the owner key to stderr, for use over HTTP.`,
 				if err != nil {
 					return err
 				}
-				a, err := openApp(ctx, appConfig{dataDir: common.dataDir}, log)
+				embedder, err := emb.open(ctx, env.getenv, log)
+				if err != nil {
+					return err
+				}
+				a, err := openApp(ctx, appConfig{dataDir: common.dataDir, embedder: embedder}, log)
 				if err != nil {
 					return err
 				}
