@@ -205,7 +205,9 @@ func (d *Driver) Get(ctx context.Context, userID string, ids []string) ([]vector
 		for _, id := range chunk {
 			args = append(args, id)
 		}
-		rows, err := d.db.Read.QueryContext(ctx, `SELECT `+memoryColumns+` FROM memories m WHERE m.user_id = ? AND m.id IN (`+
+		// The unary + keeps SQLite from choosing the user's index over
+		// the unique index on id, which would scan every row of the user.
+		rows, err := d.db.Read.QueryContext(ctx, `SELECT `+memoryColumns+` FROM memories m WHERE +m.user_id = ? AND m.id IN (`+
 			placeholders(len(chunk))+`)`, args...)
 		if err != nil {
 			return nil, fmt.Errorf("vector/embedded: get: %w", err)
