@@ -6,8 +6,9 @@
 // vectors as contiguous float32s, loaded once and then topped up with the
 // rows added since (memories are append-only: each row's seq is higher than
 // every row committed before it). A filter on columns the cache does not
-// hold (tags, entities, keywords, source, metadata) is first resolved by
-// SQLite to the rows it allows, so a selective filter scans only those.
+// hold (keywords, metadata) is first resolved by SQLite to the rows it
+// allows; tags and entity links are indexed in the cache itself. Either way
+// a selective filter scans only the rows it allows.
 package embedded
 
 import (
@@ -365,7 +366,7 @@ func whereClause(f vector.Filter) (string, []any) {
 // needsSQL reports whether f filters on columns the vector cache does not
 // hold.
 func needsSQL(f vector.Filter) bool {
-	return len(f.Tags) > 0 || f.EntityID != "" || len(f.Keywords) > 0 || f.SourceID != "" || len(f.Metadata) > 0
+	return len(f.Keywords) > 0 || len(f.Metadata) > 0
 }
 
 // ftsQuery joins terms, each quoted as an FTS5 string, with op. Terms hold

@@ -5,6 +5,8 @@ import (
 	"container/heap"
 	"context"
 	"encoding/binary"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -28,6 +30,11 @@ type shard struct {
 	conf    []float64 // NaN when the memory has none
 	norms   []float32
 	vecs    []float32 // len(seqs) * dim
+	sources []string
+	// byTag and byEntity list, for each tag and linked entity, the
+	// indexes of its rows in ascending order, so that the most common
+	// filters need no SQL.
+	byTag, byEntity map[string][]int32
 }
 
 // shard returns the cache of a collection, topped up with the rows
@@ -58,7 +65,10 @@ func (d *Driver) shard(ctx context.Context, userID, collection string) (*shard, 
 	if sh.maxSeq >= top {
 		return sh, nil
 	}
-	rows, err := d.db.Read.QueryContext(ctx, `SELECT seq, id, created_at, confidence, embedding FROM memories
+	if sh.byTag == nil {
+		sh.byTag, sh.byEntity = map[string][]int32{}, map[string][]int32{}
+	}
+	rows, err := d.db.Read.QueryContext(ctx, `SELECT seq, id, created_at, confidence, source_id, tags, entity_ids, embedding FROM memories
 		WHERE user_id = ? AND collection = ? AND seq > ? AND seq <= ? ORDER BY seq`, userID, collection, sh.maxSeq, top)
 	if err != nil {
 		return nil, fmt.Errorf("vector/embedded: cache: %w", err)
@@ -67,12 +77,17 @@ func (d *Driver) shard(ctx context.Context, userID, collection string) (*shard, 
 	for rows.Next() {
 		var (
 			seq, created int64
-			id           string
+			id, source   string
+			tags, ents   string
 			conf         *float64
 			emb          []byte
 		)
-		if err := rows.Scan(&seq, &id, &created, &conf, &emb); err != nil {
+		if err := rows.Scan(&seq, &id, &created, &conf, &source, &tags, &ents, &emb); err != nil {
 			return nil, fmt.Errorf("vector/embedded: cache: %w", err)
+		}
+		var tagList, entList []string
+		if err := errors.Join(json.Unmarshal([]byte(tags), &tagList), json.Unmarshal([]byte(ents), &entList)); err != nil {
+			return nil, fmt.Errorf("vector/embedded: cache: memory %s: %w", id, err)
 		}
 		dim := len(emb) / 4
 		if sh.dim == 0 {
@@ -95,6 +110,14 @@ func (d *Driver) shard(ctx context.Context, userID, collection string) (*shard, 
 		sh.created = append(sh.created, created)
 		sh.conf = append(sh.conf, c)
 		sh.norms = append(sh.norms, float32(math.Sqrt(ss)))
+		sh.sources = append(sh.sources, source)
+		ix := int32(len(sh.seqs) - 1)
+		for _, t := range uniq(tagList) {
+			sh.byTag[t] = append(sh.byTag[t], ix)
+		}
+		for _, e := range uniq(entList) {
+			sh.byEntity[e] = append(sh.byEntity[e], ix)
+		}
 		sh.maxSeq = seq
 	}
 	if err := rows.Err(); err != nil {
@@ -147,6 +170,9 @@ func (d *Driver) Nearest(ctx context.Context, q vector.VectorQuery) ([]vector.Sc
 			if q.MinConfidence != nil && !(sh.conf[i] >= *q.MinConfidence) {
 				return
 			}
+			if q.SourceID != "" && sh.sources[i] != q.SourceID {
+				return
+			}
 			var sim float32
 			if n := sh.norms[i]; n != 0 && qnorm != 0 {
 				sim = dot(q.Vector, sh.vecs[i*sh.dim:(i+1)*sh.dim]) / (n * qnorm)
@@ -155,11 +181,16 @@ func (d *Driver) Nearest(ctx context.Context, q vector.VectorQuery) ([]vector.Sc
 				top.offer(float64(sim), sh.ids[i])
 			}
 		}
-		if allowed == nil {
+		switch {
+		case allowed == nil && (len(q.Tags) > 0 || q.EntityID != ""):
+			for _, i := range sh.indexed(q.Tags, q.EntityID) {
+				consider(int(i))
+			}
+		case allowed == nil:
 			for i := range sh.seqs {
 				consider(i)
 			}
-		} else {
+		default:
 			for _, seq := range allowed[c] {
 				// Rows committed after the cache was read are skipped; the
 				// search sees the store as of that read.
@@ -171,6 +202,43 @@ func (d *Driver) Nearest(ctx context.Context, q vector.VectorQuery) ([]vector.Sc
 		sh.mu.RUnlock()
 	}
 	return top.sorted(), nil
+}
+
+// indexed returns the rows that have every tag and, when entityID is set,
+// link to it, in ascending order. The caller holds sh.mu.
+func (sh *shard) indexed(tags []string, entityID string) []int32 {
+	var lists [][]int32
+	for _, t := range tags {
+		lists = append(lists, sh.byTag[t])
+	}
+	if entityID != "" {
+		lists = append(lists, sh.byEntity[entityID])
+	}
+	slices.SortFunc(lists, func(a, b []int32) int { return cmp.Compare(len(a), len(b)) })
+	out := lists[0]
+	for _, l := range lists[1:] {
+		var next []int32
+		for _, i := range out {
+			if _, ok := slices.BinarySearch(l, i); ok {
+				next = append(next, i)
+			}
+		}
+		out = next
+	}
+	return out
+}
+
+func uniq(s []string) []string {
+	if len(s) < 2 {
+		return s
+	}
+	out := make([]string, 0, len(s))
+	for _, x := range s {
+		if !slices.Contains(out, x) {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // allowedSeqs resolves a filter to the rows it allows, per collection.

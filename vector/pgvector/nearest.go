@@ -59,11 +59,10 @@ func (d *Driver) nearestIndexed(ctx context.Context, q vector.VectorQuery) (out 
 	where := b.where(q.Filter)
 	k := b.add(q.K)
 	err = pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
+		// One round trip: without arguments, Exec uses the simple protocol,
+		// which takes several statements.
 		ef := strconv.Itoa(max(d.opts.EfSearch, q.K))
-		if _, err := tx.Exec(ctx, `SET LOCAL hnsw.ef_search = `+ef); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `SET LOCAL hnsw.iterative_scan = relaxed_order`); err != nil {
+		if _, err := tx.Exec(ctx, `SET LOCAL hnsw.ef_search = `+ef+`; SET LOCAL hnsw.iterative_scan = relaxed_order`); err != nil {
 			return err
 		}
 		// relaxed_order may return rows slightly out of order; the outer
