@@ -31,8 +31,13 @@ import (
 
 // Defaults of Options' zero values.
 const (
-	DefaultEfSearch   = 100
-	DefaultExactBelow = 10000
+	DefaultEfSearch = 100
+	// DefaultExactBelow is where an exact scan stops paying off. On the
+	// benchmark's 100,000 rows of 384 dimensions, an exact scan of 1,000
+	// rows took 1.7 ms and of 10,000 rows 35 ms, while the index answered a
+	// 10% filter in 19 ms; and counting up to the threshold is itself a
+	// cost every search with a broad filter pays (6 ms for 10,000).
+	DefaultExactBelow = 2000
 )
 
 // maxIndexedDimension is the largest dimension pgvector's HNSW index takes

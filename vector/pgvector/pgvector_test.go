@@ -34,10 +34,16 @@ func opener(opts pgvector.Options) func(t *testing.T) *vector.Store {
 	}
 }
 
-// TestConformance runs the suite with the default options: the suite's
-// data sets are small, so searches scan exactly.
+// TestConformance runs the suite with every search scanning exactly, so
+// that rankings are compared with the oracle's exactly.
 func TestConformance(t *testing.T) {
-	vectortest.Run(t, vectortest.Harness{Open: opener(pgvector.Options{})})
+	vectortest.Run(t, vectortest.Harness{Open: opener(pgvector.Options{ExactBelow: 1 << 30})})
+}
+
+// TestConformanceDefaults runs it with the default options, under which
+// the suite's larger searches use the index.
+func TestConformanceDefaults(t *testing.T) {
+	vectortest.Run(t, vectortest.Harness{Open: opener(pgvector.Options{}), Approximate: true})
 }
 
 // TestConformanceIndexed forces every search through the HNSW index, so
