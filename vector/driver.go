@@ -40,8 +40,25 @@ type Driver interface {
 	// Collections returns the user's collections that have a space, with
 	// their memory counts, by name.
 	Collections(ctx context.Context, userID string) ([]Collection, error)
+	// AllCollections returns every user's collections that have a space,
+	// ordered by user, then name, for maintenance commands.
+	AllCollections(ctx context.Context) ([]UserCollection, error)
+	// Replace atomically replaces every memory of a collection with ms
+	// (the same memories, with new embeddings) and records s as its space.
+	// If the collection holds other rows than ms (a save that raced the
+	// caller), it changes nothing and returns an error wrapping
+	// ErrConflict. Replaced rows count as new rows: a driver that caches
+	// vectors must notice.
+	Replace(ctx context.Context, userID, collection string, s Space, ms []Memory) error
 	// Close releases the driver's resources.
 	Close() error
+}
+
+// UserCollection names one user's collection.
+type UserCollection struct {
+	UserID     string
+	Collection string
+	Space      Space
 }
 
 // Scored is a row id with a signal's score.

@@ -4,8 +4,10 @@
 //
 // The scan runs over an in-process cache that keeps each collection's
 // vectors as contiguous float32s, loaded once and then topped up with the
-// rows added since (memories are append-only: each row's seq is higher than
-// every row committed before it). A filter on columns the cache does not
+// rows added since: a collection's rows are only ever appended (each row's
+// seq is higher than every row committed before it) or all replaced
+// (Replace, which gives every row a new seq), so the lowest and highest
+// seq tell a reader, in any process, what changed. A filter on columns the cache does not
 // hold (keywords, metadata) is first resolved by SQLite to the rows it
 // allows; tags and entity links are indexed in the cache itself. Either way
 // a selective filter scans only the rows it allows.
@@ -99,18 +101,29 @@ func (d *Driver) CreateSpace(ctx context.Context, userID, collection string, s v
 }
 
 // Insert implements vector.Driver.
-func (d *Driver) Insert(ctx context.Context, ms []vector.Memory) (err error) {
+func (d *Driver) Insert(ctx context.Context, ms []vector.Memory) error {
+	return d.write(ctx, func(tx *sql.Tx) error { return insert(ctx, tx, ms) })
+}
+
+// write runs fn in one write transaction.
+func (d *Driver) write(ctx context.Context, fn func(*sql.Tx) error) error {
 	d.writeMu.Lock()
 	defer d.writeMu.Unlock()
 	tx, err := d.db.Write.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("vector/embedded: begin: %w", err)
 	}
-	defer func() {
-		if err != nil {
-			_ = tx.Rollback()
-		}
-	}()
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("vector/embedded: commit: %w", err)
+	}
+	return nil
+}
+
+func insert(ctx context.Context, tx *sql.Tx, ms []vector.Memory) error {
 	ins, err := tx.PrepareContext(ctx, `INSERT INTO memories (id, user_id, collection, title, text, tags, confidence, metadata,
 		entity_ids, source_id, created_at, embedding) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`)
 	if err != nil {
@@ -154,10 +167,52 @@ func (d *Driver) Insert(ctx context.Context, ms []vector.Memory) (err error) {
 			}
 		}
 	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("vector/embedded: commit: %w", err)
-	}
 	return nil
+}
+
+// Replace implements vector.Driver. The rows are deleted and inserted
+// again, so they get new seqs and every process's cache reloads the
+// collection (see shard).
+func (d *Driver) Replace(ctx context.Context, userID, collection string, s vector.Space, ms []vector.Memory) error {
+	return d.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM memories WHERE user_id = ? AND collection = ?`, userID, collection)
+		if err != nil {
+			return fmt.Errorf("vector/embedded: replace: %w", err)
+		}
+		if n, err := res.RowsAffected(); err != nil || n != int64(len(ms)) {
+			return fmt.Errorf("vector/embedded: replace %s: the collection has %d memories, %d were given: %w",
+				collection, n, len(ms), vector.ErrConflict)
+		}
+		if err := insert(ctx, tx, ms); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE memory_spaces SET embedder = ?, dimension = ? WHERE user_id = ? AND collection = ?`,
+			s.Embedder, s.Dimension, userID, collection); err != nil {
+			return fmt.Errorf("vector/embedded: replace: %w", err)
+		}
+		return nil
+	})
+}
+
+// AllCollections implements vector.Driver.
+func (d *Driver) AllCollections(ctx context.Context) ([]vector.UserCollection, error) {
+	rows, err := d.db.Read.QueryContext(ctx, `SELECT user_id, collection, embedder, dimension FROM memory_spaces ORDER BY user_id, collection`)
+	if err != nil {
+		return nil, fmt.Errorf("vector/embedded: collections: %w", err)
+	}
+	defer rows.Close()
+	var out []vector.UserCollection
+	for rows.Next() {
+		var c vector.UserCollection
+		if err := rows.Scan(&c.UserID, &c.Collection, &c.Space.Embedder, &c.Space.Dimension); err != nil {
+			return nil, fmt.Errorf("vector/embedded: collections: %w", err)
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("vector/embedded: collections: %w", err)
+	}
+	return out, nil
 }
 
 // isUnique reports whether err is SQLite's unique or primary key

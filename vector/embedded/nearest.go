@@ -37,6 +37,14 @@ type shard struct {
 	byTag, byEntity map[string][]int32
 }
 
+// reset empties the cache of a replaced collection. The caller holds
+// sh.mu for writing.
+func (sh *shard) reset() {
+	sh.maxSeq, sh.dim = 0, 0
+	sh.seqs, sh.ids, sh.created, sh.conf, sh.norms, sh.vecs, sh.sources = nil, nil, nil, nil, nil, nil, nil
+	sh.byTag, sh.byEntity = nil, nil
+}
+
 // shard returns the cache of a collection, topped up with the rows
 // committed since it was last read.
 func (d *Driver) shard(ctx context.Context, userID, collection string) (*shard, error) {
@@ -49,19 +57,25 @@ func (d *Driver) shard(ctx context.Context, userID, collection string) (*shard, 
 	}
 	d.mu.Unlock()
 
-	var top int64
-	if err := d.db.Read.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM memories WHERE user_id = ? AND collection = ?`,
-		userID, collection).Scan(&top); err != nil {
+	var bottom, top int64
+	if err := d.db.Read.QueryRowContext(ctx, `SELECT coalesce(min(seq), 0), coalesce(max(seq), 0) FROM memories
+		WHERE user_id = ? AND collection = ?`, userID, collection).Scan(&bottom, &top); err != nil {
 		return nil, fmt.Errorf("vector/embedded: cache: %w", err)
 	}
+	// A lowest seq the cache does not start with means the collection was
+	// replaced: start over.
+	stale := func() bool { return len(sh.seqs) > 0 && sh.seqs[0] != bottom }
 	sh.mu.RLock()
-	fresh := sh.maxSeq >= top
+	fresh := sh.maxSeq >= top && !stale()
 	sh.mu.RUnlock()
 	if fresh {
 		return sh, nil
 	}
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
+	if stale() {
+		sh.reset()
+	}
 	if sh.maxSeq >= top {
 		return sh, nil
 	}

@@ -105,13 +105,8 @@ func (d *Driver) Spaces(ctx context.Context, userID string, collections []string
 // CreateSpace implements vector.Driver. A dimension seen for the first
 // time gets its partial HNSW index.
 func (d *Driver) CreateSpace(ctx context.Context, userID, collection string, s vector.Space) (vector.Space, error) {
-	if s.Dimension <= maxIndexedDimension {
-		dim := strconv.Itoa(s.Dimension)
-		_, err := d.pool.Exec(ctx, `CREATE INDEX IF NOT EXISTS memories_hnsw_`+dim+` ON memories USING hnsw ((embedding::vector(`+dim+
-			`)) vector_cosine_ops) WHERE dimension = `+dim)
-		if err != nil && !isDuplicate(err) {
-			return vector.Space{}, fmt.Errorf("vector/pgvector: index for %d dimensions: %w", s.Dimension, err)
-		}
+	if err := d.ensureIndex(ctx, s.Dimension); err != nil {
+		return vector.Space{}, err
 	}
 	// Two statements, not one: a statement's snapshot would not see the
 	// row a concurrent caller committed while this insert waited on it.
@@ -129,6 +124,21 @@ func (d *Driver) CreateSpace(ctx context.Context, userID, collection string, s v
 	return got, nil
 }
 
+// ensureIndex creates the partial HNSW index of a dimension unless it
+// exists or the dimension is too large to index.
+func (d *Driver) ensureIndex(ctx context.Context, dimension int) error {
+	if dimension > maxIndexedDimension {
+		return nil
+	}
+	dim := strconv.Itoa(dimension)
+	_, err := d.pool.Exec(ctx, `CREATE INDEX IF NOT EXISTS memories_hnsw_`+dim+` ON memories USING hnsw ((embedding::vector(`+dim+
+		`)) vector_cosine_ops) WHERE dimension = `+dim)
+	if err != nil && !isDuplicate(err) {
+		return fmt.Errorf("vector/pgvector: index for %d dimensions: %w", dimension, err)
+	}
+	return nil
+}
+
 // isDuplicate reports whether err says the object exists already, as a
 // concurrent CREATE INDEX IF NOT EXISTS may.
 func isDuplicate(err error) bool {
@@ -138,7 +148,16 @@ func isDuplicate(err error) bool {
 
 // Insert implements vector.Driver with one COPY, which is atomic.
 func (d *Driver) Insert(ctx context.Context, ms []vector.Memory) error {
-	_, err := d.pool.CopyFrom(ctx, pgx.Identifier{"memories"},
+	return insertError(copyMemories(ctx, d.pool, ms))
+}
+
+// copier is a pool or a transaction.
+type copier interface {
+	CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, src pgx.CopyFromSource) (int64, error)
+}
+
+func copyMemories(ctx context.Context, c copier, ms []vector.Memory) error {
+	_, err := c.CopyFrom(ctx, pgx.Identifier{"memories"},
 		[]string{"id", "user_id", "collection", "title", "text", "tags", "confidence", "metadata", "entity_ids", "source_id",
 			"created_at", "dimension", "embedding"},
 		pgx.CopyFromSlice(len(ms), func(i int) ([]any, error) {
@@ -146,6 +165,10 @@ func (d *Driver) Insert(ctx context.Context, ms []vector.Memory) error {
 			return []any{m.ID, m.UserID, m.Collection, m.Title, m.Text, orEmpty(m.Tags), m.Confidence, orEmptyMap(m.Metadata),
 				orEmpty(m.EntityIDs), m.SourceID, m.CreatedAt.UnixMicro(), len(m.Embedding), pgv.NewVector(m.Embedding)}, nil
 		}))
+	return err
+}
+
+func insertError(err error) error {
 	var pgErr *pgconn.PgError
 	switch {
 	case err == nil:
@@ -155,6 +178,63 @@ func (d *Driver) Insert(ctx context.Context, ms []vector.Memory) error {
 	default:
 		return fmt.Errorf("vector/pgvector: insert: %w", err)
 	}
+}
+
+// Replace implements vector.Driver: in one transaction that holds the
+// space's row, it deletes the given memories, copies them back with their
+// new embeddings and records the new space; a row it did not delete (a
+// save that raced it) rolls everything back.
+func (d *Driver) Replace(ctx context.Context, userID, collection string, s vector.Space, ms []vector.Memory) error {
+	if err := d.ensureIndex(ctx, s.Dimension); err != nil {
+		return err
+	}
+	ids := make([]string, len(ms))
+	for i, m := range ms {
+		ids[i] = m.ID
+	}
+	err := pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT 1 FROM memory_spaces WHERE user_id = $1 AND collection = $2 FOR UPDATE`, userID, collection); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM memories WHERE user_id = $1 AND collection = $2 AND id = ANY($3)`, userID, collection, ids); err != nil {
+			return err
+		}
+		var others int
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM memories WHERE user_id = $1 AND collection = $2`, userID, collection).Scan(&others); err != nil {
+			return err
+		}
+		if others > 0 {
+			return fmt.Errorf("the collection has %d memories besides the %d given: %w", others, len(ms), vector.ErrConflict)
+		}
+		if err := insertError(copyMemories(ctx, tx, ms)); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `UPDATE memory_spaces SET embedder = $3, dimension = $4 WHERE user_id = $1 AND collection = $2`,
+			userID, collection, s.Embedder, s.Dimension)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("vector/pgvector: replace %s: %w", collection, err)
+	}
+	return nil
+}
+
+// AllCollections implements vector.Driver.
+func (d *Driver) AllCollections(ctx context.Context) ([]vector.UserCollection, error) {
+	rows, err := d.pool.Query(ctx, `SELECT user_id, collection, embedder, dimension FROM memory_spaces ORDER BY user_id, collection`)
+	if err != nil {
+		return nil, fmt.Errorf("vector/pgvector: collections: %w", err)
+	}
+	var out []vector.UserCollection
+	var c vector.UserCollection
+	_, err = pgx.ForEachRow(rows, []any{&c.UserID, &c.Collection, &c.Space.Embedder, &c.Space.Dimension}, func() error {
+		out = append(out, c)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("vector/pgvector: collections: %w", err)
+	}
+	return out, nil
 }
 
 const memoryColumns = `m.id, m.user_id, m.collection, m.title, m.text, m.tags, m.confidence, m.metadata, m.entity_ids, m.source_id, m.created_at`
