@@ -87,7 +87,7 @@ func (s *Service) SaveMemory(ctx context.Context, c Caller, r MemoryRequest) (ve
 	if err := s.checkLinks(ctx, c, r.EntityIDs, r.SourceID); err != nil {
 		return vector.Memory{}, err
 	}
-	vec, space, err := s.embed(ctx, strings.TrimSpace(r.Title+"\n"+r.Text))
+	vec, space, err := s.embed(ctx, memoryText(r.Title, r.Text))
 	if err != nil {
 		return vector.Memory{}, err
 	}
@@ -371,3 +371,57 @@ func (s *Service) QueryInsights(ctx context.Context, c Caller, q InsightQuery) (
 	}
 	return out, res, nil
 }
+
+// Reembedded reports the rebuild of one collection.
+type Reembedded struct {
+	UserID     string
+	Collection string
+	From       vector.Space
+	// Count is how many memories got new vectors; 0 when the collection
+	// was already in the embedder's space.
+	Count int
+}
+
+// Reembed rebuilds, with the service's embedder, the vectors of every
+// collection (of every user) whose space is another embedder's, or of the
+// collections named collection when it is not empty. It is a maintenance
+// operation, run by `cairn reembed` after a provider change, and not
+// subject to consent.
+func (s *Service) Reembed(ctx context.Context, collection string) ([]Reembedded, error) {
+	if s.memories == nil {
+		return nil, ErrMemoriesUnavailable
+	}
+	all, err := s.memories.AllCollections(ctx)
+	if err != nil {
+		return nil, err
+	}
+	embed := func(ctx context.Context, ms []vector.Memory) ([][]float32, error) {
+		texts := make([]string, len(ms))
+		for i, m := range ms {
+			texts[i] = memoryText(m.Title, m.Text)
+		}
+		vecs, err := s.embedder.Embed(ctx, texts)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, &EmbedderError{Embedder: s.embedder.Name(), Err: err}
+		}
+		return vecs, nil
+	}
+	var out []Reembedded
+	for _, c := range all {
+		if collection != "" && c.Collection != collection {
+			continue
+		}
+		n, err := s.memories.Reembed(ctx, c.UserID, c.Collection, s.embedder.Name(), embed)
+		if err != nil {
+			return out, fmt.Errorf("reembed %s of user %s: %w", c.Collection, c.UserID, err)
+		}
+		out = append(out, Reembedded{UserID: c.UserID, Collection: c.Collection, From: c.Space, Count: n})
+	}
+	return out, nil
+}
+
+// memoryText is what a memory's vector embeds: its title and text.
+func memoryText(title, text string) string { return strings.TrimSpace(title + "\n" + text) }

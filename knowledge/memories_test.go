@@ -188,3 +188,31 @@ func TestInsights(t *testing.T) {
 		t.Errorf("unknown file: got %v", err)
 	}
 }
+
+func TestReembed(t *testing.T) {
+	s, small := memoryServices(t, nil, smallEmbedder{})
+	ctx := t.Context()
+	m, err := s.SaveMemory(ctx, alice, knowledge.MemoryRequest{Collection: "notes", Title: "Dentist", Text: "Tuesday at 3pm"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SaveMemory(ctx, bob, knowledge.MemoryRequest{Collection: "other", Text: "bob"}); err != nil {
+		t.Fatal(err)
+	}
+	done, err := small.Reembed(ctx, "notes")
+	if err != nil || len(done) != 1 || done[0].Count != 1 || done[0].UserID != alice.UserID || done[0].From.Dimension != embed.LocalDimension {
+		t.Fatalf("Reembed = %+v, %v", done, err)
+	}
+	res, err := small.SearchMemories(ctx, alice, knowledge.MemoryQuery{Collections: []string{"notes"}, Query: "anything"})
+	if err != nil || len(res.Hits) != 1 || res.Hits[0].ID != m.ID {
+		t.Errorf("search with the new embedder: %+v, %v", res.Hits, err)
+	}
+	if _, err := s.SearchMemories(ctx, alice, knowledge.MemoryQuery{Collections: []string{"notes"}, Query: "dentist"}); !errors.Is(err, vector.ErrDimensionMismatch) {
+		t.Errorf("search with the old embedder: got %v, want ErrDimensionMismatch", err)
+	}
+	// Everything else, and a second run, which has nothing left to do.
+	done, err = small.Reembed(ctx, "")
+	if err != nil || len(done) != 2 || done[0].Count+done[1].Count != 1 {
+		t.Errorf("Reembed of everything = %+v, %v; want bob's one memory rebuilt", done, err)
+	}
+}

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os/exec"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -171,5 +173,19 @@ func TestEndToEndMemoriesOpenAI(t *testing.T) {
 	env := callToolError(t, local, "search_memory", map[string]any{"collection": "health", "query": "dentist"})
 	if env["code"] != "DIMENSION_MISMATCH" {
 		t.Errorf("search with another embedder: %v, want DIMENSION_MISMATCH", env)
+	}
+
+	// cairn reembed rebuilds the collections with the local embedder, after
+	// which the local embedder finds the memory by keyword.
+	out, err := exec.Command(cairnBinary(t), "reembed", "--data-dir", dataDir).CombinedOutput()
+	if err != nil {
+		t.Fatalf("cairn reembed: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "2 collections checked, 2 memories re-embedded") {
+		t.Errorf("cairn reembed printed:\n%s", out)
+	}
+	ids, _ = searchIDs(t, local, map[string]any{"collection": "health", "query": "dentist"})
+	if !slices.Equal(ids, []string{dentist}) {
+		t.Errorf("keyword search after reembed: %v, want the dentist memory", ids)
 	}
 }

@@ -31,7 +31,7 @@ const (
 )
 
 func commands() []*command {
-	return []*command{serveCommand(), stdioCommand(), versionCommand()}
+	return []*command{serveCommand(), stdioCommand(), reembedCommand(), versionCommand()}
 }
 
 // run executes the command line args and returns the exit code.
