@@ -73,6 +73,12 @@ func testText(t *testing.T, h Harness) {
 	if got := run(noMatchText); len(got) != 0 {
 		t.Errorf("a word no row has matched %v", hitIDs(got))
 	}
+	if got := run("on the"); len(got) != 0 {
+		t.Errorf("function words alone matched %v; they would match nearly every memory", hitIDs(got))
+	}
+	if got, want := set(run("the dog in the park")), ids(2); !slices.Equal(got, want) {
+		t.Errorf("a sentence with function words: got %v, want %v", got, want)
+	}
 	if got, want := set(run("budget", "garden")), ids(1); !slices.Equal(got, want) {
 		t.Errorf("budget with keyword garden: got %v, want %v", got, want)
 	}
