@@ -58,8 +58,12 @@ func (d *Driver) shard(ctx context.Context, userID, collection string) (*shard, 
 	d.mu.Unlock()
 
 	var bottom, top int64
-	if err := d.db.Read.QueryRowContext(ctx, `SELECT coalesce(min(seq), 0), coalesce(max(seq), 0) FROM memories
-		WHERE user_id = ? AND collection = ?`, userID, collection).Scan(&bottom, &top); err != nil {
+	// Two subqueries: SQLite answers a lone min() or max() with one index
+	// seek, but both in one query with a scan of the collection.
+	if err := d.db.Read.QueryRowContext(ctx, `SELECT
+		coalesce((SELECT min(seq) FROM memories WHERE user_id = ?1 AND collection = ?2), 0),
+		coalesce((SELECT max(seq) FROM memories WHERE user_id = ?1 AND collection = ?2), 0)`,
+		userID, collection).Scan(&bottom, &top); err != nil {
 		return nil, fmt.Errorf("vector/embedded: cache: %w", err)
 	}
 	// A lowest seq the cache does not start with means the collection was
