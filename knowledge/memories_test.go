@@ -107,6 +107,40 @@ func TestSaveAndSearchMemories(t *testing.T) {
 	}
 }
 
+func TestMemoryLinks(t *testing.T) {
+	s, _ := memoryServices(t, nil, nil)
+	ctx := t.Context()
+	acme := store(t, s, alice, map[string]any{"entity_type": "company", "name": "Acme"})
+	entityID := acme.Entities[0].EntityID
+	linked, err := s.SaveMemory(ctx, alice, knowledge.MemoryRequest{
+		Collection: "notes", Text: "Acme renews its contract in March", EntityIDs: []string{entityID}, SourceID: acme.Source.ID,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SaveMemory(ctx, alice, knowledge.MemoryRequest{Collection: "notes", Text: "Another contract renews in May"}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.SearchMemories(ctx, alice, knowledge.MemoryQuery{Collections: []string{"notes"}, Query: "contract renews", EntityID: entityID})
+	if err != nil || len(res.Hits) != 1 || res.Hits[0].ID != linked.ID || res.Hits[0].SourceID != acme.Source.ID {
+		t.Errorf("search by entity: %+v, %v", res.Hits, err)
+	}
+	// Another user cannot link to alice's entity or source: they do not
+	// exist for bob.
+	if _, err := s.SaveMemory(ctx, bob, knowledge.MemoryRequest{Collection: "notes", Text: "x", EntityIDs: []string{entityID}}); !errors.Is(err, knowledge.ErrEntityNotFound) {
+		t.Errorf("bob linking alice's entity: got %v, want ErrEntityNotFound", err)
+	}
+	if _, err := s.SaveMemory(ctx, bob, knowledge.MemoryRequest{Collection: "notes", Text: "x", SourceID: acme.Source.ID}); !errors.Is(err, knowledge.ErrSourceNotFound) {
+		t.Errorf("bob linking alice's source: got %v, want ErrSourceNotFound", err)
+	}
+	// An entity of a type the caller may not read is missing too.
+	noCompanies := alice
+	noCompanies.Allowed = func(a knowledge.Action, r string) bool { return r != knowledge.EntityResource("company") }
+	if _, err := s.SaveMemory(ctx, noCompanies, knowledge.MemoryRequest{Collection: "notes", Text: "x", EntityIDs: []string{entityID}}); !errors.Is(err, knowledge.ErrEntityNotFound) {
+		t.Errorf("linking an unreadable entity: got %v, want ErrEntityNotFound", err)
+	}
+}
+
 func TestMemoryErrors(t *testing.T) {
 	s, small := memoryServices(t, nil, smallEmbedder{})
 	ctx := t.Context()

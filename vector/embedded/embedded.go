@@ -7,7 +7,10 @@
 // rows added since: a collection's rows are only ever appended (each row's
 // seq is higher than every row committed before it) or all replaced
 // (Replace, which gives every row a new seq), so the lowest and highest
-// seq tell a reader, in any process, what changed. A filter on columns the cache does not
+// seq tell a reader, in any process, what changed. The cache holds the vectors of
+// every collection searched since the process started, about 1.6 KB per
+// 384-dimensional memory: sized for one person's or one team's memories,
+// which is what the embedded store is for. A filter on columns the cache does not
 // hold (keywords, metadata) is first resolved by SQLite to the rows it
 // allows; tags and entity links are indexed in the cache itself. Either way
 // a selective filter scans only the rows it allows.
