@@ -45,3 +45,30 @@ func BenchmarkSearch(b *testing.B) {
 	defer s.Close()
 	vectortest.Bench(b, s, vectortest.BenchConfig{})
 }
+
+// FuzzSearchText checks that no query text, however odd, breaks the FTS5
+// query built from it (quotes, operators, NEAR, column filters, …).
+func FuzzSearchText(f *testing.F) {
+	for _, s := range []string{`"`, `a OR b`, `NEAR(a b)`, `title:x`, `*`, `^a`, `a AND NOT b`, "é ñ 中文", `'); DROP TABLE memories; --`} {
+		f.Add(s)
+	}
+	db, err := sqlite.OpenFile(f.Context(), filepath.Join(f.TempDir(), "cairn.db"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer db.Close()
+	s := vector.NewStore(embedded.New(db))
+	space := vector.Space{Embedder: "test", Dimension: 4}
+	if _, err := s.Save(f.Context(), space, vector.Memory{UserID: "u", Collection: "c", Text: "a quoted \"phrase\" and NEAR words", Embedding: []float32{1, 0, 0, 0}}); err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		_, err := s.Search(t.Context(), vector.Query{
+			Filter: vector.Filter{UserID: "u", Collections: []string{"c"}, Keywords: vector.Terms(text)},
+			Text:   text, Vector: []float32{0, 1, 0, 0}, Space: space,
+		})
+		if err != nil {
+			t.Fatalf("search %q: %v", text, err)
+		}
+	})
+}

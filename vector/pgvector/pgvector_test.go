@@ -113,3 +113,30 @@ func BenchmarkSearch(b *testing.B) {
 		},
 	})
 }
+
+// FuzzSearchText checks that no query text, however odd, breaks the
+// tsquery built from it.
+func FuzzSearchText(f *testing.F) {
+	for _, s := range []string{`'`, `a | b`, `a & !b`, `a:*`, `(a`, `a <-> b`, "é ñ 中文 ١٢٣", `'); DROP TABLE memories; --`} {
+		f.Add(s)
+	}
+	db, err := postgres.Open(f.Context(), pgtest.URL(f), postgres.Options{})
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer db.Close()
+	s := vector.NewStore(pgvector.New(db.Pool, pgvector.Options{}))
+	space := vector.Space{Embedder: "test", Dimension: 4}
+	if _, err := s.Save(f.Context(), space, vector.Memory{UserID: "u", Collection: "c", Text: "a quoted 'phrase' & words", Embedding: []float32{1, 0, 0, 0}}); err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		_, err := s.Search(t.Context(), vector.Query{
+			Filter: vector.Filter{UserID: "u", Collections: []string{"c"}, Keywords: vector.Terms(text)},
+			Text:   text, Vector: []float32{0, 1, 0, 0}, Space: space,
+		})
+		if err != nil {
+			t.Fatalf("search %q: %v", text, err)
+		}
+	})
+}
