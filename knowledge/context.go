@@ -249,12 +249,12 @@ func (s *Service) degrees(ctx context.Context, tx *graph.Tx, c Caller, cands []g
 // contextMemories fills the memory section through the memory index,
 // keeping only what the caller may read.
 func (s *Service) contextMemories(ctx context.Context, c Caller, in *contextInput) error {
-	if s.memories == nil {
+	if s.memoryIndex == nil {
 		in.notes = append(in.notes, "no memory store is configured: there are no memory collections or memories to show")
 		return nil
 	}
 	in.memoriesAvail = true
-	cols, err := s.memories.Collections(ctx, c)
+	cols, err := s.memoryIndex.Collections(ctx, c)
 	if err != nil {
 		return err
 	}
@@ -266,7 +266,7 @@ func (s *Service) contextMemories(ctx context.Context, c Caller, in *contextInpu
 	slices.SortStableFunc(in.collections, func(a, b MemoryCollection) int {
 		return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(a.Name, b.Name))
 	})
-	recent, err := s.memories.Recent(ctx, c, ContextRecentMemories)
+	recent, err := s.memoryIndex.Recent(ctx, c, ContextRecentMemories)
 	if err != nil {
 		return err
 	}

@@ -73,7 +73,7 @@ func newContextEnv(t testing.TB, mem knowledge.MemoryIndex) *contextEnv {
 	clk := &clock{t: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}
 	control := controlplane.New(db.Write, migrations.SQLite)
 	svc := knowledge.NewService(g, knowledge.NewRegistry(), knowledge.Options{
-		Now: clk.Now, Profiles: control, Contradictions: control.WithReader(db.Read), Memories: mem,
+		Now: clk.Now, Profiles: control, Contradictions: control.WithReader(db.Read), MemoryIndex: mem,
 	})
 	return &contextEnv{svc: svc, graph: g, clock: clk}
 }

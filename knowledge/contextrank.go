@@ -78,7 +78,7 @@ func (s *Service) rankEntities(ctx context.Context, cands []graph.Entity, degree
 		for _, i := range idx {
 			texts = append(texts, entityText(cands[i]))
 		}
-		vecs, err := s.embed.Embed(ctx, texts)
+		vecs, err := s.embedder.Embed(ctx, texts)
 		if err != nil {
 			return nil, fmt.Errorf("embed topic: %w", err)
 		}

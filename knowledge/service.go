@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cairnkg/cairn/graph"
+	"github.com/cairnkg/cairn/vector"
 	"github.com/cairnkg/cairn/vector/embed"
 )
 
@@ -22,13 +23,15 @@ type Service struct {
 	schemas  *Registry
 	now      func() time.Time
 	log      *slog.Logger
-	embed    embed.Embedder
+	embedder embed.Embedder
 	types    typeIndex
 	profiles ProfileStore
 	// contradictions is nil when none are kept.
 	contradictions ContradictionStore
-	// memories is nil until a memory store is configured.
-	memories MemoryIndex
+	// memories stores memories and insights; nil when not configured.
+	memories *vector.Store
+	// memoryIndex feeds context loading; nil when there are no memories.
+	memoryIndex MemoryIndex
 }
 
 // Options configure a Service. The zero value is usable.
@@ -38,8 +41,8 @@ type Options struct {
 	// Now is the clock; nil means graph.Now. Tests set it to make as-of
 	// reads exact.
 	Now func() time.Time
-	// Embedder embeds entity types (and topics for context loading); nil
-	// means the local deterministic embedder, embed.NewLocal.
+	// Embedder embeds memories, queries, entity types and context topics;
+	// nil means the local deterministic embedder, embed.NewLocal.
 	Embedder embed.Embedder
 	// Profiles keeps user profiles; nil makes the profile calls fail with
 	// ErrUnavailable (context loading then leaves the profile out).
@@ -47,19 +50,27 @@ type Options struct {
 	// Contradictions keeps contradictions between observations and the
 	// observations a resolution rejected; nil means none are detected.
 	Contradictions ContradictionStore
-	// Memories lets context loading show memory collections and recent
-	// memories; nil means the context says memories are not available.
-	Memories MemoryIndex
+	// Memories stores memories and insights; nil means the memory methods
+	// report ErrMemoriesUnavailable.
+	Memories *vector.Store
+	// MemoryIndex lets context loading show memory collections and recent
+	// memories; nil means Memories serves it (and, without Memories, the
+	// context says memories are not available).
+	MemoryIndex MemoryIndex
 }
 
 // NewService returns a Service over a graph and a schema registry.
 func NewService(g *graph.Store, schemas *Registry, opts Options) *Service {
 	s := &Service{
-		graph: g, schemas: schemas, now: opts.Now, log: opts.Logger, embed: opts.Embedder,
-		profiles: opts.Profiles, contradictions: opts.Contradictions, memories: opts.Memories,
+		graph: g, schemas: schemas, now: opts.Now, log: opts.Logger, embedder: opts.Embedder,
+		profiles: opts.Profiles, contradictions: opts.Contradictions,
+		memories: opts.Memories, memoryIndex: opts.MemoryIndex,
 	}
-	if s.embed == nil {
-		s.embed = embed.NewLocal()
+	if s.memoryIndex == nil && s.memories != nil {
+		s.memoryIndex = storeIndex{s}
+	}
+	if s.embedder == nil {
+		s.embedder = embed.NewLocal()
 	}
 	if s.now == nil {
 		s.now = graph.Now

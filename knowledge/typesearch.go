@@ -51,7 +51,7 @@ func (s *Service) SearchEntityTypes(ctx context.Context, keyword string) (TypeSe
 	if err != nil {
 		return TypeSearch{}, err
 	}
-	q, err := s.embed.Embed(ctx, []string{keyword})
+	q, err := s.embedder.Embed(ctx, []string{keyword})
 	if err != nil {
 		return TypeSearch{}, fmt.Errorf("knowledge: embed keyword: %w", err)
 	}
@@ -107,7 +107,7 @@ func (s *Service) typeVectors(ctx context.Context) (map[string][][]float32, erro
 		texts = append(texts, t...)
 		counts[i] = len(t)
 	}
-	vecs, err := s.embed.Embed(ctx, texts)
+	vecs, err := s.embedder.Embed(ctx, texts)
 	if err != nil {
 		return nil, fmt.Errorf("knowledge: embed entity types: %w", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/cairnkg/cairn/controlplane"
 	"github.com/cairnkg/cairn/graph"
 	"github.com/cairnkg/cairn/knowledge"
+	"github.com/cairnkg/cairn/vector"
 )
 
 // Canonical error codes of the specifications.
@@ -30,6 +31,9 @@ const (
 	CodeDBQueryFailed      = "DB_QUERY_FAILED"
 	CodeServiceUnavailable = "SERVICE_UNAVAILABLE"
 	CodeInternal           = "INTERNAL_ERROR"
+	// A vector does not fit its collection's recorded embedding space.
+	CodeDimensionMismatch = "DIMENSION_MISMATCH"
+	CodeEmbedderMismatch  = "EMBEDDER_MISMATCH"
 )
 
 // ErrorBody is the error of the envelope {error: {code, message, details,
@@ -75,6 +79,9 @@ func toError(err error) *Error {
 		cycle     *graph.CycleError
 		relType   *knowledge.RelationshipTypeError
 		forbidden *knowledge.ForbiddenError
+		resource  *knowledge.AccessError
+		space     *vector.SpaceError
+		embedder  *knowledge.EmbedderError
 	)
 	switch {
 	case errors.As(err, &e):
@@ -120,6 +127,26 @@ func toError(err error) *Error {
 		return newError(http.StatusBadRequest, CodeValidation, err.Error(), map[string]any{"field": "resource"})
 	case errors.Is(err, controlplane.ErrNotFound):
 		return newError(http.StatusNotFound, CodeNotFound, err.Error(), nil)
+	case errors.As(err, &resource):
+		return newError(http.StatusForbidden, CodeConsentDenied, resource.Error(),
+			map[string]any{"resource": resource.Resource, "action": string(resource.Action)})
+	case errors.As(err, &space):
+		code := CodeEmbedderMismatch
+		if errors.Is(err, vector.ErrDimensionMismatch) {
+			code = CodeDimensionMismatch
+		}
+		return newError(http.StatusConflict, code, space.Error(), map[string]any{
+			"collection":         space.Collection,
+			"recorded_embedder":  space.Recorded.Embedder,
+			"recorded_dimension": space.Recorded.Dimension,
+			"given_embedder":     space.Given.Embedder,
+			"given_dimension":    space.Given.Dimension,
+		})
+	case errors.As(err, &embedder):
+		return newError(http.StatusServiceUnavailable, CodeServiceUnavailable,
+			"the embedding provider "+embedder.Embedder+" failed; retry later", map[string]any{"embedder": embedder.Embedder})
+	case errors.Is(err, knowledge.ErrUnavailable):
+		return newError(http.StatusServiceUnavailable, CodeServiceUnavailable, err.Error(), nil)
 	case errors.Is(err, context.DeadlineExceeded):
 		return newError(http.StatusServiceUnavailable, CodeServiceUnavailable, "the call took too long and was stopped", nil)
 	case errors.Is(err, context.Canceled):

@@ -17,6 +17,7 @@ type fixture struct {
 	company, company2, person, invoice string
 	relationship, source               string
 	contradiction                      string   // an open contradiction on the person's email
+	memory, insight                    string   // a memory about the company, an insight from the source
 	values                             []string // every stored value that must not leak
 }
 
@@ -61,6 +62,21 @@ func seedUser(t testing.TB, e *env, owner consent.Principal, tag string) fixture
 	if cs := out["contradictions"].([]any); len(cs) > 0 {
 		f.contradiction = cs[0].(map[string]any)["contradiction_id"].(string)
 	}
+	// A memory linked to the company and the source, and an insight.
+	memo, insight := "Memo-"+tag+" about the supplier", "Insight-"+tag+" on the contract"
+	f.values = append(f.values, memo, insight)
+	out, merr = e.callAs(t, owner, "save_memory", map[string]any{"collection": "notes", "text": memo,
+		"entity_ids": []any{f.company}, "source_id": f.source})
+	if merr != nil {
+		t.Fatal(merr)
+	}
+	f.memory = out["id"].(string)
+	out, merr = e.callAs(t, owner, "store_insight", map[string]any{"fileId": f.source,
+		"insight": map[string]any{"title": insight, "content": insight + " in full", "sourceLLM": "probe-llm"}})
+	if merr != nil {
+		t.Fatal(merr)
+	}
+	f.insight = out["insightId"].(string)
 	return f
 }
 
@@ -69,7 +85,7 @@ func seedUser(t testing.TB, e *env, owner consent.Principal, tag string) fixture
 func (f fixture) secrets(args map[string]any) []string {
 	sent, _ := json.Marshal(args)
 	out := slices.DeleteFunc(slices.Clone(f.values), func(v string) bool { return strings.Contains(string(sent), v) })
-	for _, id := range []string{f.company, f.company2, f.person, f.invoice, f.relationship, f.source, f.contradiction} {
+	for _, id := range []string{f.company, f.company2, f.person, f.invoice, f.relationship, f.source, f.contradiction, f.memory, f.insight} {
 		if id == "" {
 			continue
 		}
@@ -132,6 +148,18 @@ var consentMatrix = map[string]matrixCase{
 	}},
 	"review_memories": {args: func(f fixture) map[string]any {
 		return map[string]any{"action": "resolve", "contradiction_id": f.contradiction, "resolution": "keep_both"}
+	}},
+	"save_memory": {args: func(f fixture) map[string]any {
+		return map[string]any{"collection": "notes", "text": "probe memory", "entity_ids": []any{f.company}}
+	}},
+	"search_memory": {args: func(f fixture) map[string]any {
+		return map[string]any{"collection": "notes", "query": "Memo-" + f.tag + " supplier", "minSimilarity": 0}
+	}},
+	"store_insight": {args: func(f fixture) map[string]any {
+		return map[string]any{"fileId": f.source, "insight": map[string]any{"title": "probe", "content": "probe insight", "sourceLLM": "probe"}}
+	}},
+	"query_insights": {args: func(f fixture) map[string]any {
+		return map[string]any{"filters": map[string]any{"keywords": "Insight-" + f.tag}}
 	}},
 	"list_consent_rules": {ownerOnly: true, args: func(f fixture) map[string]any { return map[string]any{} }},
 	"set_consent_rule": {ownerOnly: true, args: func(f fixture) map[string]any {

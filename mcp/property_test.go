@@ -31,7 +31,8 @@ func randomEntity(typ string, n int) map[string]any {
 
 // randomRules draws consent rules for one agent.
 func randomRules(r *rand.Rand) [][3]string {
-	patterns := []string{"*", "entities/*", "tables/*", "graph", "sources", "schema", "entities/c*", "entities/in*", "entities/no*"}
+	patterns := []string{"*", "entities/*", "tables/*", "graph", "sources", "schema", "entities/c*", "entities/in*", "entities/no*",
+		"memories/*", "vectors/*", "memories/notes", "vectors/journal", "memories/insights"}
 	for _, t := range propertyTypes {
 		patterns = append(patterns, "entities/"+t, "tables/"+t)
 	}
@@ -116,7 +117,23 @@ var propertyArgs = map[string]func(r *rand.Rand, ids []string, n int) map[string
 	"update_profile": func(r *rand.Rand, _ []string, n int) map[string]any {
 		return map[string]any{"data": map[string]any{"n": n}}
 	},
-	"review_memories":    func(*rand.Rand, []string, int) map[string]any { return map[string]any{"action": "list"} },
+	"review_memories": func(*rand.Rand, []string, int) map[string]any { return map[string]any{"action": "list"} },
+	"save_memory": func(r *rand.Rand, ids []string, n int) map[string]any {
+		return map[string]any{"collection": pickString(r, memoryCollections), "text": fmt.Sprint("agent memory ", n), "entity_ids": []any{pick(r, ids)}}
+	},
+	"search_memory": func(r *rand.Rand, ids []string, _ int) map[string]any {
+		args := map[string]any{"collection": pickString(r, memoryCollections), "query": "memory", "minSimilarity": 0}
+		if r.IntN(2) == 0 {
+			args["entity_id"] = pick(r, ids)
+		}
+		return args
+	},
+	"store_insight": func(r *rand.Rand, _ []string, n int) map[string]any {
+		return map[string]any{"fileId": "src_unknown", "insight": map[string]any{"title": fmt.Sprint("t", n), "content": "c", "sourceLLM": "m"}}
+	},
+	"query_insights": func(*rand.Rand, []string, int) map[string]any {
+		return map[string]any{"filters": map[string]any{"keywords": "insight"}}
+	},
 	"list_consent_rules": func(*rand.Rand, []string, int) map[string]any { return map[string]any{} },
 	"set_consent_rule": func(*rand.Rand, []string, int) map[string]any {
 		return map[string]any{"agent": "agent", "resource": "*", "action": "read", "effect": "allow"}
@@ -127,11 +144,17 @@ var propertyArgs = map[string]func(r *rand.Rand, ids []string, n int) map[string
 
 func pick(r *rand.Rand, ids []string) string { return ids[r.IntN(len(ids))] }
 
+func pickString(r *rand.Rand, s []string) string { return s[r.IntN(len(s))] }
+
+// memoryCollections are the collections the property test writes to.
+var memoryCollections = []string{"notes", "journal"}
+
 // TestNoToolAnswersOutsideConsent generates random graphs and random
 // consent rules and calls every tool with random arguments as the agent
 // the rules are for. No answer may hold an entity whose type the rules do
 // not let it read (anywhere: lists, traversal paths, neighbourhoods,
-// relationship endpoints), nor a relationship without graph read. The
+// relationship endpoints, memories' links), nor a relationship without
+// graph read, nor a memory of a collection it may not read. The
 // oracle is consent.Decide on the same rules, which rules_test.go pins.
 func TestNoToolAnswersOutsideConsent(t *testing.T) {
 	for _, tool := range mcp.AllTools(mcp.Deps{}) {
@@ -150,6 +173,7 @@ func TestNoToolAnswersOutsideConsent(t *testing.T) {
 				ents = append(ents, randomEntity(propertyTypes[r.IntN(len(propertyTypes))], i))
 			}
 			out := e.mustCall(t, "store", map[string]any{"entities": ents})
+			source := out["source_id"].(string)
 			var ids []string
 			for _, en := range out["entities"].([]any) {
 				m := en.(map[string]any)
@@ -160,6 +184,18 @@ func TestNoToolAnswersOutsideConsent(t *testing.T) {
 				// Some edges are refused (self-loops); that is fine.
 				e.call(t, "create_relationship", map[string]any{"relationship_type": "REFERS_TO", "source_entity_id": pick(r, ids), "target_entity_id": pick(r, ids)})
 			}
+			// The owner's memories (and an insight) link random entities:
+			// a readable memory must not reveal an unreadable one.
+			collOf := map[string]string{}
+			for i := range 4 + r.IntN(4) {
+				col := pickString(r, memoryCollections)
+				out := e.mustCall(t, "save_memory", map[string]any{"collection": col, "text": fmt.Sprint("owner memory ", i),
+					"entity_ids": []any{pick(r, ids), pick(r, ids)}, "source_id": source})
+				collOf[out["id"].(string)] = col
+			}
+			out = e.mustCall(t, "store_insight", map[string]any{"fileId": source,
+				"insight": map[string]any{"title": "owner insight", "content": "an insight", "sourceLLM": "m"}})
+			collOf[out["insightId"].(string)] = "insights"
 			ruleSpecs := randomRules(r)
 			agent, _ := e.agent(t, e.owner.UserID, "agent", ruleSpecs...)
 			var rules []consent.Rule
@@ -171,6 +207,10 @@ func TestNoToolAnswersOutsideConsent(t *testing.T) {
 			rules = lastRulePerKey(rules)
 			readable := func(typ string) bool { return consent.Decide(rules, consent.Read, "entities/"+typ) == consent.Allow }
 			graphOK := consent.Decide(rules, consent.Read, "graph") == consent.Allow
+			memoryOK := func(id string) bool {
+				col, known := collOf[id]
+				return !known || consent.Decide(rules, consent.Read, "memories/"+col) == consent.Allow
+			}
 
 			for _, tool := range e.server.Tools() {
 				for n := range callsPerTool {
@@ -182,6 +222,11 @@ func TestNoToolAnswersOutsideConsent(t *testing.T) {
 						}
 						continue
 					}
+					if tool.Name() == "save_memory" || tool.Name() == "store_insight" {
+						// What the agent itself just wrote is its own.
+						delete(res, "id")
+						delete(res, "insightId")
+					}
 					if tool.Name() == "store" {
 						// The ids of what the agent itself just wrote are its own.
 						for _, en := range res["entities"].([]any) {
@@ -190,7 +235,7 @@ func TestNoToolAnswersOutsideConsent(t *testing.T) {
 						}
 						delete(res, "entities")
 					}
-					checkAnswer(t, tool.Name(), args, res, "", typeOf, readable, graphOK)
+					checkAnswer(t, tool.Name(), args, res, "", typeOf, readable, graphOK, memoryOK)
 				}
 			}
 		})
@@ -201,10 +246,13 @@ func TestNoToolAnswersOutsideConsent(t *testing.T) {
 // type and every relationship shown without graph read (except the answer
 // to a relationship write, which names what the caller wrote, without
 // metadata).
-func checkAnswer(t *testing.T, tool string, args map[string]any, v any, path string, typeOf map[string]string, readable func(string) bool, graphOK bool) {
+func checkAnswer(t *testing.T, tool string, args map[string]any, v any, path string, typeOf map[string]string, readable func(string) bool, graphOK bool, memoryOK func(string) bool) {
 	t.Helper()
 	switch x := v.(type) {
 	case string:
+		if strings.HasPrefix(x, "mem_") && !memoryOK(x) {
+			t.Errorf("%s(%v): %s holds memory %s of a collection the agent may not read", tool, args, path, x)
+		}
 		if strings.HasPrefix(x, "ent_") {
 			typ, known := typeOf[x]
 			if !known || !readable(typ) {
@@ -216,7 +264,7 @@ func checkAnswer(t *testing.T, tool string, args map[string]any, v any, path str
 			t.Errorf("%s(%v): %s lists relationships without graph read", tool, args, path)
 		}
 		for i, it := range x {
-			checkAnswer(t, tool, args, it, fmt.Sprintf("%s[%d]", path, i), typeOf, readable, graphOK)
+			checkAnswer(t, tool, args, it, fmt.Sprintf("%s[%d]", path, i), typeOf, readable, graphOK, memoryOK)
 		}
 	case map[string]any:
 		written := (tool == "create_relationship" || tool == "delete_relationship") && path == "" && x["metadata"] == nil
@@ -224,7 +272,7 @@ func checkAnswer(t *testing.T, tool string, args map[string]any, v any, path str
 			t.Errorf("%s(%v): %s is a relationship, shown without graph read", tool, args, path)
 		}
 		for _, k := range slices.Sorted(maps.Keys(x)) {
-			checkAnswer(t, tool, args, x[k], path+"."+k, typeOf, readable, graphOK)
+			checkAnswer(t, tool, args, x[k], path+"."+k, typeOf, readable, graphOK, memoryOK)
 		}
 	}
 }

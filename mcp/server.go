@@ -52,6 +52,10 @@ func AllTools(d Deps) []*Tool {
 		retrieveRelatedEntitiesTool(d),
 		retrieveGraphNeighborhoodTool(d),
 		queryGraphTool(d),
+		saveMemoryTool(d),
+		searchMemoryTool(d),
+		storeInsightTool(d),
+		queryInsightsTool(d),
 		getUserContextTool(d),
 		updateProfileTool(d),
 		reviewMemoriesTool(d),
@@ -60,7 +64,7 @@ func AllTools(d Deps) []*Tool {
 }
 
 // AllToolsets lists every toolset, in a stable order.
-var AllToolsets = []Toolset{ToolsetEntities, ToolsetRelationships, ToolsetTimeline, ToolsetSchema, ToolsetContext, ToolsetConsent}
+var AllToolsets = []Toolset{ToolsetEntities, ToolsetRelationships, ToolsetTimeline, ToolsetSchema, ToolsetMemories, ToolsetContext, ToolsetConsent}
 
 // Options choose which tools a Server exposes. The zero value exposes all.
 type Options struct {

@@ -18,6 +18,8 @@ import (
 	"github.com/cairnkg/cairn/knowledge"
 	"github.com/cairnkg/cairn/mcp"
 	"github.com/cairnkg/cairn/migrations"
+	"github.com/cairnkg/cairn/vector"
+	vembedded "github.com/cairnkg/cairn/vector/embedded"
 )
 
 // env is a Cairn wired on a fresh embedded store, with its owner, its
@@ -51,7 +53,9 @@ func newEnvWith(t testing.TB, opts envOptions) *env {
 		t.Fatal(err)
 	}
 	g := graph.NewStore(embedded.New(db))
+	memories := vector.NewStore(vembedded.New(db))
 	t.Cleanup(func() {
+		memories.Close()
 		g.Close()
 		db.Close()
 	})
@@ -68,7 +72,7 @@ func newEnvWith(t testing.TB, opts envOptions) *env {
 		t.Fatal(err)
 	}
 	clock := &fakeClock{t: time.Date(2026, 11, 23, 12, 0, 30, 0, time.UTC)}
-	kopts := knowledge.Options{}
+	kopts := knowledge.Options{Memories: memories}
 	if opts.contextStores {
 		kopts.Profiles, kopts.Contradictions = control, control.WithReader(db.Read)
 	}

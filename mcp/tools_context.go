@@ -187,22 +187,16 @@ func contradictionOut(c knowledge.Contradiction) ContradictionOut {
 // mapping does not know onto the envelope.
 func contextError(err error) error {
 	var (
-		access *knowledge.AccessError
-		nf     *knowledge.NotFoundError
+		nf *knowledge.NotFoundError
 	)
 	switch {
 	case err == nil:
 		return nil
-	case errors.As(err, &access):
-		return newError(http.StatusForbidden, CodeConsentDenied, access.Error(),
-			map[string]any{"resource": access.Resource, "action": string(access.Action)})
 	case errors.As(err, &nf) && errors.Is(err, knowledge.ErrContradictionNotFound):
 		return newError(http.StatusNotFound, CodeNotFound, nf.Error(), map[string]any{"id": nf.ID})
 	case errors.Is(err, knowledge.ErrContradictionResolved):
 		return newError(http.StatusBadRequest, CodeValidation, "the contradiction is already resolved; list the open ones with action: list",
 			map[string]any{"field": "contradiction_id"})
-	case errors.Is(err, knowledge.ErrUnavailable):
-		return newError(http.StatusServiceUnavailable, CodeServiceUnavailable, "this tool needs a store that is not configured on this server", nil)
 	default:
 		return err
 	}

@@ -33,7 +33,13 @@ func placeholder(s *jsonschema.Schema) any {
 	case "array":
 		return []any{}
 	case "object":
-		return map[string]any{}
+		// Fill nested required properties, so that a valid base call
+		// reaches the argument each case breaks.
+		m := map[string]any{}
+		for _, name := range s.Required {
+			m[name] = placeholder(s.Properties[name])
+		}
+		return m
 	default:
 		if len(s.Enum) > 0 {
 			return s.Enum[0]

@@ -10,6 +10,8 @@ import (
 	"github.com/cairnkg/cairn/graph"
 	"github.com/cairnkg/cairn/knowledge"
 	"github.com/cairnkg/cairn/mcp"
+	"github.com/cairnkg/cairn/vector"
+	"github.com/cairnkg/cairn/vector/embed"
 )
 
 // app is a wired Cairn: stores, services and the MCP server.
@@ -18,6 +20,7 @@ type app struct {
 	backend   *backend
 	control   *controlplane.Store
 	graph     *graph.Store
+	memories  *vector.Store
 	knowledge *knowledge.Service
 	mcp       *mcp.Server
 	auth      *consent.Authenticator
@@ -31,6 +34,9 @@ type appConfig struct {
 	databaseURL string
 	mcp         mcp.Options
 	limits      map[consent.RateClass]int
+	// embedder embeds memories, entity types and topics; nil means the
+	// local one.
+	embedder embed.Embedder
 }
 
 // openApp opens the backend (migrating it) and wires the services.
@@ -42,8 +48,10 @@ func openApp(ctx context.Context, cfg appConfig, log *slog.Logger) (*app, error)
 	a := &app{log: log, backend: b}
 	a.control = controlplane.New(b.control, b.dialect)
 	a.graph = graph.NewStore(b.graph)
+	a.memories = vector.NewStore(b.memories())
 	a.knowledge = knowledge.NewService(a.graph, knowledge.NewRegistry(), knowledge.Options{
-		Logger: log, Profiles: a.control, Contradictions: a.control.WithReader(b.reader()),
+		Logger: log, Embedder: cfg.embedder, Memories: a.memories,
+		Profiles: a.control, Contradictions: a.control.WithReader(b.reader()),
 	})
 	a.auth = consent.NewAuthenticator(a.control, nil)
 	cfg.mcp.Version = version()
@@ -63,7 +71,7 @@ func (a *app) ready(ctx context.Context) error { return a.backend.ping(ctx) }
 // Close releases the stores.
 func (a *app) Close() {
 	a.closeConsent()
-	if err := errors.Join(a.graph.Close(), a.backend.Close()); err != nil {
+	if err := errors.Join(a.memories.Close(), a.graph.Close(), a.backend.Close()); err != nil {
 		a.log.Warn("close", "err", err)
 	}
 }

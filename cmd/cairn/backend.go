@@ -12,6 +12,9 @@ import (
 	"github.com/cairnkg/cairn/graph/embedded"
 	graphpostgres "github.com/cairnkg/cairn/graph/postgres"
 	"github.com/cairnkg/cairn/migrations"
+	"github.com/cairnkg/cairn/vector"
+	vembedded "github.com/cairnkg/cairn/vector/embedded"
+	"github.com/cairnkg/cairn/vector/pgvector"
 )
 
 // backend is the storage a Cairn process runs on, chosen by configuration:
@@ -110,4 +113,13 @@ func (b *backend) reader() *sql.DB {
 		return b.sqlite.Read
 	}
 	return b.control
+}
+
+// memories is the memory driver: pgvector on PostgreSQL, the SQLite file
+// otherwise.
+func (b *backend) memories() vector.Driver {
+	if b.postgres != nil {
+		return pgvector.New(b.postgres.Pool, pgvector.Options{})
+	}
+	return vembedded.New(b.sqlite)
 }

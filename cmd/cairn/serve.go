@@ -28,21 +28,23 @@ configurations; set CAIRN_OWNER_KEY (32 or more printable characters) to
 choose that key yourself.
 
 The embedded store is one SQLite file in --data-dir; nothing else needs to
-be installed. With --database-url (or CAIRN_DATABASE_URL), the control plane
-and the graph live in that PostgreSQL database instead, migrated at start,
-and /readyz pings it. Stop with Ctrl-C: in-flight requests get 10 seconds to
-finish.
+be installed. With --database-url (or CAIRN_DATABASE_URL), the control plane,
+the graph and the memories live in that PostgreSQL database instead
+(memories with pgvector), migrated at start, and /readyz pings it. Stop with
+Ctrl-C: in-flight requests get 10 seconds to finish.
 
 Every call is checked against the agent's consent rules (cairn admin
 consent), rate-limited per key (429 with Retry-After; X-RateLimit-* headers
 on every response) and recorded in the audit log (cairn admin audit).
 Browser requests from origins other than loopback are refused unless
 --allowed-origins names them.`,
-		env: append(append(append([]envVar{{"addr", "CAIRN_ADDR"}, {"max-request-bytes", "CAIRN_MAX_REQUEST_BYTES"},
-			{"allowed-origins", "CAIRN_ALLOWED_ORIGINS"}}, limitEnv...), toolEnv...), commonEnv...),
+		env: append(append(append(append([]envVar{{"addr", "CAIRN_ADDR"}, {"max-request-bytes", "CAIRN_MAX_REQUEST_BYTES"},
+			{"allowed-origins", "CAIRN_ALLOWED_ORIGINS"}}, limitEnv...), toolEnv...), commonEnv...), embedEnv...),
 		setup: func(fs *flag.FlagSet) runFunc {
 			var common commonFlags
 			common.register(fs)
+			var emb embedFlags
+			emb.register(fs)
 			addr := fs.String("addr", "127.0.0.1:7400", "HTTP listen address; the default binds loopback only")
 			maxBody := fs.Int64("max-request-bytes", mcp.DefaultMaxRequestBytes, "largest HTTP request body accepted")
 			origins := fs.String("allowed-origins", "", "comma-separated browser origins allowed besides loopback ones (scheme://host[:port], or *)")
@@ -62,8 +64,12 @@ Browser requests from origins other than loopback are refused unless
 				if err != nil {
 					return err
 				}
+				embedder, err := emb.open(ctx, env.getenv, log)
+				if err != nil {
+					return err
+				}
 				cfg := common.appConfig()
-				cfg.mcp, cfg.limits = toolF.options(), limits
+				cfg.mcp, cfg.limits, cfg.embedder = toolF.options(), limits, embedder
 				a, err := openApp(ctx, cfg, log)
 				if err != nil {
 					return err

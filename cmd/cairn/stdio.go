@@ -27,13 +27,15 @@ under that agent's consent rules (create it with cairn admin agent create).
 --database-url (or CAIRN_DATABASE_URL) selects PostgreSQL, as for serve. On
 first run it creates the owner and prints the owner key to stderr, for use
 over HTTP.`,
-		env: append(append([]envVar{{"agent", "CAIRN_AGENT"}}, toolEnv...), commonEnv...),
+		env: append(append(append([]envVar{{"agent", "CAIRN_AGENT"}}, toolEnv...), commonEnv...), embedEnv...),
 		setup: func(fs *flag.FlagSet) runFunc {
 			var common commonFlags
 			common.register(fs)
 			agent := fs.String("agent", "", "run as this agent of the owner (default: the owner agent)")
 			var toolF toolFlags
 			toolF.register(fs)
+			var emb embedFlags
+			emb.register(fs)
 			return func(ctx context.Context, env *environment) error {
 				if fs.NArg() > 0 {
 					return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
@@ -42,8 +44,12 @@ over HTTP.`,
 				if err != nil {
 					return err
 				}
+				embedder, err := emb.open(ctx, env.getenv, log)
+				if err != nil {
+					return err
+				}
 				cfg := common.appConfig()
-				cfg.mcp = toolF.options()
+				cfg.mcp, cfg.embedder = toolF.options(), embedder
 				a, err := openApp(ctx, cfg, log)
 				if err != nil {
 					return err

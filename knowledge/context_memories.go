@@ -1,0 +1,49 @@
+package knowledge
+
+import (
+	"context"
+
+	"github.com/cairnkg/cairn/vector"
+)
+
+// storeIndex is the MemoryIndex of a Service's own memory store: context
+// loading sees the collections and the newest memories the caller may read.
+type storeIndex struct{ s *Service }
+
+func (x storeIndex) Collections(ctx context.Context, c Caller) ([]MemoryCollection, error) {
+	cols, err := x.s.MemoryCollections(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]MemoryCollection, 0, len(cols))
+	for _, col := range cols {
+		out = append(out, MemoryCollection{Name: col.Name, Count: col.Count})
+	}
+	return out, nil
+}
+
+func (x storeIndex) Recent(ctx context.Context, c Caller, n int) ([]MemorySummary, error) {
+	cols, err := x.s.MemoryCollections(ctx, c)
+	if err != nil || len(cols) == 0 {
+		return nil, err
+	}
+	names := make([]string, len(cols))
+	for i, col := range cols {
+		names[i] = col.Name
+	}
+	res, err := x.s.memories.Search(ctx, vector.Query{
+		Filter: vector.Filter{UserID: c.UserID, Collections: names},
+		Sort:   vector.SortCreatedAt, Limit: min(n, vector.MaxLimit),
+	})
+	if err != nil {
+		return nil, memoryError(err)
+	}
+	out := make([]MemorySummary, 0, len(res.Hits))
+	for _, h := range res.Hits {
+		out = append(out, MemorySummary{
+			ID: h.ID, Collection: h.Collection, Title: h.Title,
+			Text: h.Text, CreatedAt: h.CreatedAt,
+		})
+	}
+	return out, nil
+}

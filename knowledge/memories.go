@@ -1,0 +1,464 @@
+package knowledge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/cairnkg/cairn/graph"
+	"github.com/cairnkg/cairn/vector"
+)
+
+// Errors of the memory methods.
+var (
+	// ErrMemoriesUnavailable means the service was built without a memory
+	// store.
+	ErrMemoriesUnavailable = fmt.Errorf("memories are not configured on this server: %w", ErrUnavailable)
+	// ErrEmbedderUnavailable means the embedding provider failed; the
+	// error is an *EmbedderError. Retrying later may succeed.
+	ErrEmbedderUnavailable = errors.New("embedding provider unavailable")
+)
+
+// EmbedderError reports a failed embedding call with the provider's name.
+type EmbedderError struct {
+	Embedder string
+	Err      error
+}
+
+func (e *EmbedderError) Error() string {
+	return fmt.Sprintf("%s: %s: %v", ErrEmbedderUnavailable, e.Embedder, e.Err)
+}
+
+// Unwrap makes errors.Is(err, ErrEmbedderUnavailable) true, and keeps the
+// provider's error reachable.
+func (e *EmbedderError) Unwrap() []error { return []error{ErrEmbedderUnavailable, e.Err} }
+
+// InsightsCollection is the collection that store_insight and
+// query_insights use.
+const InsightsCollection = "insights"
+
+// MemoryRequest is one memory to save.
+type MemoryRequest struct {
+	Collection string
+	Text       string
+	Title      string
+	Tags       []string
+	Confidence *float64
+	Metadata   map[string]any
+	// EntityIDs link the memory to entities, which must exist and be
+	// readable by the caller.
+	EntityIDs []string
+	// SourceID links the memory to a source, which must exist.
+	SourceID string
+}
+
+// SaveMemory embeds and stores a memory, synchronously, and returns it. The
+// caller needs write access to the collection.
+func (s *Service) SaveMemory(ctx context.Context, c Caller, r MemoryRequest) (vector.Memory, error) {
+	if s.memories == nil {
+		return vector.Memory{}, ErrMemoriesUnavailable
+	}
+	r.Collection = strings.TrimSpace(r.Collection)
+	if r.Collection == "" {
+		return vector.Memory{}, invalid("collection", "string", "empty", "collection is required")
+	}
+	if strings.TrimSpace(r.Text) == "" {
+		return vector.Memory{}, invalid("text", "non-empty string", "empty", "text is required")
+	}
+	if err := c.need(Write, MemoryResource(r.Collection)); err != nil {
+		return vector.Memory{}, err
+	}
+	if err := s.checkLinks(ctx, c, r.EntityIDs, r.SourceID); err != nil {
+		return vector.Memory{}, err
+	}
+	vec, space, err := s.embed(ctx, memoryText(r.Title, r.Text))
+	if err != nil {
+		return vector.Memory{}, err
+	}
+	saved, err := s.memories.Save(ctx, space, vector.Memory{
+		UserID: c.UserID, Collection: r.Collection, Text: r.Text, Title: r.Title, Tags: r.Tags, Confidence: r.Confidence,
+		Metadata: r.Metadata, EntityIDs: r.EntityIDs, SourceID: r.SourceID, CreatedAt: s.clock(), Embedding: vec,
+	})
+	if err != nil {
+		return vector.Memory{}, memoryError(err)
+	}
+	return saved[0], nil
+}
+
+// checkLinks verifies that linked entities and source exist for the
+// caller; an entity the caller may not read is reported as missing.
+func (s *Service) checkLinks(ctx context.Context, c Caller, entityIDs []string, sourceID string) error {
+	if len(entityIDs) == 0 && sourceID == "" {
+		return nil
+	}
+	return s.graph.View(ctx, func(tx *graph.Tx) error {
+		if sourceID != "" {
+			if !c.May(Read, ResourceSources) {
+				return &NotFoundError{Kind: ErrSourceNotFound, ID: sourceID}
+			}
+			if _, err := tx.Source(ctx, c.UserID, sourceID); graph.IsNotFound(err) {
+				return &NotFoundError{Kind: ErrSourceNotFound, ID: sourceID}
+			} else if err != nil {
+				return err
+			}
+		}
+		if len(entityIDs) == 0 {
+			return nil
+		}
+		found, err := tx.Entities(ctx, c.UserID, entityIDs)
+		if err != nil {
+			return err
+		}
+		ok := map[string]bool{}
+		for _, e := range found {
+			ok[e.ID] = c.readable(e.Type)
+		}
+		for _, id := range entityIDs {
+			if !ok[id] {
+				return &NotFoundError{Kind: ErrEntityNotFound, ID: id}
+			}
+		}
+		return nil
+	})
+}
+
+// embed embeds one text and returns its vector with the space it is in.
+func (s *Service) embed(ctx context.Context, text string) ([]float32, vector.Space, error) {
+	vecs, err := s.embedder.Embed(ctx, []string{text})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, vector.Space{}, ctx.Err()
+		}
+		return nil, vector.Space{}, &EmbedderError{Embedder: s.embedder.Name(), Err: err}
+	}
+	if len(vecs) != 1 || len(vecs[0]) == 0 {
+		return nil, vector.Space{}, &EmbedderError{Embedder: s.embedder.Name(), Err: errors.New("no vector returned")}
+	}
+	return vecs[0], vector.Space{Embedder: s.embedder.Name(), Dimension: len(vecs[0])}, nil
+}
+
+// memoryError turns the vector package's validation errors into the
+// domain's; space mismatches and everything else pass through.
+func memoryError(err error) error {
+	var inv *vector.InvalidError
+	if errors.As(err, &inv) {
+		return &ValidationError{Field: inv.Field, Message: inv.Message}
+	}
+	return err
+}
+
+// MemoryQuery is a search or listing of memories.
+type MemoryQuery struct {
+	// Collections to search; those the caller may not read are skipped
+	// silently, as if they were empty.
+	Collections []string
+	// Query is the text searched by meaning and by words; empty lists the
+	// memories that pass the filters instead.
+	Query string
+	// MinSimilarity is the vector signal's threshold; nil means 0.7.
+	MinSimilarity *float64
+	// Keywords must all occur in the memory's title or text.
+	Keywords      string
+	Tags          []string
+	From, To      time.Time
+	MinConfidence *float64
+	EntityID      string
+	SourceID      string
+	Metadata      map[string]string
+	Sort          vector.SortField
+	Ascending     bool
+	Limit, Offset int
+}
+
+// SearchMemories runs a hybrid search (or a listing, without a query) over
+// the collections of q the caller may read.
+func (s *Service) SearchMemories(ctx context.Context, c Caller, q MemoryQuery) (vector.Result, error) {
+	if s.memories == nil {
+		return vector.Result{}, ErrMemoriesUnavailable
+	}
+	if len(q.Collections) == 0 {
+		return vector.Result{}, invalid("collection", "string", "empty", "collection is required")
+	}
+	var readable []string
+	for _, col := range q.Collections {
+		col = strings.TrimSpace(col)
+		if col == "" {
+			return vector.Result{}, invalid("collection", "string", "empty", "collection is required")
+		}
+		if c.May(Read, MemoryResource(col)) {
+			readable = append(readable, col)
+		}
+	}
+	if len(readable) == 0 {
+		return vector.Result{}, nil
+	}
+	// A filter on an entity or source the caller may not read matches
+	// nothing, exactly as one on a missing id: existence does not leak.
+	if q.SourceID != "" && !c.May(Read, ResourceSources) {
+		return vector.Result{}, nil
+	}
+	if q.EntityID != "" {
+		if err := s.checkLinks(ctx, c, []string{q.EntityID}, ""); errors.Is(err, ErrEntityNotFound) {
+			return vector.Result{}, nil
+		} else if err != nil {
+			return vector.Result{}, err
+		}
+	}
+	vq := vector.Query{
+		Filter: vector.Filter{
+			UserID: c.UserID, Collections: readable, Keywords: vector.Terms(q.Keywords), Tags: q.Tags,
+			CreatedFrom: q.From, CreatedTo: q.To, MinConfidence: q.MinConfidence, EntityID: q.EntityID,
+			SourceID: q.SourceID, Metadata: q.Metadata,
+		},
+		MinSimilarity: q.MinSimilarity, Sort: q.Sort, Ascending: q.Ascending, Limit: q.Limit, Offset: q.Offset,
+	}
+	if strings.TrimSpace(q.Query) != "" {
+		vec, space, err := s.embed(ctx, q.Query)
+		if err != nil {
+			return vector.Result{}, err
+		}
+		vq.Text, vq.Vector, vq.Space = q.Query, vec, space
+	}
+	res, err := s.memories.Search(ctx, vq)
+	if err != nil {
+		return vector.Result{}, memoryError(err)
+	}
+	if err := s.redactLinks(ctx, c, res.Hits); err != nil {
+		return vector.Result{}, err
+	}
+	return res, nil
+}
+
+// redactLinks removes from hits the links the caller may not follow: entity
+// ids of types it may not read (or that no longer exist), and the source
+// without sources read. A readable memory must not reveal what it points to
+// beyond the caller's consent.
+func (s *Service) redactLinks(ctx context.Context, c Caller, hits []vector.Hit) error {
+	var ids []string
+	for i := range hits {
+		ids = append(ids, hits[i].EntityIDs...)
+		if !c.May(Read, ResourceSources) {
+			hits[i].SourceID = ""
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	ok := map[string]bool{}
+	err := s.graph.View(ctx, func(tx *graph.Tx) error {
+		found, err := tx.Entities(ctx, c.UserID, slices.Compact(slices.Sorted(slices.Values(ids))))
+		for _, e := range found {
+			ok[e.ID] = c.readable(e.Type)
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	for i := range hits {
+		hits[i].EntityIDs = slices.DeleteFunc(slices.Clone(hits[i].EntityIDs), func(id string) bool { return !ok[id] })
+	}
+	return nil
+}
+
+// MemoryCollections returns the user's collections the caller may read,
+// with their counts and embedding spaces.
+func (s *Service) MemoryCollections(ctx context.Context, c Caller) ([]vector.Collection, error) {
+	if s.memories == nil {
+		return nil, ErrMemoriesUnavailable
+	}
+	all, err := s.memories.Collections(ctx, c.UserID)
+	if err != nil {
+		return nil, err
+	}
+	out := all[:0]
+	for _, col := range all {
+		if c.May(Read, MemoryResource(col.Name)) {
+			out = append(out, col)
+		}
+	}
+	return out, nil
+}
+
+// InsightRequest is an insight as Arkiver's store_insight gives it.
+type InsightRequest struct {
+	// FileID is the source the insight is derived from; it must exist.
+	FileID     string
+	Title      string
+	Content    string
+	SourceLLM  string
+	Tags       []string
+	Entities   map[string]any
+	Citations  []string
+	Confidence *float64
+	PageNumber *float64
+	CaseID     string
+}
+
+// Metadata keys under which an insight keeps its Arkiver fields.
+const (
+	insightSourceLLM  = "source_llm"
+	insightEntities   = "entities"
+	insightCitations  = "citations"
+	insightPageNumber = "page_number"
+	insightCaseID     = "case_id"
+)
+
+// StoreInsight stores an insight as a memory of InsightsCollection.
+func (s *Service) StoreInsight(ctx context.Context, c Caller, r InsightRequest) (vector.Memory, error) {
+	switch {
+	case strings.TrimSpace(r.FileID) == "":
+		return vector.Memory{}, invalid("fileId", "string", "empty", "fileId is required")
+	case strings.TrimSpace(r.Title) == "":
+		return vector.Memory{}, invalid("insight.title", "string", "empty", "title is required")
+	case strings.TrimSpace(r.Content) == "":
+		return vector.Memory{}, invalid("insight.content", "string", "empty", "content is required")
+	case strings.TrimSpace(r.SourceLLM) == "":
+		return vector.Memory{}, invalid("insight.sourceLLM", "string", "empty", "sourceLLM is required")
+	}
+	meta := map[string]any{insightSourceLLM: r.SourceLLM}
+	if r.Entities != nil {
+		meta[insightEntities] = r.Entities
+	}
+	if r.Citations != nil {
+		meta[insightCitations] = r.Citations
+	}
+	if r.PageNumber != nil {
+		meta[insightPageNumber] = *r.PageNumber
+	}
+	if r.CaseID != "" {
+		meta[insightCaseID] = r.CaseID
+	}
+	return s.SaveMemory(ctx, c, MemoryRequest{
+		Collection: InsightsCollection, Text: r.Content, Title: r.Title, Tags: r.Tags, Confidence: r.Confidence,
+		Metadata: meta, SourceID: r.FileID,
+	})
+}
+
+// Insight is a stored insight in Arkiver's shape.
+type Insight struct {
+	InsightRequest
+	ID        string
+	CreatedAt time.Time
+	// Score and Signals are set when the query had keywords.
+	Score   float64
+	Signals []vector.Signal
+}
+
+// InsightFromMemory reads an insight back from its memory.
+func InsightFromMemory(m vector.Memory) Insight {
+	in := Insight{ID: m.ID, CreatedAt: m.CreatedAt, InsightRequest: InsightRequest{
+		FileID: m.SourceID, Title: m.Title, Content: m.Text, Tags: m.Tags, Confidence: m.Confidence,
+	}}
+	in.SourceLLM, _ = m.Metadata[insightSourceLLM].(string)
+	in.Entities, _ = m.Metadata[insightEntities].(map[string]any)
+	if cs, ok := m.Metadata[insightCitations].([]any); ok {
+		for _, c := range cs {
+			if s, ok := c.(string); ok {
+				in.Citations = append(in.Citations, s)
+			}
+		}
+	}
+	if p, ok := m.Metadata[insightPageNumber].(float64); ok {
+		in.PageNumber = &p
+	}
+	in.CaseID, _ = m.Metadata[insightCaseID].(string)
+	return in
+}
+
+// InsightQuery are Arkiver's query_insights filters.
+type InsightQuery struct {
+	// Keywords, when set, rank insights by a hybrid search for them.
+	Keywords      string
+	SourceLLM     string
+	Tags          []string
+	FileID        string
+	CaseID        string
+	From, To      time.Time
+	MinConfidence *float64
+	Sort          vector.SortField
+	Ascending     bool
+	Limit, Offset int
+}
+
+// QueryInsights searches or lists insights.
+func (s *Service) QueryInsights(ctx context.Context, c Caller, q InsightQuery) ([]Insight, vector.Result, error) {
+	meta := map[string]string{}
+	if q.SourceLLM != "" {
+		meta[insightSourceLLM] = q.SourceLLM
+	}
+	if q.CaseID != "" {
+		meta[insightCaseID] = q.CaseID
+	}
+	res, err := s.SearchMemories(ctx, c, MemoryQuery{
+		Collections: []string{InsightsCollection}, Query: q.Keywords, Tags: q.Tags, From: q.From, To: q.To,
+		MinConfidence: q.MinConfidence, SourceID: q.FileID, Metadata: meta, Sort: q.Sort, Ascending: q.Ascending,
+		Limit: q.Limit, Offset: q.Offset,
+	})
+	if err != nil {
+		return nil, vector.Result{}, err
+	}
+	out := make([]Insight, len(res.Hits))
+	for i, h := range res.Hits {
+		out[i] = InsightFromMemory(h.Memory)
+		out[i].Score, out[i].Signals = h.Score, h.Signals
+	}
+	return out, res, nil
+}
+
+// Reembedded reports the rebuild of one collection.
+type Reembedded struct {
+	UserID     string
+	Collection string
+	From       vector.Space
+	// Count is how many memories got new vectors; 0 when the collection
+	// was already in the embedder's space.
+	Count int
+}
+
+// Reembed rebuilds, with the service's embedder, the vectors of every
+// collection (of every user) whose space is another embedder's, or of the
+// collections named collection when it is not empty. It is a maintenance
+// operation, run by `cairn reembed` after a provider change, and not
+// subject to consent.
+func (s *Service) Reembed(ctx context.Context, collection string) ([]Reembedded, error) {
+	if s.memories == nil {
+		return nil, ErrMemoriesUnavailable
+	}
+	all, err := s.memories.AllCollections(ctx)
+	if err != nil {
+		return nil, err
+	}
+	embed := func(ctx context.Context, ms []vector.Memory) ([][]float32, error) {
+		texts := make([]string, len(ms))
+		for i, m := range ms {
+			texts[i] = memoryText(m.Title, m.Text)
+		}
+		vecs, err := s.embedder.Embed(ctx, texts)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, &EmbedderError{Embedder: s.embedder.Name(), Err: err}
+		}
+		return vecs, nil
+	}
+	var out []Reembedded
+	for _, c := range all {
+		if collection != "" && c.Collection != collection {
+			continue
+		}
+		n, err := s.memories.Reembed(ctx, c.UserID, c.Collection, s.embedder.Name(), embed)
+		if err != nil {
+			return out, fmt.Errorf("reembed %s of user %s: %w", c.Collection, c.UserID, err)
+		}
+		out = append(out, Reembedded{UserID: c.UserID, Collection: c.Collection, From: c.Space, Count: n})
+	}
+	return out, nil
+}
+
+// memoryText is what a memory's vector embeds: its title and text.
+func memoryText(title, text string) string { return strings.TrimSpace(title + "\n" + text) }

@@ -1,0 +1,148 @@
+package vector
+
+import (
+	"time"
+)
+
+// Memory is one stored memory: a free-text note or insight with its
+// embedding. Its text is untrusted data: it is returned as data, never
+// interpreted.
+type Memory struct {
+	ID         string
+	UserID     string
+	Collection string
+	Text       string
+	Title      string
+	Tags       []string
+	// Confidence is in [0, 1]; nil means not stated. A MinConfidence filter
+	// never matches a memory without one.
+	Confidence *float64
+	Metadata   map[string]any
+	EntityIDs  []string
+	SourceID   string
+	// CreatedAt is UTC, truncated to the microsecond.
+	CreatedAt time.Time
+	// Embedding is set when saving. Reads leave it nil: callers never need
+	// the raw vector back, and it is the bulk of a row.
+	Embedding []float32
+}
+
+// Space is the embedding space of a collection: the embedder that made its
+// vectors and their dimension. It is recorded with the collection's first
+// memory, and every later vector, stored or searched, must come from the
+// same space.
+type Space struct {
+	Embedder  string
+	Dimension int
+}
+
+// Collection describes one of a user's collections.
+type Collection struct {
+	Name  string
+	Count int
+	Space Space
+}
+
+// Filter selects the rows a search or listing considers. Every set field
+// must match.
+type Filter struct {
+	UserID string
+	// Collections are searched together; at least one is required.
+	Collections []string
+	// Keywords must all occur in the title or text (full-text match,
+	// stemmed by the backend). Use Terms to split a phrase.
+	Keywords []string
+	// Tags must all be on the memory.
+	Tags []string
+	// CreatedFrom and CreatedTo bound CreatedAt, both inclusive; zero means
+	// unbounded.
+	CreatedFrom, CreatedTo time.Time
+	// MinConfidence excludes memories with a lower or no confidence.
+	MinConfidence *float64
+	// EntityID must be one of the memory's EntityIDs.
+	EntityID string
+	// SourceID must equal the memory's SourceID.
+	SourceID string
+	// Metadata maps top-level metadata keys to the string value they must
+	// have. Keys are letters, digits and underscores.
+	Metadata map[string]string
+}
+
+// SortField orders results.
+type SortField string
+
+// The sort orders of a search.
+const (
+	// SortRelevance orders by fused score; it is the default for a search
+	// with a query and means SortCreatedAt without one.
+	SortRelevance SortField = "relevance"
+	SortCreatedAt SortField = "created_at"
+	// SortConfidence puts memories without a confidence last.
+	SortConfidence SortField = "confidence"
+)
+
+// Query is a search or, without Text, a listing.
+type Query struct {
+	Filter
+	// Text is the query. When empty, the search is a plain listing of the
+	// rows that pass the filter, newest first by default.
+	Text string
+	// Vector is Text's embedding in Space; required with Text. A zero
+	// vector (for instance of a text with no words) disables the vector
+	// signal.
+	Vector []float32
+	Space  Space
+	// MinSimilarity is the cosine similarity, in [-1, 1], a row needs for
+	// the vector signal; nil means DefaultMinSimilarity.
+	MinSimilarity *float64
+	Sort          SortField
+	// Ascending reverses the default descending order.
+	Ascending bool
+	// Limit is the page size: 0 means DefaultLimit, at most MaxLimit.
+	Limit  int
+	Offset int
+}
+
+// Defaults and bounds of Query.
+const (
+	DefaultMinSimilarity = 0.7
+	DefaultLimit         = 10
+	MaxLimit             = 100
+	// MinDepth is the fewest candidates each signal contributes to the
+	// fusion; a page deeper than that asks for offset+limit+1.
+	MinDepth = 100
+	// RRFK is the k of reciprocal rank fusion: a row at rank r (from 1) of
+	// a signal scores 1/(RRFK+r) from it.
+	RRFK = 60
+)
+
+// Signal names a ranking a hit was found by.
+type Signal string
+
+// The signals of a hybrid search.
+const (
+	SignalVector Signal = "vector"
+	SignalText   Signal = "text"
+)
+
+// Hit is one search result.
+type Hit struct {
+	Memory
+	// Score is the fused reciprocal-rank score; 0 for a listing.
+	Score float64
+	// Similarity is the cosine similarity to the query, set when the
+	// vector signal matched.
+	Similarity *float64
+	// Signals says which signals found the hit, vector first.
+	Signals []Signal
+}
+
+// Result is a page of hits.
+type Result struct {
+	Hits []Hit
+	// Total is, for a listing, the number of rows that pass the filter; for
+	// a search, the number of candidates the signals found (at most twice
+	// the depth, see MinDepth).
+	Total   int
+	HasMore bool
+}

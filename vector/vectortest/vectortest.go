@@ -1,0 +1,45 @@
+// Package vectortest is the conformance suite of vector drivers. A driver's
+// test file opens a fresh store per test and calls Run:
+//
+//	func TestConformance(t *testing.T) {
+//		vectortest.Run(t, vectortest.Harness{Open: open})
+//	}
+//
+// The suite is oracle-based: it keeps every row it saves, computes the
+// exact answer of each search itself, and compares.
+package vectortest
+
+import (
+	"testing"
+
+	"github.com/cairnkg/cairn/vector"
+)
+
+// Harness tells the suite how to get a store.
+type Harness struct {
+	// Open returns a new, empty store; the harness closes it when the test
+	// ends.
+	Open func(t *testing.T) *vector.Store
+	// Approximate says the driver's Nearest may reorder near neighbours
+	// (an ANN index): ranking checks then require a recall@10 of at least
+	// MinRecall against the exact order instead of the exact order itself.
+	// Counts are checked exactly either way.
+	Approximate bool
+}
+
+// MinRecall is the recall@10 an approximate driver must reach.
+const MinRecall = 0.9
+
+// Run runs the whole suite.
+func Run(t *testing.T, h Harness) {
+	t.Run("SaveAndGet", func(t *testing.T) { testSaveAndGet(t, h) })
+	t.Run("Validation", func(t *testing.T) { testValidation(t, h) })
+	t.Run("Spaces", func(t *testing.T) { testSpaces(t, h) })
+	t.Run("ConcurrentFirstSave", func(t *testing.T) { testConcurrentFirstSave(t, h) })
+	t.Run("UserIsolation", func(t *testing.T) { testUserIsolation(t, h) })
+	t.Run("Text", func(t *testing.T) { testText(t, h) })
+	t.Run("Hybrid", func(t *testing.T) { testHybrid(t, h) })
+	t.Run("Listing", func(t *testing.T) { testListing(t, h) })
+	t.Run("Reembed", func(t *testing.T) { testReembed(t, h) })
+	t.Run("Oracle", func(t *testing.T) { testOracle(t, h) })
+}
