@@ -72,6 +72,15 @@ type Contradiction struct {
 	CorrectionID string
 }
 
+// memoryIDPrefix starts every memory id (vector.NewID).
+const memoryIDPrefix = "mem_"
+
+// FromMemory reports whether the new value is a memory's claim rather than
+// an observation's.
+func (c Contradiction) FromMemory() bool {
+	return strings.HasPrefix(c.NewObservationID, memoryIDPrefix)
+}
+
 // ContradictionStore keeps contradictions and the observations that Reject
 // took out of the reducer. controlplane.Store implements it on SQLite and
 // PostgreSQL.
@@ -231,10 +240,13 @@ func (s *Service) OpenContradictions(ctx context.Context, c Caller) ([]Contradic
 // caller may change:
 //
 //   - Confirm records the new value as a correction (priority
-//     CorrectionPriority, through Correct), so it wins from now on;
+//     CorrectionPriority, through Correct), so it wins from now on; the
+//     correction's source provenance names the contradiction and the
+//     observation or memory the value came from;
 //   - Reject records the contradicting observation as rejected and
 //     recomputes the entity, whose reducer then skips it (the observation
-//     stays, so provenance still shows it);
+//     stays, so provenance still shows it). A memory's claim never counted
+//     in the reducer: the rejection is recorded and nothing is recomputed;
 //   - KeepBoth only closes the contradiction.
 //
 // If the entity was merged since, the entity it was merged into is changed.
@@ -275,7 +287,13 @@ func (s *Service) ResolveContradiction(ctx context.Context, c Caller, id string,
 		return Contradiction{}, fmt.Errorf("knowledge: resolve contradiction: %w", err)
 	}
 	if r == Confirm {
-		res, err := s.Correct(ctx, c, CorrectRequest{EntityID: entityID, EntityType: ct.EntityType, Field: ct.Field, Value: ct.NewValue})
+		prov := map[string]any{"contradiction_id": ct.ID}
+		if ct.FromMemory() {
+			prov["memory_id"] = ct.NewObservationID
+		} else {
+			prov["observation_id"] = ct.NewObservationID
+		}
+		res, err := s.Correct(ctx, c, CorrectRequest{EntityID: entityID, EntityType: ct.EntityType, Field: ct.Field, Value: ct.NewValue, provenance: prov})
 		if err != nil {
 			return Contradiction{}, err
 		}
@@ -285,7 +303,7 @@ func (s *Service) ResolveContradiction(ctx context.Context, c Caller, id string,
 	if err := s.contradictions.ResolveContradiction(ctx, ct); err != nil {
 		return Contradiction{}, fmt.Errorf("knowledge: resolve contradiction: %w", err)
 	}
-	if r == Reject {
+	if r == Reject && !ct.FromMemory() {
 		err := s.graph.Update(ctx, func(tx *graph.Tx) error {
 			_, err := s.recompute(ctx, tx, c.UserID, entityID)
 			return err
@@ -375,7 +393,7 @@ func (s *Service) CheckClaims(ctx context.Context, c Caller, claims []FieldClaim
 				continue
 			}
 			found = append(found, Contradiction{
-				ID: hashID("ctr_", c.UserID, cl.ClaimID, cl.Field), UserID: c.UserID, EntityID: e.ID, EntityType: e.Type,
+				ID: hashID("ctr_", c.UserID, cl.ClaimID, e.ID, cl.Field), UserID: c.UserID, EntityID: e.ID, EntityType: e.Type,
 				Field: cl.Field, CurrentValue: cv, CurrentObservationID: prev.ID, CurrentSourceID: prev.SourceID,
 				NewValue: cl.Value, NewObservationID: cl.ClaimID, NewSourceID: cl.SourceID, DetectedAt: now, Status: ContradictionOpen,
 			})
