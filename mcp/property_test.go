@@ -119,7 +119,13 @@ var propertyArgs = map[string]func(r *rand.Rand, ids []string, n int) map[string
 	},
 	"review_memories": func(*rand.Rand, []string, int) map[string]any { return map[string]any{"action": "list"} },
 	"save_memory": func(r *rand.Rand, ids []string, n int) map[string]any {
-		return map[string]any{"collection": pickString(r, memoryCollections), "text": fmt.Sprint("agent memory ", n), "entity_ids": []any{pick(r, ids)}}
+		args := map[string]any{"collection": pickString(r, memoryCollections), "text": fmt.Sprint("agent memory ", n), "entity_ids": []any{pick(r, ids)}}
+		if r.IntN(2) == 0 {
+			// A claim: a contradiction about an entity the agent may
+			// read, or a refusal that says nothing of one it may not.
+			args["claims"] = []any{map[string]any{"entity_id": pick(r, ids), "field": "name", "value": fmt.Sprint("claimed ", n)}}
+		}
+		return args
 	},
 	"search_memory": func(r *rand.Rand, ids []string, _ int) map[string]any {
 		args := map[string]any{"collection": pickString(r, memoryCollections), "query": "memory", "minSimilarity": 0}

@@ -3,6 +3,7 @@ package mcp_test
 import (
 	"encoding/json"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -205,3 +206,150 @@ func TestContextToolsWithoutStores(t *testing.T) {
 }
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+// contradictionIDs returns the ids of the open contradictions the
+// principal lists.
+func contradictionIDs(t *testing.T, e *env, p consent.Principal) []string {
+	t.Helper()
+	out, merr := e.callAs(t, p, "review_memories", map[string]any{"action": "list"})
+	if merr != nil {
+		t.Fatalf("review_memories list: %v", merr)
+	}
+	var ids []string
+	for _, c := range out["contradictions"].([]any) {
+		ids = append(ids, c.(map[string]any)["contradiction_id"].(string))
+	}
+	return ids
+}
+
+// TestMemoryClaims: a memory's claims raise contradictions that
+// review_memories lists and resolves, on both backends.
+func TestMemoryClaims(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b storeBackend) {
+		e := newEnvWith(t, envOptions{contextStores: true, backend: &b})
+		out := e.mustCall(t, "store", map[string]any{"entities": []any{
+			map[string]any{"entity_type": "person", "name": "Ada", "email": "ada@old.example"},
+		}})
+		ada := out["entities"].([]any)[0].(map[string]any)["entity_id"].(string)
+		claim := func(value string) map[string]any {
+			return map[string]any{"collection": "notes", "text": "Ada's email is now " + value,
+				"claims": []any{map[string]any{"entity_id": ada, "field": "email", "value": value}}}
+		}
+
+		saved := e.mustCall(t, "save_memory", claim("ada@new.example"))
+		ids, _ := saved["contradiction_ids"].([]any)
+		if len(ids) != 1 {
+			t.Fatalf("save_memory = %v, want one contradiction id", saved)
+		}
+		list := e.mustCall(t, "review_memories", map[string]any{"action": "list"})
+		c := list["contradictions"].([]any)[0].(map[string]any)
+		if c["contradiction_id"] != ids[0] || c["new_from"] != "memory" || c["new_observation_id"] != saved["id"] ||
+			c["current_value"] != "ada@old.example" || c["new_value"] != "ada@new.example" || c["entity_id"] != ada {
+			t.Errorf("listed contradiction = %v", c)
+		}
+		if agree := e.mustCall(t, "save_memory", claim("ADA@old.example")); len(agree["contradiction_ids"].([]any)) != 0 {
+			t.Errorf("an agreeing claim raised %v", agree["contradiction_ids"])
+		}
+		if plain := e.mustCall(t, "save_memory", map[string]any{"collection": "notes", "text": "no claims"}); plain["contradiction_ids"] == nil {
+			t.Errorf("contradiction_ids missing without claims: %v", plain)
+		}
+
+		// An unknown field is a validation error naming it.
+		_, merr := e.call(t, "save_memory", map[string]any{"collection": "notes", "text": "x",
+			"claims": []any{map[string]any{"entity_id": ada, "field": "shoe_size", "value": "42"}}})
+		if merr == nil || merr.Body.Code != mcp.CodeValidation || merr.Body.Details["field"] != "claims[0].field" {
+			t.Errorf("unknown field: %+v, want VALIDATION_ERROR on claims[0].field", merr)
+		}
+
+		// Confirm, through a real client: the claimed value wins.
+		cs := e.connect(t)
+		res, err := cs.CallTool(t.Context(), &mcpsdk.CallToolParams{Name: "review_memories", Arguments: map[string]any{
+			"action": "resolve", "contradiction_id": ids[0], "resolution": "confirm",
+		}})
+		if err != nil || res.IsError {
+			t.Fatalf("confirm: %v %+v", err, res)
+		}
+		resolved := res.StructuredContent.(map[string]any)["resolved"].(map[string]any)
+		if resolved["resolution"] != "confirm" || resolved["correction_observation_id"] == nil || resolved["new_observation_id"] != saved["id"] {
+			t.Errorf("resolved = %v, want the correction and the memory named", resolved)
+		}
+		// The field now comes from that correction (whose source's
+		// provenance names the memory: see the knowledge tests).
+		prov := e.mustCall(t, "retrieve_field_provenance", map[string]any{"entity_id": ada, "field": "email"})
+		obs, _ := prov["source_observation"].(map[string]any)
+		if prov["value"] != "ada@new.example" || obs["id"] != resolved["correction_observation_id"] || obs["source_priority"] != 1000.0 {
+			t.Errorf("email provenance after confirm = %v, want the claimed value from the correction", prov)
+		}
+
+		// Reject another claim: the entity is unchanged and it is closed.
+		again := e.mustCall(t, "save_memory", claim("ada@third.example"))
+		id := again["contradiction_ids"].([]any)[0].(string)
+		e.mustCall(t, "review_memories", map[string]any{"action": "resolve", "contradiction_id": id, "resolution": "reject"})
+		snap := e.mustCall(t, "retrieve_entity_snapshot", map[string]any{"entity_id": ada})
+		if got := snap["snapshot"].(map[string]any)["email"]; got != "ada@new.example" {
+			t.Errorf("after reject, email = %v", got)
+		}
+		if open := contradictionIDs(t, e, e.owner); len(open) != 0 {
+			t.Errorf("still open: %v", open)
+		}
+	})
+}
+
+// TestMemoryClaimsConsent: claims and their contradictions reveal nothing
+// an agent may not read, and need memory write access.
+func TestMemoryClaimsConsent(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b storeBackend) {
+		e := newEnvWith(t, envOptions{contextStores: true, backend: &b})
+		out := e.mustCall(t, "store", map[string]any{"entities": []any{
+			map[string]any{"entity_type": "company", "name": "Acme", "industry": "anvils"},
+		}})
+		acme := out["entities"].([]any)[0].(map[string]any)["entity_id"].(string)
+		claim := func(entityID, field string) map[string]any {
+			return map[string]any{"collection": "notes", "text": "a claim",
+				"claims": []any{map[string]any{"entity_id": entityID, "field": field, "value": "rockets"}}}
+		}
+
+		// Without memory write access, no claim is made.
+		reader, _ := e.agent(t, e.owner.UserID, "reader", [3]string{"read", "*", "allow"})
+		if _, merr := e.callAs(t, reader, "save_memory", claim(acme, "industry")); merr == nil || merr.Body.Code != mcp.CodeConsentDenied {
+			t.Errorf("claim without memory write: %v, want CONSENT_DENIED", merr)
+		}
+		if open := contradictionIDs(t, e, e.owner); len(open) != 0 {
+			t.Errorf("a refused claim recorded %v", open)
+		}
+
+		// An agent that may write memories and people, but not read
+		// companies, gets the same answer for Acme as for no entity at
+		// all, whatever the field.
+		peopleOnly, _ := e.agent(t, e.owner.UserID, "people", [3]string{"read", "entities/person", "allow"},
+			[3]string{"write", "entities/person", "allow"}, [3]string{"write", "memories/*", "allow"}, [3]string{"read", "memories/*", "allow"})
+		_, missing := e.callAs(t, peopleOnly, "save_memory", claim("ent_0123456789abcdef0123456789abcdef", "industry"))
+		for _, field := range []string{"industry", "shoe_size"} {
+			_, merr := e.callAs(t, peopleOnly, "save_memory", claim(acme, field))
+			if merr == nil || missing == nil || merr.Body.Code != mcp.CodeEntityNotFound || merr.Body.Code != missing.Body.Code || merr.Status != missing.Status {
+				t.Errorf("claim on an unreadable company (%s): %+v; a missing entity gives %+v", field, merr, missing)
+				continue
+			}
+			if j, _ := json.Marshal(merr.Body); strings.Contains(string(j), "company") || strings.Contains(string(j), "anvils") {
+				t.Errorf("the refusal reveals the entity: %s", j)
+			}
+		}
+
+		// The owner's claim about Acme is invisible to that agent in
+		// review_memories, and cannot be resolved by it.
+		saved := e.mustCall(t, "save_memory", claim(acme, "industry"))
+		id := saved["contradiction_ids"].([]any)[0].(string)
+		if open := contradictionIDs(t, e, peopleOnly); len(open) != 0 {
+			t.Errorf("an agent that may not read companies lists %v", open)
+		}
+		_, merr := e.callAs(t, peopleOnly, "review_memories", map[string]any{"action": "resolve", "contradiction_id": id, "resolution": "confirm"})
+		if merr == nil || merr.Body.Code != mcp.CodeNotFound {
+			t.Errorf("resolve by an agent that may not read companies: %+v, want NOT_FOUND", merr)
+		} else if j, _ := json.Marshal(merr.Body); strings.Contains(string(j), "anvils") || strings.Contains(string(j), "rockets") {
+			t.Errorf("the refusal reveals the contradiction: %s", j)
+		}
+		if open := contradictionIDs(t, e, e.owner); len(open) != 1 || open[0] != id {
+			t.Errorf("the owner's open contradictions = %v, want %s still open", open, id)
+		}
+	})
+}
