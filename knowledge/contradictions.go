@@ -70,6 +70,11 @@ type Contradiction struct {
 	ResolvedBy       string // the agent that resolved it
 	// CorrectionID is the correction observation a Confirm made.
 	CorrectionID string
+	// MemoryHidden is set, on what the service returns, when the new value
+	// is the claim of a memory in a collection the caller may not read:
+	// NewObservationID is then empty, so the memory's id does not leak.
+	// It is never stored.
+	MemoryHidden bool
 }
 
 // memoryIDPrefix starts every memory id (vector.NewID).
@@ -78,7 +83,39 @@ const memoryIDPrefix = "mem_"
 // FromMemory reports whether the new value is a memory's claim rather than
 // an observation's.
 func (c Contradiction) FromMemory() bool {
-	return strings.HasPrefix(c.NewObservationID, memoryIDPrefix)
+	return c.MemoryHidden || strings.HasPrefix(c.NewObservationID, memoryIDPrefix)
+}
+
+// hideMemories blanks, in cs, the ids of claiming memories that the caller
+// may not read (a memory that no longer exists counts as unreadable). The
+// claimed value stays: it is a statement about an entity the caller may
+// read.
+func (s *Service) hideMemories(ctx context.Context, c Caller, cs []Contradiction) error {
+	var ids []string
+	for _, ct := range cs {
+		if ct.FromMemory() && !ct.MemoryHidden {
+			ids = append(ids, ct.NewObservationID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	readable := map[string]bool{}
+	if s.memories != nil {
+		ms, err := s.memories.Get(ctx, c.UserID, ids)
+		if err != nil {
+			return fmt.Errorf("knowledge: claiming memories: %w", err)
+		}
+		for _, m := range ms {
+			readable[m.ID] = c.May(Read, MemoryResource(m.Collection))
+		}
+	}
+	for i := range cs {
+		if cs[i].FromMemory() && !readable[cs[i].NewObservationID] {
+			cs[i].NewObservationID, cs[i].MemoryHidden = "", true
+		}
+	}
+	return nil
 }
 
 // ContradictionStore keeps contradictions and the observations that Reject
@@ -233,6 +270,9 @@ func (s *Service) OpenContradictions(ctx context.Context, c Caller) ([]Contradic
 	if err != nil {
 		return nil, fmt.Errorf("knowledge: open contradictions: %w", err)
 	}
+	if err := s.hideMemories(ctx, c, out); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 
@@ -312,7 +352,11 @@ func (s *Service) ResolveContradiction(ctx context.Context, c Caller, id string,
 			return Contradiction{}, fmt.Errorf("knowledge: resolve contradiction: recompute %s: %w", entityID, err)
 		}
 	}
-	return ct, nil
+	out := []Contradiction{ct}
+	if err := s.hideMemories(ctx, c, out); err != nil {
+		return Contradiction{}, err
+	}
+	return out[0], nil
 }
 
 // counted drops the observations that a Reject resolution took out of the

@@ -407,5 +407,25 @@ func TestResolveMemoryClaim(t *testing.T) {
 				t.Errorf("resolve by another user: %v, want not found", err)
 			}
 		})
+		t.Run("unreadable memory", func(t *testing.T) {
+			s, clk := claimService(t, b)
+			adaWithMemoryClaim(t, s, clk)
+			noNotes := alice
+			noNotes.Allowed = func(a knowledge.Action, r string) bool { return r != knowledge.MemoryResource("notes") }
+			open, err := s.OpenContradictions(ctx, noNotes)
+			if err != nil || len(open) != 1 {
+				t.Fatalf("open = %+v, %v; want the claim about a readable entity", open, err)
+			}
+			if open[0].NewObservationID != "" || !open[0].MemoryHidden || !open[0].FromMemory() || open[0].NewValue != "ada@new.example" {
+				t.Errorf("an agent that may not read notes sees %+v, want the value without the memory", open[0])
+			}
+			got, err := s.ResolveContradiction(ctx, noNotes, open[0].ID, knowledge.KeepBoth)
+			if err != nil || got.NewObservationID != "" || !got.MemoryHidden {
+				t.Errorf("resolved = %+v, %v; want the memory hidden", got, err)
+			}
+			if got, err := s.OpenContradictions(ctx, alice); err != nil || len(got) != 0 {
+				t.Errorf("open after keep_both = %+v, %v", got, err)
+			}
+		})
 	})
 }

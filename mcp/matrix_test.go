@@ -232,14 +232,14 @@ func TestConsentMatrix(t *testing.T) {
 		{"other user's agent", bobFull, a.secrets},
 		{"agent allowed people only", partial, func(args map[string]any) []string {
 			// The person is readable; the companies and the invoice are not.
-			// A claim about the person is the person's data: its value and
-			// the memory that states it are shown, but not that memory's
-			// text (the agent may not read memories).
+			// A claim about the person is the person's data: its value is
+			// shown, but not the memory that states it (the agent may not
+			// read memories).
 			all := a.secrets(args)
 			claimed := a.values[len(a.values)-1]
 			return slices.DeleteFunc(all, func(s string) bool {
 				return s == a.person || s == a.values[2] || s == a.values[3] || s == a.values[7] || s == a.contradiction || s == a.relationship || s == a.source ||
-					s == a.claim || s == a.claimMemory || s == claimed
+					s == a.claim || s == claimed
 			})
 		}},
 	}

@@ -195,8 +195,20 @@ func TestNoToolAnswersOutsideConsent(t *testing.T) {
 			collOf := map[string]string{}
 			for i := range 4 + r.IntN(4) {
 				col := pickString(r, memoryCollections)
-				out := e.mustCall(t, "save_memory", map[string]any{"collection": col, "text": fmt.Sprint("owner memory ", i),
-					"entity_ids": []any{pick(r, ids), pick(r, ids)}, "source_id": source})
+				// Half claim a name: contradictions that review_memories
+				// must show only with the entity, and the memory only with
+				// its collection.
+				args := map[string]any{"collection": col, "text": fmt.Sprint("owner memory ", i),
+					"entity_ids": []any{pick(r, ids), pick(r, ids)}, "source_id": source}
+				if claimed := pick(r, ids); r.IntN(2) == 0 {
+					field := map[string]string{"invoice": "vendor_name", "note": "title", "task": "title"}[typeOf[claimed]]
+					if field == "" {
+						field = "name"
+					}
+					args["claims"] = []any{map[string]any{"entity_id": claimed, "field": field, "value": fmt.Sprint("claimed ", i)}}
+					delete(args, "source_id") // the entities' own source would contradict nothing
+				}
+				out := e.mustCall(t, "save_memory", args)
 				collOf[out["id"].(string)] = col
 			}
 			out = e.mustCall(t, "store_insight", map[string]any{"fileId": source,

@@ -104,7 +104,7 @@ type ContradictionOut struct {
 	CurrentObservationID string `json:"current_observation_id"`
 	CurrentSourceID      string `json:"current_source_id"`
 	NewValue             any    `json:"new_value" jsonschema:"the contradicting value"`
-	NewObservationID     string `json:"new_observation_id" jsonschema:"the observation that holds the new value, or the memory (mem_…) that claims it"`
+	NewObservationID     string `json:"new_observation_id" jsonschema:"the observation that holds the new value, or the memory (mem_…) that claims it; empty for a memory in a collection the caller may not read"`
 	NewFrom              string `json:"new_from" jsonschema:"observation or memory: what states the new value"`
 	NewSourceID          string `json:"new_source_id"`
 	DetectedAt           string `json:"detected_at"`

@@ -351,5 +351,33 @@ func TestMemoryClaimsConsent(t *testing.T) {
 		if open := contradictionIDs(t, e, e.owner); len(open) != 1 || open[0] != id {
 			t.Errorf("the owner's open contradictions = %v, want %s still open", open, id)
 		}
+
+		// A claim about a person, seen by an agent that may read people
+		// but not memories: the claimed value, not the memory's id.
+		out = e.mustCall(t, "store", map[string]any{"entities": []any{map[string]any{"entity_type": "person", "name": "Ada", "email": "ada@old.example"}}})
+		ada := out["entities"].([]any)[0].(map[string]any)["entity_id"].(string)
+		saved = e.mustCall(t, "save_memory", map[string]any{"collection": "private", "text": "Ada's secret address",
+			"claims": []any{map[string]any{"entity_id": ada, "field": "email", "value": "ada@new.example"}}})
+		peopleReader, _ := e.agent(t, e.owner.UserID, "people-reader", [3]string{"read", "entities/person", "allow"})
+		list, merr := e.callAs(t, peopleReader, "review_memories", map[string]any{"action": "list"})
+		if merr != nil {
+			t.Fatal(merr)
+		}
+		cs := list["contradictions"].([]any)
+		if len(cs) != 1 {
+			t.Fatalf("the people reader lists %v, want the claim about Ada", cs)
+		}
+		c := cs[0].(map[string]any)
+		if c["entity_id"] != ada || c["new_value"] != "ada@new.example" || c["new_from"] != "memory" || c["new_observation_id"] != "" {
+			t.Errorf("the people reader sees %v, want the claim without its memory's id", c)
+		}
+		if j, _ := json.Marshal(list); strings.Contains(string(j), saved["id"].(string)) || strings.Contains(string(j), "secret") {
+			t.Errorf("the list reveals the memory: %s", j)
+		}
+		// The owner, who may read the collection, sees the memory.
+		list = e.mustCall(t, "review_memories", map[string]any{"action": "list"})
+		if j, _ := json.Marshal(list); !strings.Contains(string(j), saved["id"].(string)) {
+			t.Errorf("the owner's list does not name the memory: %s", j)
+		}
 	})
 }
