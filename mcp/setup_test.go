@@ -15,8 +15,9 @@ import (
 	"github.com/cairnkg/cairn/mcp"
 )
 
-// env is a Cairn wired on a fresh embedded store, with its owner, its
-// consent policy, audit log and rate limiter (on a clock the test moves).
+// env is a Cairn wired on a fresh store (embedded unless envOptions.backend
+// says otherwise), with its owner, its consent policy, audit log and rate
+// limiter (on a clock the test moves).
 type env struct {
 	server  *mcp.Server
 	control *controlplane.Store
