@@ -87,10 +87,11 @@ func (c Contradiction) FromMemory() bool {
 }
 
 // hideMemories blanks, in cs, the ids of claiming memories that the caller
-// may not read (a memory that no longer exists counts as unreadable). The
-// claimed value stays: it is a statement about an entity the caller may
-// read.
-func (s *Service) hideMemories(ctx context.Context, c Caller, cs []Contradiction) error {
+// may not read (a memory that no longer exists counts as unreadable, and so
+// does every memory when the memory store cannot be read: this errs on the
+// side of consent, and never fails a resolution already made). The claimed
+// value stays: it is a statement about an entity the caller may read.
+func (s *Service) hideMemories(ctx context.Context, c Caller, cs []Contradiction) {
 	var ids []string
 	for _, ct := range cs {
 		if ct.FromMemory() && !ct.MemoryHidden {
@@ -98,13 +99,13 @@ func (s *Service) hideMemories(ctx context.Context, c Caller, cs []Contradiction
 		}
 	}
 	if len(ids) == 0 {
-		return nil
+		return
 	}
 	readable := map[string]bool{}
 	if s.memories != nil {
 		ms, err := s.memories.Get(ctx, c.UserID, ids)
 		if err != nil {
-			return fmt.Errorf("knowledge: claiming memories: %w", err)
+			s.log.Warn("claiming memories not read; their ids are hidden", "count", len(ids), "err", err)
 		}
 		for _, m := range ms {
 			readable[m.ID] = c.May(Read, MemoryResource(m.Collection))
@@ -115,7 +116,6 @@ func (s *Service) hideMemories(ctx context.Context, c Caller, cs []Contradiction
 			cs[i].NewObservationID, cs[i].MemoryHidden = "", true
 		}
 	}
-	return nil
 }
 
 // ContradictionStore keeps contradictions and the observations that Reject
@@ -270,9 +270,7 @@ func (s *Service) OpenContradictions(ctx context.Context, c Caller) ([]Contradic
 	if err != nil {
 		return nil, fmt.Errorf("knowledge: open contradictions: %w", err)
 	}
-	if err := s.hideMemories(ctx, c, out); err != nil {
-		return nil, err
-	}
+	s.hideMemories(ctx, c, out)
 	return out, nil
 }
 
@@ -353,9 +351,7 @@ func (s *Service) ResolveContradiction(ctx context.Context, c Caller, id string,
 		}
 	}
 	out := []Contradiction{ct}
-	if err := s.hideMemories(ctx, c, out); err != nil {
-		return Contradiction{}, err
-	}
+	s.hideMemories(ctx, c, out)
 	return out[0], nil
 }
 
