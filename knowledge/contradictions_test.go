@@ -275,6 +275,18 @@ func TestMemoryClaimContradicts(t *testing.T) {
 			}
 		}
 
+		// A claim about a merged entity is about the one it was merged into.
+		old := store(t, s, alice, map[string]any{"entity_type": "company", "name": "Acme Old", "industry": "anvils"}).Entities[0].EntityID
+		into := store(t, s, alice, map[string]any{"entity_type": "company", "name": "Acme New", "industry": "anvils"}).Entities[0].EntityID
+		if _, err := s.MergeEntities(ctx, alice, old, into, "same company"); err != nil {
+			t.Fatal(err)
+		}
+		merged, err := s.SaveMemory(ctx, alice, knowledge.MemoryRequest{Collection: "notes", Text: "Acme makes rockets now",
+			Claims: []knowledge.Claim{{EntityID: old, Field: "industry", Value: "rockets"}}})
+		if err != nil || len(merged.Contradictions) != 1 || merged.Contradictions[0].EntityID != into || !slices.Equal(merged.EntityIDs, []string{into}) {
+			t.Errorf("claim about a merged entity: %+v, %v; want it about %s", merged, err, into)
+		}
+
 		// One memory may claim the same field of two entities: two
 		// contradictions, with distinct ids.
 		bob2 := store(t, s, alice, map[string]any{"entity_type": "person", "name": "Bo", "email": "bo@old.example"}).Entities[0].EntityID
