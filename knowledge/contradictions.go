@@ -70,6 +70,52 @@ type Contradiction struct {
 	ResolvedBy       string // the agent that resolved it
 	// CorrectionID is the correction observation a Confirm made.
 	CorrectionID string
+	// MemoryHidden is set, on what the service returns, when the new value
+	// is the claim of a memory in a collection the caller may not read:
+	// NewObservationID is then empty, so the memory's id does not leak.
+	// It is never stored.
+	MemoryHidden bool
+}
+
+// memoryIDPrefix starts every memory id (vector.NewID).
+const memoryIDPrefix = "mem_"
+
+// FromMemory reports whether the new value is a memory's claim rather than
+// an observation's.
+func (c Contradiction) FromMemory() bool {
+	return c.MemoryHidden || strings.HasPrefix(c.NewObservationID, memoryIDPrefix)
+}
+
+// hideMemories blanks, in cs, the ids of claiming memories that the caller
+// may not read (a memory that no longer exists counts as unreadable, and so
+// does every memory when the memory store cannot be read: this errs on the
+// side of consent, and never fails a resolution already made). The claimed
+// value stays: it is a statement about an entity the caller may read.
+func (s *Service) hideMemories(ctx context.Context, c Caller, cs []Contradiction) {
+	var ids []string
+	for _, ct := range cs {
+		if ct.FromMemory() && !ct.MemoryHidden {
+			ids = append(ids, ct.NewObservationID)
+		}
+	}
+	if len(ids) == 0 {
+		return
+	}
+	readable := map[string]bool{}
+	if s.memories != nil {
+		ms, err := s.memories.Get(ctx, c.UserID, ids)
+		if err != nil {
+			s.log.Warn("claiming memories not read; their ids are hidden", "count", len(ids), "err", err)
+		}
+		for _, m := range ms {
+			readable[m.ID] = c.May(Read, MemoryResource(m.Collection))
+		}
+	}
+	for i := range cs {
+		if cs[i].FromMemory() && !readable[cs[i].NewObservationID] {
+			cs[i].NewObservationID, cs[i].MemoryHidden = "", true
+		}
+	}
 }
 
 // ContradictionStore keeps contradictions and the observations that Reject
@@ -224,6 +270,7 @@ func (s *Service) OpenContradictions(ctx context.Context, c Caller) ([]Contradic
 	if err != nil {
 		return nil, fmt.Errorf("knowledge: open contradictions: %w", err)
 	}
+	s.hideMemories(ctx, c, out)
 	return out, nil
 }
 
@@ -231,10 +278,13 @@ func (s *Service) OpenContradictions(ctx context.Context, c Caller) ([]Contradic
 // caller may change:
 //
 //   - Confirm records the new value as a correction (priority
-//     CorrectionPriority, through Correct), so it wins from now on;
+//     CorrectionPriority, through Correct), so it wins from now on; the
+//     correction's source provenance names the contradiction and the
+//     observation or memory the value came from;
 //   - Reject records the contradicting observation as rejected and
 //     recomputes the entity, whose reducer then skips it (the observation
-//     stays, so provenance still shows it);
+//     stays, so provenance still shows it). A memory's claim never counted
+//     in the reducer: the rejection is recorded and nothing is recomputed;
 //   - KeepBoth only closes the contradiction.
 //
 // If the entity was merged since, the entity it was merged into is changed.
@@ -275,7 +325,13 @@ func (s *Service) ResolveContradiction(ctx context.Context, c Caller, id string,
 		return Contradiction{}, fmt.Errorf("knowledge: resolve contradiction: %w", err)
 	}
 	if r == Confirm {
-		res, err := s.Correct(ctx, c, CorrectRequest{EntityID: entityID, EntityType: ct.EntityType, Field: ct.Field, Value: ct.NewValue})
+		prov := map[string]any{"contradiction_id": ct.ID}
+		if ct.FromMemory() {
+			prov["memory_id"] = ct.NewObservationID
+		} else {
+			prov["observation_id"] = ct.NewObservationID
+		}
+		res, err := s.Correct(ctx, c, CorrectRequest{EntityID: entityID, EntityType: ct.EntityType, Field: ct.Field, Value: ct.NewValue, provenance: prov})
 		if err != nil {
 			return Contradiction{}, err
 		}
@@ -285,7 +341,7 @@ func (s *Service) ResolveContradiction(ctx context.Context, c Caller, id string,
 	if err := s.contradictions.ResolveContradiction(ctx, ct); err != nil {
 		return Contradiction{}, fmt.Errorf("knowledge: resolve contradiction: %w", err)
 	}
-	if r == Reject {
+	if r == Reject && !ct.FromMemory() {
 		err := s.graph.Update(ctx, func(tx *graph.Tx) error {
 			_, err := s.recompute(ctx, tx, c.UserID, entityID)
 			return err
@@ -294,7 +350,9 @@ func (s *Service) ResolveContradiction(ctx context.Context, c Caller, id string,
 			return Contradiction{}, fmt.Errorf("knowledge: resolve contradiction: recompute %s: %w", entityID, err)
 		}
 	}
-	return ct, nil
+	out := []Contradiction{ct}
+	s.hideMemories(ctx, c, out)
+	return out[0], nil
 }
 
 // counted drops the observations that a Reject resolution took out of the
@@ -375,7 +433,7 @@ func (s *Service) CheckClaims(ctx context.Context, c Caller, claims []FieldClaim
 				continue
 			}
 			found = append(found, Contradiction{
-				ID: hashID("ctr_", c.UserID, cl.ClaimID, cl.Field), UserID: c.UserID, EntityID: e.ID, EntityType: e.Type,
+				ID: hashID("ctr_", c.UserID, cl.ClaimID, e.ID, cl.Field), UserID: c.UserID, EntityID: e.ID, EntityType: e.Type,
 				Field: cl.Field, CurrentValue: cv, CurrentObservationID: prev.ID, CurrentSourceID: prev.SourceID,
 				NewValue: cl.Value, NewObservationID: cl.ClaimID, NewSourceID: cl.SourceID, DetectedAt: now, Status: ContradictionOpen,
 			})

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -220,4 +221,223 @@ func TestCheckClaimsFromMemories(t *testing.T) {
 	}); err != nil || len(found) != 0 {
 		t.Errorf("a claim about an unreadable entity: %+v, %v; want nothing", found, err)
 	}
+}
+
+// adaWithMemoryClaim stores Ada with an email, then saves a memory that
+// claims another email for her, and returns Ada's id and the memory.
+func adaWithMemoryClaim(t *testing.T, s *knowledge.Service, clk *clock) (string, knowledge.SavedMemory) {
+	t.Helper()
+	id := store(t, s, alice, map[string]any{"entity_type": "person", "name": "Ada", "email": "ada@old.example"}).Entities[0].EntityID
+	clk.Advance(time.Minute)
+	m, err := s.SaveMemory(t.Context(), alice, knowledge.MemoryRequest{
+		Collection: "notes", Text: "Ada said her new address is ada@new.example",
+		Claims: []knowledge.Claim{{EntityID: id, Field: "email", Value: "ada@new.example"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Contradictions) != 1 {
+		t.Fatalf("contradictions = %+v, want one about the email", m.Contradictions)
+	}
+	return id, m
+}
+
+func TestMemoryClaimContradicts(t *testing.T) {
+	forEachMemoryBackend(t, func(t *testing.T, b memoryBackend) {
+		s, clk := claimService(t, b)
+		ctx := t.Context()
+		id, m := adaWithMemoryClaim(t, s, clk)
+		c := m.Contradictions[0]
+		if c.EntityID != id || c.EntityType != "person" || c.Field != "email" || c.CurrentValue != "ada@old.example" ||
+			c.NewValue != "ada@new.example" || c.NewObservationID != m.ID || !c.FromMemory() || c.Status != knowledge.ContradictionOpen {
+			t.Errorf("contradiction = %+v", c)
+		}
+		if !slices.Equal(m.EntityIDs, []string{id}) {
+			t.Errorf("the memory links %v, want the entity it claims about", m.EntityIDs)
+		}
+		open, err := s.OpenContradictions(ctx, alice)
+		if err != nil || len(open) != 1 || open[0].ID != c.ID || !open[0].FromMemory() {
+			t.Fatalf("open = %+v, %v", open, err)
+		}
+
+		// A claim that agrees (up to case and space), one about a field
+		// without a value, and one from the source of the current value
+		// raise nothing.
+		acme := store(t, s, alice, map[string]any{"entity_type": "company", "name": "Acme", "industry": "anvils"})
+		for _, r := range []knowledge.MemoryRequest{
+			{Collection: "notes", Text: "agrees", Claims: []knowledge.Claim{{EntityID: id, Field: "email", Value: " ADA@old.example"}}},
+			{Collection: "notes", Text: "no value yet", Claims: []knowledge.Claim{{EntityID: id, Field: "title", Value: "engineer"}}},
+			{Collection: "notes", Text: "same source", SourceID: acme.Source.ID, Claims: []knowledge.Claim{{EntityID: acme.Entities[0].EntityID, Field: "industry", Value: "rockets"}}},
+		} {
+			got, err := s.SaveMemory(ctx, alice, r)
+			if err != nil || len(got.Contradictions) != 0 {
+				t.Errorf("%s: %+v, %v; want no contradiction", r.Text, got.Contradictions, err)
+			}
+		}
+
+		// A claim about a merged entity is about the one it was merged into.
+		old := store(t, s, alice, map[string]any{"entity_type": "company", "name": "Acme Old", "industry": "anvils"}).Entities[0].EntityID
+		into := store(t, s, alice, map[string]any{"entity_type": "company", "name": "Acme New", "industry": "anvils"}).Entities[0].EntityID
+		if _, err := s.MergeEntities(ctx, alice, old, into, "same company"); err != nil {
+			t.Fatal(err)
+		}
+		merged, err := s.SaveMemory(ctx, alice, knowledge.MemoryRequest{Collection: "notes", Text: "Acme makes rockets now",
+			Claims: []knowledge.Claim{{EntityID: old, Field: "industry", Value: "rockets"}}})
+		if err != nil || len(merged.Contradictions) != 1 || merged.Contradictions[0].EntityID != into || !slices.Equal(merged.EntityIDs, []string{into}) {
+			t.Errorf("claim about a merged entity: %+v, %v; want it about %s", merged, err, into)
+		}
+
+		// One memory may claim the same field of two entities: two
+		// contradictions, with distinct ids.
+		bob2 := store(t, s, alice, map[string]any{"entity_type": "person", "name": "Bo", "email": "bo@old.example"}).Entities[0].EntityID
+		two, err := s.SaveMemory(ctx, alice, knowledge.MemoryRequest{Collection: "notes", Text: "both moved", Claims: []knowledge.Claim{
+			{EntityID: id, Field: "email", Value: "ada@third.example"}, {EntityID: bob2, Field: "email", Value: "bo@new.example"},
+		}})
+		if err != nil || len(two.Contradictions) != 2 || two.Contradictions[0].ID == two.Contradictions[1].ID {
+			t.Errorf("two claims: %+v, %v; want two distinct contradictions", two.Contradictions, err)
+		}
+	})
+}
+
+func TestMemoryClaimErrors(t *testing.T) {
+	forEachMemoryBackend(t, func(t *testing.T, b memoryBackend) {
+		s, _ := claimService(t, b)
+		ctx := t.Context()
+		ada := store(t, s, alice, map[string]any{"entity_type": "person", "name": "Ada", "email": "ada@old.example"}).Entities[0].EntityID
+		acme := store(t, s, alice, map[string]any{"entity_type": "company", "name": "Acme"}).Entities[0].EntityID
+		noCompanies := alice
+		noCompanies.Allowed = func(a knowledge.Action, r string) bool { return r != knowledge.EntityResource("company") }
+		noMemoryWrite := alice
+		noMemoryWrite.Allowed = func(a knowledge.Action, r string) bool { return a == knowledge.Read }
+		claim := func(cs ...knowledge.Claim) knowledge.MemoryRequest {
+			return knowledge.MemoryRequest{Collection: "notes", Text: "a claim", Claims: cs}
+		}
+		for _, tc := range []struct {
+			name   string
+			caller knowledge.Caller
+			req    knowledge.MemoryRequest
+			want   error
+			field  string // of the validation error
+		}{
+			{"unknown field", alice, claim(knowledge.Claim{EntityID: ada, Field: "shoe_size", Value: "42"}), knowledge.ErrValidation, "claims[0].field"},
+			{"wrong type", alice, claim(knowledge.Claim{EntityID: acme, Field: "employees", Value: "many"}), knowledge.ErrValidation, "claims[0].value"},
+			{"null value", alice, claim(knowledge.Claim{EntityID: ada, Field: "email"}), knowledge.ErrValidation, "claims[0].value"},
+			{"no entity", alice, claim(knowledge.Claim{Field: "email", Value: "x"}), knowledge.ErrValidation, "claims[0].entity_id"},
+			{"repeated", alice, claim(knowledge.Claim{EntityID: ada, Field: "email", Value: "a@x"}, knowledge.Claim{EntityID: ada, Field: "email", Value: "b@x"}), knowledge.ErrValidation, "claims[1]"},
+			{"missing entity", alice, claim(knowledge.Claim{EntityID: "ent_missing", Field: "email", Value: "x"}), knowledge.ErrEntityNotFound, ""},
+			{"other user's entity", bob, claim(knowledge.Claim{EntityID: ada, Field: "email", Value: "x"}), knowledge.ErrEntityNotFound, ""},
+			{"unreadable type", noCompanies, claim(knowledge.Claim{EntityID: acme, Field: "industry", Value: "x"}), knowledge.ErrEntityNotFound, ""},
+			// Not a validation error naming the company's fields.
+			{"unreadable type, unknown field", noCompanies, claim(knowledge.Claim{EntityID: acme, Field: "shoe_size", Value: "x"}), knowledge.ErrEntityNotFound, ""},
+			{"no memory write", noMemoryWrite, claim(knowledge.Claim{EntityID: ada, Field: "email", Value: "x"}), knowledge.ErrForbidden, ""},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				_, err := s.SaveMemory(ctx, tc.caller, tc.req)
+				if !errors.Is(err, tc.want) {
+					t.Fatalf("got %v, want %v", err, tc.want)
+				}
+				var ve *knowledge.ValidationError
+				if tc.field != "" && (!errors.As(err, &ve) || ve.Field != tc.field) {
+					t.Errorf("validation error %v, want one about %s", err, tc.field)
+				}
+			})
+		}
+		// Nothing was saved, and nothing recorded.
+		if cols, err := s.MemoryCollections(ctx, alice); err != nil || len(cols) != 0 {
+			t.Errorf("collections after refused claims: %+v, %v", cols, err)
+		}
+		if open, err := s.OpenContradictions(ctx, alice); err != nil || len(open) != 0 {
+			t.Errorf("open after refused claims: %+v, %v", open, err)
+		}
+	})
+}
+
+func TestResolveMemoryClaim(t *testing.T) {
+	forEachMemoryBackend(t, func(t *testing.T, b memoryBackend) {
+		ctx := t.Context()
+		t.Run("confirm", func(t *testing.T) {
+			s, clk := claimService(t, b)
+			id, m := adaWithMemoryClaim(t, s, clk)
+			got, err := s.ResolveContradiction(ctx, alice, m.Contradictions[0].ID, knowledge.Confirm)
+			if err != nil || got.CorrectionID == "" || got.Resolution != knowledge.Confirm {
+				t.Fatalf("confirm: %+v, %v", got, err)
+			}
+			prov, err := s.FieldProvenance(ctx, alice, id, "email")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if prov.Value != "ada@new.example" || prov.Observation.ID != got.CorrectionID || prov.Observation.SourcePriority != knowledge.CorrectionPriority {
+				t.Errorf("email provenance = %+v, want the confirmed value as a correction", prov)
+			}
+			if prov.Source.Provenance["memory_id"] != m.ID || prov.Source.Provenance["contradiction_id"] != got.ID {
+				t.Errorf("correction source provenance = %v, want the memory and the contradiction named", prov.Source.Provenance)
+			}
+		})
+		t.Run("reject", func(t *testing.T) {
+			s, clk := claimService(t, b)
+			id, m := adaWithMemoryClaim(t, s, clk)
+			before, _ := s.EntitySnapshot(ctx, alice, id, time.Time{})
+			got, err := s.ResolveContradiction(ctx, alice, m.Contradictions[0].ID, knowledge.Reject)
+			if err != nil || got.Status != knowledge.ContradictionResolved || got.Resolution != knowledge.Reject || got.CorrectionID != "" {
+				t.Fatalf("reject: %+v, %v", got, err)
+			}
+			after, _ := s.EntitySnapshot(ctx, alice, id, time.Time{})
+			if after.Entity.Snapshot["email"] != "ada@old.example" || after.Entity.ObservationCount != before.Entity.ObservationCount {
+				t.Errorf("after reject: %+v, want the entity unchanged", after.Entity)
+			}
+			if open, err := s.OpenContradictions(ctx, alice); err != nil || len(open) != 0 {
+				t.Errorf("open after reject: %+v, %v", open, err)
+			}
+			if _, err := s.ResolveContradiction(ctx, alice, got.ID, knowledge.Confirm); !errors.Is(err, knowledge.ErrContradictionResolved) {
+				t.Errorf("resolving twice: %v", err)
+			}
+		})
+		t.Run("keep both", func(t *testing.T) {
+			s, clk := claimService(t, b)
+			id, m := adaWithMemoryClaim(t, s, clk)
+			if _, err := s.ResolveContradiction(ctx, alice, m.Contradictions[0].ID, knowledge.KeepBoth); err != nil {
+				t.Fatal(err)
+			}
+			snap, _ := s.EntitySnapshot(ctx, alice, id, time.Time{})
+			if snap.Entity.Snapshot["email"] != "ada@old.example" {
+				t.Errorf("after keep_both: email = %v", snap.Entity.Snapshot["email"])
+			}
+		})
+		t.Run("unreadable type", func(t *testing.T) {
+			s, clk := claimService(t, b)
+			_, m := adaWithMemoryClaim(t, s, clk)
+			noPeople := alice
+			noPeople.Allowed = func(a knowledge.Action, r string) bool { return r != knowledge.EntityResource("person") }
+			if open, err := s.OpenContradictions(ctx, noPeople); err != nil || len(open) != 0 {
+				t.Errorf("an agent that may not read people lists %+v, %v", open, err)
+			}
+			_, err := s.ResolveContradiction(ctx, noPeople, m.Contradictions[0].ID, knowledge.Confirm)
+			if !errors.Is(err, knowledge.ErrContradictionNotFound) {
+				t.Errorf("resolve by an agent that may not read people: %v, want not found", err)
+			}
+			if _, err := s.ResolveContradiction(ctx, bob, m.Contradictions[0].ID, knowledge.Confirm); !errors.Is(err, knowledge.ErrContradictionNotFound) {
+				t.Errorf("resolve by another user: %v, want not found", err)
+			}
+		})
+		t.Run("unreadable memory", func(t *testing.T) {
+			s, clk := claimService(t, b)
+			adaWithMemoryClaim(t, s, clk)
+			noNotes := alice
+			noNotes.Allowed = func(a knowledge.Action, r string) bool { return r != knowledge.MemoryResource("notes") }
+			open, err := s.OpenContradictions(ctx, noNotes)
+			if err != nil || len(open) != 1 {
+				t.Fatalf("open = %+v, %v; want the claim about a readable entity", open, err)
+			}
+			if open[0].NewObservationID != "" || !open[0].MemoryHidden || !open[0].FromMemory() || open[0].NewValue != "ada@new.example" {
+				t.Errorf("an agent that may not read notes sees %+v, want the value without the memory", open[0])
+			}
+			got, err := s.ResolveContradiction(ctx, noNotes, open[0].ID, knowledge.KeepBoth)
+			if err != nil || got.NewObservationID != "" || !got.MemoryHidden {
+				t.Errorf("resolved = %+v, %v; want the memory hidden", got, err)
+			}
+			if got, err := s.OpenContradictions(ctx, alice); err != nil || len(got) != 0 {
+				t.Errorf("open after keep_both = %+v, %v", got, err)
+			}
+		})
+	})
 }

@@ -14,6 +14,9 @@ type CorrectRequest struct {
 	EntityType string
 	Field      string
 	Value      any
+	// provenance is added to the correction source's provenance, as a
+	// confirmed contradiction names itself and the memory it came from.
+	provenance map[string]any
 }
 
 // CorrectResult reports the correction observation.
@@ -78,7 +81,7 @@ func (s *Service) Correct(ctx context.Context, c Caller, req CorrectRequest) (Co
 		src := graph.Source{
 			ID: SourceID(c.UserID, hash), UserID: c.UserID, ContentHash: hash, Kind: graph.SourceCorrection,
 			MimeType: "application/json", Size: int64(len(content)),
-			Provenance: sourceProvenance(nil, c.AgentID), CreatedAt: now,
+			Provenance: sourceProvenance(req.provenance, c.AgentID), CreatedAt: now,
 		}
 		if err := tx.InsertSource(ctx, src); err != nil {
 			return err

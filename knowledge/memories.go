@@ -53,39 +53,153 @@ type MemoryRequest struct {
 	EntityIDs []string
 	// SourceID links the memory to a source, which must exist.
 	SourceID string
+	// Claims are values the memory states for entity fields. Each is
+	// checked against the field's current value once the memory is saved,
+	// and a disagreement with a value from another source is recorded as a
+	// contradiction (see CheckClaims). A claim never changes the entity.
+	Claims []Claim
+}
+
+// Claim is a value a memory states for a field of an entity.
+type Claim struct {
+	EntityID string
+	Field    string
+	Value    any
+}
+
+// MaxClaims is the most claims one memory may make.
+const MaxClaims = 32
+
+// SavedMemory is a stored memory and the contradictions its claims raised.
+type SavedMemory struct {
+	vector.Memory
+	// Contradictions are those recorded for the memory's claims, in the
+	// order of the claims.
+	Contradictions []Contradiction
 }
 
 // SaveMemory embeds and stores a memory, synchronously, and returns it. The
 // caller needs write access to the collection.
-func (s *Service) SaveMemory(ctx context.Context, c Caller, r MemoryRequest) (vector.Memory, error) {
+//
+// Claims are checked before anything is stored: each must name an entity
+// the caller may read (ErrEntityNotFound otherwise, exactly as for a
+// missing one) and a field of that entity's schema, with a value of the
+// field's type. The entities claimed about are linked to the memory. Once
+// the memory is saved, its claims are compared with the current values
+// (CheckClaims, the memory's id standing for the new observation) and the
+// contradictions recorded are returned. The memory is stored by then, so a
+// failure to record them is logged rather than failing the call.
+func (s *Service) SaveMemory(ctx context.Context, c Caller, r MemoryRequest) (SavedMemory, error) {
 	if s.memories == nil {
-		return vector.Memory{}, ErrMemoriesUnavailable
+		return SavedMemory{}, ErrMemoriesUnavailable
 	}
 	r.Collection = strings.TrimSpace(r.Collection)
 	if r.Collection == "" {
-		return vector.Memory{}, invalid("collection", "string", "empty", "collection is required")
+		return SavedMemory{}, invalid("collection", "string", "empty", "collection is required")
 	}
 	if strings.TrimSpace(r.Text) == "" {
-		return vector.Memory{}, invalid("text", "non-empty string", "empty", "text is required")
+		return SavedMemory{}, invalid("text", "non-empty string", "empty", "text is required")
 	}
 	if err := c.need(Write, MemoryResource(r.Collection)); err != nil {
-		return vector.Memory{}, err
+		return SavedMemory{}, err
 	}
 	if err := s.checkLinks(ctx, c, r.EntityIDs, r.SourceID); err != nil {
-		return vector.Memory{}, err
+		return SavedMemory{}, err
+	}
+	claims, err := s.checkClaimRequests(ctx, c, r.Claims)
+	if err != nil {
+		return SavedMemory{}, err
+	}
+	entityIDs := r.EntityIDs
+	for _, cl := range claims {
+		if !slices.Contains(entityIDs, cl.EntityID) {
+			entityIDs = append(slices.Clip(entityIDs), cl.EntityID)
+		}
 	}
 	vec, space, err := s.embed(ctx, memoryText(r.Title, r.Text))
 	if err != nil {
-		return vector.Memory{}, err
+		return SavedMemory{}, err
 	}
 	saved, err := s.memories.Save(ctx, space, vector.Memory{
 		UserID: c.UserID, Collection: r.Collection, Text: r.Text, Title: r.Title, Tags: r.Tags, Confidence: r.Confidence,
-		Metadata: r.Metadata, EntityIDs: r.EntityIDs, SourceID: r.SourceID, CreatedAt: s.clock(), Embedding: vec,
+		Metadata: r.Metadata, EntityIDs: entityIDs, SourceID: r.SourceID, CreatedAt: s.clock(), Embedding: vec,
 	})
 	if err != nil {
-		return vector.Memory{}, memoryError(err)
+		return SavedMemory{}, memoryError(err)
 	}
-	return saved[0], nil
+	out := SavedMemory{Memory: saved[0]}
+	if len(claims) == 0 {
+		return out, nil
+	}
+	for i := range claims {
+		claims[i].ClaimID, claims[i].SourceID = out.ID, out.SourceID
+	}
+	// The memory is stored: the request must not fail now, or a retry
+	// would save it twice.
+	found, err := s.CheckClaims(ctx, c, claims)
+	if err != nil {
+		s.log.Warn("memory claims not checked", "memory", out.ID, "claims", len(claims), "err", err)
+	}
+	out.Contradictions = found
+	return out, nil
+}
+
+// checkClaimRequests validates a memory's claims before it is saved and
+// returns them as field claims about the entities they resolve to (an
+// entity merged since is replaced by the one it was merged into). The value
+// is coerced to the field's type, so a confirmed claim is a valid
+// correction.
+func (s *Service) checkClaimRequests(ctx context.Context, c Caller, claims []Claim) ([]FieldClaim, error) {
+	if len(claims) == 0 {
+		return nil, nil
+	}
+	if len(claims) > MaxClaims {
+		return nil, invalid("claims", fmt.Sprintf("at most %d claims", MaxClaims), fmt.Sprintf("%d claims", len(claims)), "too many claims")
+	}
+	out := make([]FieldClaim, len(claims))
+	err := s.graph.View(ctx, func(tx *graph.Tx) error {
+		seen := map[[2]string]int{}
+		for i, cl := range claims {
+			path := fmt.Sprintf("claims[%d]", i)
+			if err := checkID(path+".entity_id", cl.EntityID); err != nil {
+				return err
+			}
+			e, err := tx.ResolveEntity(ctx, c.UserID, cl.EntityID)
+			if graph.IsNotFound(err) || (err == nil && !c.readable(e.Type)) {
+				return &NotFoundError{Kind: ErrEntityNotFound, ID: cl.EntityID}
+			}
+			if err != nil {
+				return err
+			}
+			// Only now, with the entity known to be readable, may the
+			// error describe its schema.
+			schema := s.schemaFor(e.Type)
+			f, ok := schema.Fields[cl.Field]
+			if !ok {
+				return invalid(path+".field", "one of: "+strings.Join(schema.FieldNames(), ", "), "string",
+					"%q is not a field of the %s schema", truncate(cl.Field, 64), e.Type)
+			}
+			if cl.Value == nil {
+				return invalid(path+".value", "a non-null value", "null", "is required")
+			}
+			v, err := coerceField(path+".value", f.Type, cl.Value)
+			if err != nil {
+				return err
+			}
+			key := [2]string{e.ID, cl.Field}
+			if j, dup := seen[key]; dup {
+				return invalid(path, "one claim per entity field", "a repeated claim",
+					"claims[%d] already states %s of %s", j, cl.Field, e.ID)
+			}
+			seen[key] = i
+			out[i] = FieldClaim{EntityID: e.ID, Field: cl.Field, Value: v}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // checkLinks verifies that linked entities and source exist for the
@@ -332,10 +446,11 @@ func (s *Service) StoreInsight(ctx context.Context, c Caller, r InsightRequest) 
 	if r.CaseID != "" {
 		meta[insightCaseID] = r.CaseID
 	}
-	return s.SaveMemory(ctx, c, MemoryRequest{
+	m, err := s.SaveMemory(ctx, c, MemoryRequest{
 		Collection: InsightsCollection, Text: r.Content, Title: r.Title, Tags: r.Tags, Confidence: r.Confidence,
 		Metadata: meta, SourceID: r.FileID,
 	})
+	return m.Memory, err
 }
 
 // Insight is a stored insight in Arkiver's shape.

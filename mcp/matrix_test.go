@@ -17,6 +17,7 @@ type fixture struct {
 	company, company2, person, invoice string
 	relationship, source               string
 	contradiction                      string   // an open contradiction on the person's email
+	claim, claimMemory                 string   // a memory's claim on the person's email, and that memory
 	memory, insight                    string   // a memory about the company, an insight from the source
 	values                             []string // every stored value that must not leak
 }
@@ -77,6 +78,20 @@ func seedUser(t testing.TB, e *env, owner consent.Principal, tag string) fixture
 		t.Fatal(merr)
 	}
 	f.insight = out["insightId"].(string)
+	// A memory that claims another email for the person.
+	claimText, claimed := "Claim-"+tag+" on the email", "claimed-"+tag+"@example.com"
+	f.values = append(f.values, claimText, claimed)
+	out, merr = e.callAs(t, owner, "save_memory", map[string]any{"collection": "notes", "text": claimText,
+		"claims": []any{map[string]any{"entity_id": f.person, "field": "email", "value": claimed}}})
+	if merr != nil {
+		t.Fatal(merr)
+	}
+	f.claimMemory = out["id"].(string)
+	if ids, _ := out["contradiction_ids"].([]any); len(ids) == 1 {
+		f.claim = ids[0].(string)
+	} else {
+		t.Fatalf("the claim raised %v, want one contradiction", out["contradiction_ids"])
+	}
 	return f
 }
 
@@ -85,7 +100,7 @@ func seedUser(t testing.TB, e *env, owner consent.Principal, tag string) fixture
 func (f fixture) secrets(args map[string]any) []string {
 	sent, _ := json.Marshal(args)
 	out := slices.DeleteFunc(slices.Clone(f.values), func(v string) bool { return strings.Contains(string(sent), v) })
-	for _, id := range []string{f.company, f.company2, f.person, f.invoice, f.relationship, f.source, f.contradiction, f.memory, f.insight} {
+	for _, id := range []string{f.company, f.company2, f.person, f.invoice, f.relationship, f.source, f.contradiction, f.memory, f.insight, f.claim, f.claimMemory} {
 		if id == "" {
 			continue
 		}
@@ -150,7 +165,8 @@ var consentMatrix = map[string]matrixCase{
 		return map[string]any{"action": "resolve", "contradiction_id": f.contradiction, "resolution": "keep_both"}
 	}},
 	"save_memory": {args: func(f fixture) map[string]any {
-		return map[string]any{"collection": "notes", "text": "probe memory", "entity_ids": []any{f.company}}
+		return map[string]any{"collection": "notes", "text": "probe memory",
+			"claims": []any{map[string]any{"entity_id": f.company, "field": "industry", "value": "probing"}}}
 	}},
 	"search_memory": {args: func(f fixture) map[string]any {
 		return map[string]any{"collection": "notes", "query": "Memo-" + f.tag + " supplier", "minSimilarity": 0}
@@ -216,9 +232,14 @@ func TestConsentMatrix(t *testing.T) {
 		{"other user's agent", bobFull, a.secrets},
 		{"agent allowed people only", partial, func(args map[string]any) []string {
 			// The person is readable; the companies and the invoice are not.
+			// A claim about the person is the person's data: its value is
+			// shown, but not the memory that states it (the agent may not
+			// read memories).
 			all := a.secrets(args)
+			claimed := a.values[len(a.values)-1]
 			return slices.DeleteFunc(all, func(s string) bool {
-				return s == a.person || s == a.values[2] || s == a.values[3] || s == a.values[7] || s == a.contradiction || s == a.relationship || s == a.source
+				return s == a.person || s == a.values[2] || s == a.values[3] || s == a.values[7] || s == a.contradiction || s == a.relationship || s == a.source ||
+					s == a.claim || s == claimed
 			})
 		}},
 	}

@@ -119,7 +119,13 @@ var propertyArgs = map[string]func(r *rand.Rand, ids []string, n int) map[string
 	},
 	"review_memories": func(*rand.Rand, []string, int) map[string]any { return map[string]any{"action": "list"} },
 	"save_memory": func(r *rand.Rand, ids []string, n int) map[string]any {
-		return map[string]any{"collection": pickString(r, memoryCollections), "text": fmt.Sprint("agent memory ", n), "entity_ids": []any{pick(r, ids)}}
+		args := map[string]any{"collection": pickString(r, memoryCollections), "text": fmt.Sprint("agent memory ", n), "entity_ids": []any{pick(r, ids)}}
+		if r.IntN(2) == 0 {
+			// A claim: a contradiction about an entity the agent may
+			// read, or a refusal that says nothing of one it may not.
+			args["claims"] = []any{map[string]any{"entity_id": pick(r, ids), "field": "name", "value": fmt.Sprint("claimed ", n)}}
+		}
+		return args
 	},
 	"search_memory": func(r *rand.Rand, ids []string, _ int) map[string]any {
 		args := map[string]any{"collection": pickString(r, memoryCollections), "query": "memory", "minSimilarity": 0}
@@ -189,8 +195,20 @@ func TestNoToolAnswersOutsideConsent(t *testing.T) {
 			collOf := map[string]string{}
 			for i := range 4 + r.IntN(4) {
 				col := pickString(r, memoryCollections)
-				out := e.mustCall(t, "save_memory", map[string]any{"collection": col, "text": fmt.Sprint("owner memory ", i),
-					"entity_ids": []any{pick(r, ids), pick(r, ids)}, "source_id": source})
+				// Half claim a name: contradictions that review_memories
+				// must show only with the entity, and the memory only with
+				// its collection.
+				args := map[string]any{"collection": col, "text": fmt.Sprint("owner memory ", i),
+					"entity_ids": []any{pick(r, ids), pick(r, ids)}, "source_id": source}
+				if claimed := pick(r, ids); r.IntN(2) == 0 {
+					field := map[string]string{"invoice": "vendor_name", "note": "title", "task": "title"}[typeOf[claimed]]
+					if field == "" {
+						field = "name"
+					}
+					args["claims"] = []any{map[string]any{"entity_id": claimed, "field": field, "value": fmt.Sprint("claimed ", i)}}
+					delete(args, "source_id") // the entities' own source would contradict nothing
+				}
+				out := e.mustCall(t, "save_memory", args)
 				collOf[out["id"].(string)] = col
 			}
 			out = e.mustCall(t, "store_insight", map[string]any{"fileId": source,

@@ -2,7 +2,6 @@ package mcp_test
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -12,18 +11,13 @@ import (
 
 	"github.com/cairnkg/cairn/consent"
 	"github.com/cairnkg/cairn/controlplane"
-	"github.com/cairnkg/cairn/db/sqlite"
-	"github.com/cairnkg/cairn/graph"
-	"github.com/cairnkg/cairn/graph/embedded"
 	"github.com/cairnkg/cairn/knowledge"
 	"github.com/cairnkg/cairn/mcp"
-	"github.com/cairnkg/cairn/migrations"
-	"github.com/cairnkg/cairn/vector"
-	vembedded "github.com/cairnkg/cairn/vector/embedded"
 )
 
-// env is a Cairn wired on a fresh embedded store, with its owner, its
-// consent policy, audit log and rate limiter (on a clock the test moves).
+// env is a Cairn wired on a fresh store (embedded unless envOptions.backend
+// says otherwise), with its owner, its consent policy, audit log and rate
+// limiter (on a clock the test moves).
 type env struct {
 	server  *mcp.Server
 	control *controlplane.Store
@@ -39,6 +33,8 @@ type envOptions struct {
 	// contextStores wires the profile and contradiction stores (newEnv
 	// has none, as a server without them).
 	contextStores bool
+	// backend is the store (nil: the embedded one).
+	backend *storeBackend
 }
 
 func newEnv(t testing.TB) *env {
@@ -48,18 +44,12 @@ func newEnv(t testing.TB) *env {
 
 func newEnvWith(t testing.TB, opts envOptions) *env {
 	t.Helper()
-	db, err := sqlite.OpenFile(t.Context(), filepath.Join(t.TempDir(), "cairn.db"))
-	if err != nil {
-		t.Fatal(err)
+	b := opts.backend
+	if b == nil {
+		b = &embeddedBackend
 	}
-	g := graph.NewStore(embedded.New(db))
-	memories := vector.NewStore(vembedded.New(db))
-	t.Cleanup(func() {
-		memories.Close()
-		g.Close()
-		db.Close()
-	})
-	control := controlplane.New(db.Write, migrations.SQLite)
+	st := b.open(t)
+	g, memories, control := st.graph, st.memories, st.control
 	key, err := consent.NewKey()
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +64,7 @@ func newEnvWith(t testing.TB, opts envOptions) *env {
 	clock := &fakeClock{t: time.Date(2026, 11, 23, 12, 0, 30, 0, time.UTC)}
 	kopts := knowledge.Options{Memories: memories}
 	if opts.contextStores {
-		kopts.Profiles, kopts.Contradictions = control, control.WithReader(db.Read)
+		kopts.Profiles, kopts.Contradictions = control, st.contradictions
 	}
 	audit := consent.NewAuditLog(control, consent.AuditLogOptions{})
 	t.Cleanup(func() { audit.Close() })

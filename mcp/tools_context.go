@@ -91,7 +91,7 @@ type ReviewMemoriesIn struct {
 	Action          string  `json:"action" jsonschema:"list: the open contradictions (at most 5); resolve: settle one"`
 	ContradictionID *string `json:"contradiction_id,omitempty" jsonschema:"for resolve: the contradiction to settle"`
 	MetaID          *string `json:"metaId,omitempty" jsonschema:"alias of contradiction_id (Epitome's name)"`
-	Resolution      *string `json:"resolution,omitempty" jsonschema:"for resolve: confirm (the new value wins, as a correction), reject (the new observation stops counting) or keep_both (close it, change nothing)"`
+	Resolution      *string `json:"resolution,omitempty" jsonschema:"for resolve: confirm (the new value wins, as a correction), reject (the new observation or memory claim stops counting) or keep_both (close it, change nothing)"`
 }
 
 // ContradictionOut is one contradiction.
@@ -104,7 +104,8 @@ type ContradictionOut struct {
 	CurrentObservationID string `json:"current_observation_id"`
 	CurrentSourceID      string `json:"current_source_id"`
 	NewValue             any    `json:"new_value" jsonschema:"the contradicting value"`
-	NewObservationID     string `json:"new_observation_id"`
+	NewObservationID     string `json:"new_observation_id" jsonschema:"the observation that holds the new value, or the memory (mem_…) that claims it; empty for a memory in a collection the caller may not read"`
+	NewFrom              string `json:"new_from" jsonschema:"observation or memory: what states the new value"`
 	NewSourceID          string `json:"new_source_id"`
 	DetectedAt           string `json:"detected_at"`
 	Status               string `json:"status" jsonschema:"open or resolved"`
@@ -127,8 +128,9 @@ func reviewMemoriesTool(d Deps) *Tool {
 		name:  "review_memories",
 		title: "Review contradictions",
 		description: "List (action: list, at most 5) or resolve (action: resolve, contradiction_id, resolution) contradictions: a new " +
-			"observation that disagrees with an entity field's current value from another source. Ask the user, then resolve with " +
-			"confirm (the new value wins), reject (the new observation stops counting; it stays in provenance) or keep_both.",
+			"observation, or a memory's claim, that disagrees with an entity field's current value from another source. Ask the " +
+			"user, then resolve with confirm (the new value wins), reject (the new observation or claim stops counting; it stays " +
+			"recorded) or keep_both.",
 		toolset: ToolsetContext, ann: additiveNI, budget: BudgetSummary,
 		shape: func(s *jsonschema.Schema) {
 			enum(prop(s, "action"), "list", "resolve")
@@ -175,7 +177,10 @@ func contradictionOut(c knowledge.Contradiction) ContradictionOut {
 		CurrentValue: c.CurrentValue, CurrentObservationID: c.CurrentObservationID, CurrentSourceID: c.CurrentSourceID,
 		NewValue: c.NewValue, NewObservationID: c.NewObservationID, NewSourceID: c.NewSourceID,
 		DetectedAt: ts(c.DetectedAt), Status: c.Status, Resolution: string(c.Resolution), ResolvedBy: c.ResolvedBy,
-		CorrectionID: c.CorrectionID,
+		CorrectionID: c.CorrectionID, NewFrom: "observation",
+	}
+	if c.FromMemory() {
+		out.NewFrom = "memory"
 	}
 	if !c.ResolvedAt.IsZero() {
 		out.ResolvedAt = ts(c.ResolvedAt)

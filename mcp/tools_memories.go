@@ -101,13 +101,22 @@ type SaveMemoryIn struct {
 	Confidence *float64       `json:"confidence,omitempty" jsonschema:"how sure the agent is, from 0 to 1"`
 	EntityIDs  []string       `json:"entity_ids,omitempty" jsonschema:"entities the memory is about; they must exist"`
 	SourceID   *string        `json:"source_id,omitempty" jsonschema:"the source the memory comes from; it must exist"`
+	Claims     []ClaimIn      `json:"claims,omitempty" jsonschema:"values the memory states for entity fields; one that disagrees with the field's current value from another source is recorded as a contradiction for review_memories"`
+}
+
+// ClaimIn is a value a memory states for an entity field.
+type ClaimIn struct {
+	EntityID string `json:"entity_id" jsonschema:"the entity; it must exist and be readable"`
+	Field    string `json:"field" jsonschema:"a field of the entity's schema"`
+	Value    any    `json:"value" jsonschema:"the value the memory states, of the field's type"`
 }
 
 // SaveMemoryOut says what was stored.
 type SaveMemoryOut struct {
-	ID         string `json:"id" jsonschema:"the memory's id (mem_…)"`
-	Collection string `json:"collection"`
-	CreatedAt  string `json:"created_at"`
+	ID               string   `json:"id" jsonschema:"the memory's id (mem_…)"`
+	Collection       string   `json:"collection"`
+	CreatedAt        string   `json:"created_at"`
+	ContradictionIDs []string `json:"contradiction_ids" jsonschema:"contradictions the claims raised, for review_memories; empty when none"`
 }
 
 func saveMemoryTool(d Deps) *Tool {
@@ -116,7 +125,8 @@ func saveMemoryTool(d Deps) *Tool {
 		title: "Save memory",
 		description: "Save a free-text memory in a collection. It is embedded and stored before the call returns, so search_memory " +
 			"finds it at once, by meaning and by keyword. Every collection keeps the embedder it was first written with; " +
-			"a different one is refused with DIMENSION_MISMATCH or EMBEDDER_MISMATCH.",
+			"a different one is refused with DIMENSION_MISMATCH or EMBEDDER_MISMATCH. Optional claims state entity field values; " +
+			"one that disagrees with the current value from another source becomes a contradiction (see review_memories).",
 		toolset: ToolsetMemories, ann: additiveNI, budget: BudgetList,
 		shape: func(s *jsonschema.Schema) {
 			maxLen(prop(s, "collection"), collectionLimit)
@@ -128,16 +138,29 @@ func saveMemoryTool(d Deps) *Tool {
 			n := vector.MaxEntityIDs
 			prop(s, "entity_ids").MaxItems = &n
 			maxLen(prop(s, "entity_ids").Items, idLimit)
+			claims := prop(s, "claims")
+			nc := knowledge.MaxClaims
+			claims.MaxItems = &nc
+			maxLen(prop(claims.Items, "entity_id"), idLimit)
+			maxLen(prop(claims.Items, "field"), 128)
 		},
 	}, func(ctx context.Context, call *Call, in SaveMemoryIn) (SaveMemoryOut, error) {
+		claims := make([]knowledge.Claim, len(in.Claims))
+		for i, c := range in.Claims {
+			claims[i] = knowledge.Claim{EntityID: c.EntityID, Field: c.Field, Value: c.Value}
+		}
 		m, err := d.Knowledge.SaveMemory(ctx, call.Caller(), knowledge.MemoryRequest{
 			Collection: in.Collection, Text: in.Text, Title: deref(in.Title), Tags: in.Tags, Confidence: in.Confidence,
-			Metadata: in.Metadata, EntityIDs: in.EntityIDs, SourceID: deref(in.SourceID),
+			Metadata: in.Metadata, EntityIDs: in.EntityIDs, SourceID: deref(in.SourceID), Claims: claims,
 		})
 		if err != nil {
 			return SaveMemoryOut{}, err
 		}
-		return SaveMemoryOut{ID: m.ID, Collection: m.Collection, CreatedAt: ts(m.CreatedAt)}, nil
+		out := SaveMemoryOut{ID: m.ID, Collection: m.Collection, CreatedAt: ts(m.CreatedAt), ContradictionIDs: []string{}}
+		for _, c := range m.Contradictions {
+			out.ContradictionIDs = append(out.ContradictionIDs, c.ID)
+		}
+		return out, nil
 	})
 }
 

@@ -11,34 +11,87 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/cairnkg/cairn/consent"
+	"github.com/cairnkg/cairn/controlplane"
+	"github.com/cairnkg/cairn/db/postgres"
+	"github.com/cairnkg/cairn/db/postgres/pgtest"
 	"github.com/cairnkg/cairn/db/sqlite"
 	"github.com/cairnkg/cairn/graph"
 	"github.com/cairnkg/cairn/graph/embedded"
+	graphpostgres "github.com/cairnkg/cairn/graph/postgres"
 	"github.com/cairnkg/cairn/knowledge"
 	"github.com/cairnkg/cairn/mcp"
+	"github.com/cairnkg/cairn/migrations"
 	"github.com/cairnkg/cairn/vector"
 	"github.com/cairnkg/cairn/vector/embed"
 	vembedded "github.com/cairnkg/cairn/vector/embedded"
+	"github.com/cairnkg/cairn/vector/pgvector"
 )
 
-// memoryServers returns servers with memories on one fresh embedded store,
-// one per embedder, all acting for the same principal.
-func memoryServers(t *testing.T, embedders ...embed.Embedder) ([]*mcp.Server, consent.Principal) {
-	t.Helper()
-	db, err := sqlite.OpenFile(t.Context(), filepath.Join(t.TempDir(), "cairn.db"))
-	if err != nil {
-		t.Fatal(err)
+// storeBackend is a store the tests run on: the embedded one, and
+// PostgreSQL with pgvector (which skips, with pgtest's line, where no test
+// server is configured).
+type storeBackend struct {
+	name string
+	open func(t testing.TB) backendStores
+}
+
+// backendStores are the stores of one backend, as cmd/cairn wires them.
+type backendStores struct {
+	graph          *graph.Store
+	memories       *vector.Store
+	control        *controlplane.Store
+	contradictions knowledge.ContradictionStore
+}
+
+var (
+	embeddedBackend = storeBackend{"Embedded", func(t testing.TB) backendStores {
+		db, err := sqlite.OpenFile(t.Context(), filepath.Join(t.TempDir(), "cairn.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := backendStores{graph: graph.NewStore(embedded.New(db)), memories: vector.NewStore(vembedded.New(db))}
+		st.control = controlplane.New(db.Write, migrations.SQLite)
+		st.contradictions = st.control.WithReader(db.Read)
+		t.Cleanup(func() {
+			st.memories.Close()
+			st.graph.Close()
+			db.Close()
+		})
+		return st
+	}}
+	postgresBackend = storeBackend{"Postgres", func(t testing.TB) backendStores {
+		pg, err := postgres.Open(t.Context(), pgtest.URL(t), postgres.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := backendStores{graph: graph.NewStore(graphpostgres.New(pg.Pool)), memories: vector.NewStore(pgvector.New(pg.Pool, pgvector.Options{}))}
+		st.control = controlplane.New(pg.SQL, migrations.Postgres)
+		st.contradictions = st.control.WithReader(pg.SQL)
+		t.Cleanup(func() {
+			st.memories.Close()
+			st.graph.Close()
+			pg.Close()
+		})
+		return st
+	}}
+	storeBackends = []storeBackend{embeddedBackend, postgresBackend}
+)
+
+// forEachBackend runs fn once per backend.
+func forEachBackend(t *testing.T, fn func(t *testing.T, b storeBackend)) {
+	for _, b := range storeBackends {
+		t.Run(b.name, func(t *testing.T) { fn(t, b) })
 	}
-	g := graph.NewStore(embedded.New(db))
-	m := vector.NewStore(vembedded.New(db))
-	t.Cleanup(func() {
-		m.Close()
-		g.Close()
-		db.Close()
-	})
+}
+
+// memoryServers returns servers with memories on one fresh store of the
+// backend, one per embedder, all acting for the same principal.
+func memoryServers(t *testing.T, b storeBackend, embedders ...embed.Embedder) ([]*mcp.Server, consent.Principal) {
+	t.Helper()
+	st := b.open(t)
 	var out []*mcp.Server
 	for _, e := range embedders {
-		k := knowledge.NewService(g, knowledge.NewRegistry(), knowledge.Options{Memories: m, Embedder: e})
+		k := knowledge.NewService(st.graph, knowledge.NewRegistry(), knowledge.Options{Memories: st.memories, Embedder: e})
 		srv, err := mcp.NewServer(mcp.Deps{Knowledge: k}, mcp.Options{Version: "test"})
 		if err != nil {
 			t.Fatal(err)
@@ -92,136 +145,140 @@ func (tinyEmbedder) Dimension() int { return 4 }
 func (tinyEmbedder) Name() string   { return "test:tiny" }
 
 func TestMemoryTools(t *testing.T) {
-	srvs, p := memoryServers(t, embed.NewLocal(), tinyEmbedder{}, downEmbedder{})
-	local, tiny, down := srvs[0], srvs[1], srvs[2]
+	forEachBackend(t, func(t *testing.T, b storeBackend) {
+		srvs, p := memoryServers(t, b, embed.NewLocal(), tinyEmbedder{}, downEmbedder{})
+		local, tiny, down := srvs[0], srvs[1], srvs[2]
 
-	saved := mustInvoke(t, local, p, "save_memory", map[string]any{
-		"collection": "health", "text": "Dentist appointment on Tuesday at 3pm", "tags": []string{"appointment"},
-		"metadata": map[string]any{"where": "downtown"}, "confidence": 0.9,
+		saved := mustInvoke(t, local, p, "save_memory", map[string]any{
+			"collection": "health", "text": "Dentist appointment on Tuesday at 3pm", "tags": []string{"appointment"},
+			"metadata": map[string]any{"where": "downtown"}, "confidence": 0.9,
+		})
+		id, _ := saved["id"].(string)
+		if id == "" || saved["collection"] != "health" || saved["created_at"] == "" {
+			t.Fatalf("save_memory returned %v", saved)
+		}
+		mustInvoke(t, local, p, "save_memory", map[string]any{"collection": "travel", "text": "Prefers aisle seats on trains"})
+
+		res := mustInvoke(t, local, p, "search_memory", map[string]any{"collection": "health", "query": "dentist"})
+		results, _ := res["results"].([]any)
+		if len(results) != 1 {
+			t.Fatalf("search_memory returned %v", res)
+		}
+		hit := results[0].(map[string]any)
+		if hit["id"] != id || hit["text"] != "Dentist appointment on Tuesday at 3pm" || hit["score"].(float64) <= 0 {
+			t.Errorf("hit = %v", hit)
+		}
+		if matched, _ := hit["matched"].([]any); len(matched) == 0 || matched[len(matched)-1] != "text" {
+			t.Errorf("matched = %v, want the text signal", hit["matched"])
+		}
+		if res["has_more"] != false || res["limit"] != 10.0 {
+			t.Errorf("paging = %v", res)
+		}
+		// Filters: a tag nobody has, then a date range that ends before it.
+		res = mustInvoke(t, local, p, "search_memory", map[string]any{"collection": "health", "query": "dentist", "tags": []string{"nope"}})
+		if r, _ := res["results"].([]any); len(r) != 0 {
+			t.Errorf("tag filter let through %v", r)
+		}
+		res = mustInvoke(t, local, p, "search_memory", map[string]any{
+			"collection": "health", "query": "dentist", "date_range": map[string]any{"end": "2001-01-01T00:00:00Z"},
+		})
+		if r, _ := res["results"].([]any); len(r) != 0 {
+			t.Errorf("date filter let through %v", r)
+		}
+		if _, merr := invoke(t, local, p, "search_memory", map[string]any{
+			"collection": "health", "query": "x", "date_range": map[string]any{"start": "yesterday"},
+		}); merr == nil || merr.Body.Code != mcp.CodeValidation {
+			t.Errorf("a bad date: got %v, want VALIDATION_ERROR", merr)
+		}
+
+		// Another embedder on the same collection is a clear conflict.
+		_, merr := invoke(t, tiny, p, "save_memory", map[string]any{"collection": "health", "text": "x"})
+		if merr == nil || merr.Body.Code != mcp.CodeDimensionMismatch || merr.Status != http.StatusConflict ||
+			merr.Body.Details["recorded_dimension"] != 384 || merr.Body.Details["given_dimension"] != 4 {
+			t.Errorf("4 dimensions into a 384-dimensional collection: got %+v", merr)
+		}
+		_, merr = invoke(t, tiny, p, "search_memory", map[string]any{"collection": "health", "query": "dentist"})
+		if merr == nil || merr.Body.Code != mcp.CodeDimensionMismatch {
+			t.Errorf("searching with 4 dimensions: got %+v", merr)
+		}
+		// A provider that is down.
+		_, merr = invoke(t, down, p, "save_memory", map[string]any{"collection": "other", "text": "x"})
+		if merr == nil || merr.Body.Code != mcp.CodeServiceUnavailable || merr.Status != http.StatusServiceUnavailable {
+			t.Errorf("provider down: got %+v", merr)
+		}
+		// Without a memory store.
+		bare, err := mcp.NewServer(mcp.Deps{Knowledge: knowledge.NewService(nil, knowledge.NewRegistry(), knowledge.Options{})}, mcp.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, merr := invoke(t, bare, p, "save_memory", map[string]any{"collection": "c", "text": "x"}); merr == nil || merr.Body.Code != mcp.CodeServiceUnavailable {
+			t.Errorf("no memory store: got %+v", merr)
+		}
 	})
-	id, _ := saved["id"].(string)
-	if id == "" || saved["collection"] != "health" || saved["created_at"] == "" {
-		t.Fatalf("save_memory returned %v", saved)
-	}
-	mustInvoke(t, local, p, "save_memory", map[string]any{"collection": "travel", "text": "Prefers aisle seats on trains"})
-
-	res := mustInvoke(t, local, p, "search_memory", map[string]any{"collection": "health", "query": "dentist"})
-	results, _ := res["results"].([]any)
-	if len(results) != 1 {
-		t.Fatalf("search_memory returned %v", res)
-	}
-	hit := results[0].(map[string]any)
-	if hit["id"] != id || hit["text"] != "Dentist appointment on Tuesday at 3pm" || hit["score"].(float64) <= 0 {
-		t.Errorf("hit = %v", hit)
-	}
-	if matched, _ := hit["matched"].([]any); len(matched) == 0 || matched[len(matched)-1] != "text" {
-		t.Errorf("matched = %v, want the text signal", hit["matched"])
-	}
-	if res["has_more"] != false || res["limit"] != 10.0 {
-		t.Errorf("paging = %v", res)
-	}
-	// Filters: a tag nobody has, then a date range that ends before it.
-	res = mustInvoke(t, local, p, "search_memory", map[string]any{"collection": "health", "query": "dentist", "tags": []string{"nope"}})
-	if r, _ := res["results"].([]any); len(r) != 0 {
-		t.Errorf("tag filter let through %v", r)
-	}
-	res = mustInvoke(t, local, p, "search_memory", map[string]any{
-		"collection": "health", "query": "dentist", "date_range": map[string]any{"end": "2001-01-01T00:00:00Z"},
-	})
-	if r, _ := res["results"].([]any); len(r) != 0 {
-		t.Errorf("date filter let through %v", r)
-	}
-	if _, merr := invoke(t, local, p, "search_memory", map[string]any{
-		"collection": "health", "query": "x", "date_range": map[string]any{"start": "yesterday"},
-	}); merr == nil || merr.Body.Code != mcp.CodeValidation {
-		t.Errorf("a bad date: got %v, want VALIDATION_ERROR", merr)
-	}
-
-	// Another embedder on the same collection is a clear conflict.
-	_, merr := invoke(t, tiny, p, "save_memory", map[string]any{"collection": "health", "text": "x"})
-	if merr == nil || merr.Body.Code != mcp.CodeDimensionMismatch || merr.Status != http.StatusConflict ||
-		merr.Body.Details["recorded_dimension"] != 384 || merr.Body.Details["given_dimension"] != 4 {
-		t.Errorf("4 dimensions into a 384-dimensional collection: got %+v", merr)
-	}
-	_, merr = invoke(t, tiny, p, "search_memory", map[string]any{"collection": "health", "query": "dentist"})
-	if merr == nil || merr.Body.Code != mcp.CodeDimensionMismatch {
-		t.Errorf("searching with 4 dimensions: got %+v", merr)
-	}
-	// A provider that is down.
-	_, merr = invoke(t, down, p, "save_memory", map[string]any{"collection": "other", "text": "x"})
-	if merr == nil || merr.Body.Code != mcp.CodeServiceUnavailable || merr.Status != http.StatusServiceUnavailable {
-		t.Errorf("provider down: got %+v", merr)
-	}
-	// Without a memory store.
-	bare, err := mcp.NewServer(mcp.Deps{Knowledge: knowledge.NewService(nil, knowledge.NewRegistry(), knowledge.Options{})}, mcp.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, merr := invoke(t, bare, p, "save_memory", map[string]any{"collection": "c", "text": "x"}); merr == nil || merr.Body.Code != mcp.CodeServiceUnavailable {
-		t.Errorf("no memory store: got %+v", merr)
-	}
 }
 
 func TestInsightTools(t *testing.T) {
-	srvs, p := memoryServers(t, embed.NewLocal())
-	s := srvs[0]
-	stored := mustInvoke(t, s, p, "store", map[string]any{"entities": []any{map[string]any{"entity_type": "company", "name": "Acme"}}})
-	fileID, _ := stored["source_id"].(string)
-	if fileID == "" {
-		t.Fatalf("store returned no source_id: %v", stored)
-	}
-	out := mustInvoke(t, s, p, "store_insight", map[string]any{"fileId": fileID, "insight": map[string]any{
-		"title": "Indemnity cap", "content": "The contract caps indemnity at one million", "sourceLLM": "model-a",
-		"tags": []string{"risk"}, "confidence": 0.8, "citations": []string{"§4.2"}, "caseId": "case-7", "pageNumber": 3,
-		"entities": map[string]any{"parties": []string{"Acme"}},
-	}})
-	if out["success"] != true || out["insightId"] == "" || out["message"] != "Insight stored successfully" {
-		t.Fatalf("store_insight returned %v", out)
-	}
-	mustInvoke(t, s, p, "store_insight", map[string]any{"fileId": fileID, "insight": map[string]any{
-		"title": "Payment terms", "content": "Invoices are due in thirty days", "sourceLLM": "model-b", "confidence": 0.3,
-	}})
-	if _, merr := invoke(t, s, p, "store_insight", map[string]any{"fileId": "src_nope", "insight": map[string]any{
-		"title": "t", "content": "c", "sourceLLM": "m",
-	}}); merr == nil || merr.Body.Code != mcp.CodeSourceNotFound {
-		t.Errorf("unknown file: got %+v", merr)
-	}
+	forEachBackend(t, func(t *testing.T, b storeBackend) {
+		srvs, p := memoryServers(t, b, embed.NewLocal())
+		s := srvs[0]
+		stored := mustInvoke(t, s, p, "store", map[string]any{"entities": []any{map[string]any{"entity_type": "company", "name": "Acme"}}})
+		fileID, _ := stored["source_id"].(string)
+		if fileID == "" {
+			t.Fatalf("store returned no source_id: %v", stored)
+		}
+		out := mustInvoke(t, s, p, "store_insight", map[string]any{"fileId": fileID, "insight": map[string]any{
+			"title": "Indemnity cap", "content": "The contract caps indemnity at one million", "sourceLLM": "model-a",
+			"tags": []string{"risk"}, "confidence": 0.8, "citations": []string{"§4.2"}, "caseId": "case-7", "pageNumber": 3,
+			"entities": map[string]any{"parties": []string{"Acme"}},
+		}})
+		if out["success"] != true || out["insightId"] == "" || out["message"] != "Insight stored successfully" {
+			t.Fatalf("store_insight returned %v", out)
+		}
+		mustInvoke(t, s, p, "store_insight", map[string]any{"fileId": fileID, "insight": map[string]any{
+			"title": "Payment terms", "content": "Invoices are due in thirty days", "sourceLLM": "model-b", "confidence": 0.3,
+		}})
+		if _, merr := invoke(t, s, p, "store_insight", map[string]any{"fileId": "src_nope", "insight": map[string]any{
+			"title": "t", "content": "c", "sourceLLM": "m",
+		}}); merr == nil || merr.Body.Code != mcp.CodeSourceNotFound {
+			t.Errorf("unknown file: got %+v", merr)
+		}
 
-	// Through a real client, so that the output is checked against its schema.
-	cs := connectServer(t, s, p)
-	res, err := cs.CallTool(t.Context(), &mcpsdk.CallToolParams{Name: "query_insights", Arguments: map[string]any{
-		"filters":    map[string]any{"keywords": "indemnity", "tags": []string{"risk"}, "caseId": "case-7", "minConfidence": 0.5},
-		"pagination": map[string]any{"limit": 5},
-	}})
-	if err != nil || res.IsError {
-		t.Fatalf("query_insights: %v %+v", err, res)
-	}
-	var q struct {
-		Insights []struct {
-			InsightID, FileID, Title, SourceLLM, CaseID string
-			PageNumber                                  float64
-			Citations                                   []string
-			Matched                                     []string
+		// Through a real client, so that the output is checked against its schema.
+		cs := connectServer(t, s, p)
+		res, err := cs.CallTool(t.Context(), &mcpsdk.CallToolParams{Name: "query_insights", Arguments: map[string]any{
+			"filters":    map[string]any{"keywords": "indemnity", "tags": []string{"risk"}, "caseId": "case-7", "minConfidence": 0.5},
+			"pagination": map[string]any{"limit": 5},
+		}})
+		if err != nil || res.IsError {
+			t.Fatalf("query_insights: %v %+v", err, res)
 		}
-		Total      int
-		Pagination struct {
-			Limit   int
-			HasMore bool
+		var q struct {
+			Insights []struct {
+				InsightID, FileID, Title, SourceLLM, CaseID string
+				PageNumber                                  float64
+				Citations                                   []string
+				Matched                                     []string
+			}
+			Total      int
+			Pagination struct {
+				Limit   int
+				HasMore bool
+			}
 		}
-	}
-	b, _ := json.Marshal(res.StructuredContent)
-	if err := json.Unmarshal(b, &q); err != nil {
-		t.Fatal(err)
-	}
-	if len(q.Insights) != 1 || q.Insights[0].InsightID != out["insightId"] || q.Insights[0].FileID != fileID ||
-		q.Insights[0].SourceLLM != "model-a" || q.Insights[0].PageNumber != 3 || q.Pagination.Limit != 5 || q.Pagination.HasMore {
-		t.Errorf("query_insights = %s", b)
-	}
-	list := mustInvoke(t, s, p, "query_insights", map[string]any{"sort": map[string]any{"field": "confidence", "order": "asc"}})
-	insights, _ := list["insights"].([]any)
-	if len(insights) != 2 || insights[0].(map[string]any)["title"] != "Payment terms" || list["total"] != 2.0 {
-		t.Errorf("listing by confidence ascending = %v", list)
-	}
+		raw, _ := json.Marshal(res.StructuredContent)
+		if err := json.Unmarshal(raw, &q); err != nil {
+			t.Fatal(err)
+		}
+		if len(q.Insights) != 1 || q.Insights[0].InsightID != out["insightId"] || q.Insights[0].FileID != fileID ||
+			q.Insights[0].SourceLLM != "model-a" || q.Insights[0].PageNumber != 3 || q.Pagination.Limit != 5 || q.Pagination.HasMore {
+			t.Errorf("query_insights = %s", raw)
+		}
+		list := mustInvoke(t, s, p, "query_insights", map[string]any{"sort": map[string]any{"field": "confidence", "order": "asc"}})
+		insights, _ := list["insights"].([]any)
+		if len(insights) != 2 || insights[0].(map[string]any)["title"] != "Payment terms" || list["total"] != 2.0 {
+			t.Errorf("listing by confidence ascending = %v", list)
+		}
+	})
 }
 
 // connectServer returns a client session on s over in-memory transports.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -106,12 +107,19 @@ func searchIDs(t *testing.T, cs *mcpsdk.ClientSession, args map[string]any) ([]s
 }
 
 // TestEndToEndMemoriesLocal: with the default local embedder, a saved
-// memory is found by its keywords, in its own collection only.
+// memory is found by its keywords, in its own collection only, on the
+// embedded store and on PostgreSQL (pgvector).
 func TestEndToEndMemoriesLocal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
-	cs := connectStdio(t, t.TempDir())
+	forEachBackend(t, func(t *testing.T, dataDir string, env []string) {
+		memoriesLocalScenario(t, connectStdio(t, dataDir, env...))
+	})
+}
+
+func memoriesLocalScenario(t *testing.T, cs *mcpsdk.ClientSession) {
+	t.Helper()
 	dentist := saveTwoCollections(t, cs)
 
 	ids, hits := searchIDs(t, cs, map[string]any{"collection": "health", "query": "dentist Tuesday"})
@@ -135,16 +143,20 @@ func TestEndToEndMemoriesLocal(t *testing.T) {
 
 // TestEndToEndMemoriesOpenAI: with an OpenAI-compatible provider, a
 // paraphrase that shares no word with a memory finds it by meaning, over
-// HTTP; and a collection keeps the embedder it was written with.
+// HTTP; and a collection keeps the embedder it was written with. On the
+// embedded store and on PostgreSQL (pgvector).
 func TestEndToEndMemoriesOpenAI(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
+	forEachBackend(t, memoriesOpenAIScenario)
+}
+
+func memoriesOpenAIScenario(t *testing.T, dataDir string, backendEnv []string) {
 	const key = "test-embed-key"
 	fake, calls := fakeEmbeddings(t, key)
-	dataDir := t.TempDir()
-	url := startServe(t, dataDir,
-		"CAIRN_EMBED_PROVIDER=openai", "CAIRN_EMBED_BASE_URL="+fake.URL+"/v1", "CAIRN_EMBED_MODEL=fake-embed", "CAIRN_EMBED_API_KEY="+key)
+	url := startServe(t, dataDir, append(slices.Clone(backendEnv),
+		"CAIRN_EMBED_PROVIDER=openai", "CAIRN_EMBED_BASE_URL="+fake.URL+"/v1", "CAIRN_EMBED_MODEL=fake-embed", "CAIRN_EMBED_API_KEY="+key)...)
 	cs := connectHTTP(t, url)
 	dentist := saveTwoCollections(t, cs)
 
@@ -169,7 +181,7 @@ func TestEndToEndMemoriesOpenAI(t *testing.T) {
 	// with 8-dimensional vectors of fake-embed, so a 384-dimensional query
 	// is refused, clearly.
 	cs.Close()
-	local := connectStdio(t, dataDir)
+	local := connectStdio(t, dataDir, backendEnv...)
 	env := callToolError(t, local, "search_memory", map[string]any{"collection": "health", "query": "dentist"})
 	if env["code"] != "DIMENSION_MISMATCH" {
 		t.Errorf("search with another embedder: %v, want DIMENSION_MISMATCH", env)
@@ -177,7 +189,9 @@ func TestEndToEndMemoriesOpenAI(t *testing.T) {
 
 	// cairn reembed rebuilds the collections with the local embedder, after
 	// which the local embedder finds the memory by keyword.
-	out, err := exec.Command(cairnBinary(t), "reembed", "--data-dir", dataDir).CombinedOutput()
+	reembed := exec.Command(cairnBinary(t), "reembed", "--data-dir", dataDir)
+	reembed.Env = append(os.Environ(), backendEnv...)
+	out, err := reembed.CombinedOutput()
 	if err != nil {
 		t.Fatalf("cairn reembed: %v\n%s", err, out)
 	}
