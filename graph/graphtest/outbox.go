@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -117,6 +118,23 @@ func testOutbox(t *testing.T, newStore Harness) {
 		diff(t, "claim", []string{"alice/alice_a@1"}, outboxKeys(claim(t, s, 10, lease, now)))
 		diff(t, "claim before the lease ends", []string{}, outboxKeys(claim(t, s, 10, lease, now.Add(lease-time.Second))))
 		diff(t, "claim once the lease ended", []string{"alice/alice_a@1"}, outboxKeys(claim(t, s, 10, lease, now.Add(lease))))
+	})
+	t.Run("NotifiesAfterCommit", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		var calls atomic.Int32
+		s.OnOutbox(func() { calls.Add(1) })
+		enqueue(t, s, alice, epoch, "alice_a")
+		_ = tryUpdate(t, s, func(ctx context.Context, tx *graph.Tx) error {
+			if err := tx.EnqueueOutbox(ctx, alice, []string{"alice_b"}, epoch); err != nil {
+				return err
+			}
+			return errors.New("roll back")
+		})
+		putEntities(t, s, newEntity(alice, "alice_c", "person", epoch))
+		if got := calls.Load(); got != 1 {
+			t.Errorf("OnOutbox called %d times, want once (one committed enqueue)", got)
+		}
 	})
 	t.Run("Validation", func(t *testing.T) {
 		t.Parallel()
