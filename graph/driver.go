@@ -26,6 +26,10 @@ type Driver interface {
 	// seq) stays and its lease is released, so that it is claimed again.
 	// Entries that no longer exist are ignored.
 	AckOutbox(ctx context.Context, entries []OutboxEntry) error
+	// ReleaseOutbox ends the leases of claimed entries without settling
+	// them, so that they can be claimed again at once: what a consumer
+	// does when it could not process them (or is stopping).
+	ReleaseOutbox(ctx context.Context, entries []OutboxEntry) error
 	// Close releases the driver's resources.
 	Close() error
 }

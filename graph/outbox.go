@@ -71,3 +71,15 @@ func (s *Store) AckOutbox(ctx context.Context, entries []OutboxEntry) error {
 	}
 	return nil
 }
+
+// ReleaseOutbox frees claimed entries for a new claim (see
+// Driver.ReleaseOutbox).
+func (s *Store) ReleaseOutbox(ctx context.Context, entries []OutboxEntry) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	if err := s.d.ReleaseOutbox(ctx, entries); err != nil {
+		return fmt.Errorf("graph: release outbox: %w", err)
+	}
+	return nil
+}

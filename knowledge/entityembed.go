@@ -90,7 +90,15 @@ func (s *Service) DrainEntityOutbox(ctx context.Context) (EntityEmbedStats, erro
 		return total, unavailable("entity embeddings")
 	}
 	for {
-		entries, err := s.graph.ClaimOutbox(ctx, graph.OutboxClaim{Limit: EntityEmbedBatch, Lease: EntityEmbedLease, Now: s.clock()})
+		if err := ctx.Err(); err != nil {
+			return total, err
+		}
+		// Claims, acknowledgements and releases are not cut short when
+		// ctx ends: a claim that the database made but whose answer was
+		// lost would hold its entries until the lease ends.
+		entries, err := outboxOp(ctx, func(ctx context.Context) ([]graph.OutboxEntry, error) {
+			return s.graph.ClaimOutbox(ctx, graph.OutboxClaim{Limit: EntityEmbedBatch, Lease: EntityEmbedLease, Now: s.clock()})
+		})
 		if err != nil {
 			return total, fmt.Errorf("knowledge: entity embeddings: %w", err)
 		}
@@ -105,20 +113,43 @@ func (s *Service) DrainEntityOutbox(ctx context.Context) (EntityEmbedStats, erro
 			}
 			byUser[e.UserID] = append(byUser[e.UserID], e.EntityID)
 		}
+		var batch EntityEmbedStats
 		for _, u := range users {
 			st, err := s.refreshEmbeddings(ctx, u, byUser[u])
-			if err != nil {
-				// The entries stay claimed until their lease ends, then
-				// are tried again.
-				return total, err
+			if err == nil {
+				batch.add(st)
+				continue
 			}
-			total.add(st)
+			// Leave the entries to be claimed again at once: by the next
+			// poll, or by the next start when ctx ended because the
+			// process stops. Were the release lost too, the lease ends.
+			if _, rerr := outboxOp(ctx, func(ctx context.Context) (struct{}, error) {
+				return struct{}{}, s.graph.ReleaseOutbox(ctx, entries)
+			}); rerr != nil {
+				s.log.Warn("entity embeddings: release outbox", "err", rerr)
+			}
+			return total, err
 		}
-		if err := s.graph.AckOutbox(ctx, entries); err != nil {
+		if _, err := outboxOp(ctx, func(ctx context.Context) (struct{}, error) {
+			return struct{}{}, s.graph.AckOutbox(ctx, entries)
+		}); err != nil {
 			return total, fmt.Errorf("knowledge: entity embeddings: %w", err)
 		}
+		total.add(batch)
 		total.Entries += len(entries)
 	}
+}
+
+// outboxOpTimeout bounds one outbox statement that runs past its caller's
+// cancellation.
+const outboxOpTimeout = 30 * time.Second
+
+// outboxOp runs fn with ctx's values but not its cancellation, bounded by
+// outboxOpTimeout.
+func outboxOp[T any](ctx context.Context, fn func(context.Context) (T, error)) (T, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), outboxOpTimeout)
+	defer cancel()
+	return fn(ctx)
 }
 
 // refreshEmbeddings brings the stored embeddings of one user's entities up
@@ -200,7 +231,9 @@ func (s *Service) refreshEmbeddings(ctx context.Context, userID string, ids []st
 // of this process enqueues entities, and every EntityEmbedPoll. Errors (an
 // embedder that does not answer, say) are logged and retried at the next
 // poll; the entries stay in the outbox meanwhile, and topic ranking embeds
-// the entities it needs itself.
+// the entities it needs itself. A batch cut short when ctx ends is released
+// for the next start; one held by a process that died is claimed again
+// once its lease (EntityEmbedLease) ends.
 func (s *Service) RunEntityEmbeddings(ctx context.Context) {
 	if s.entityVecs == nil {
 		return

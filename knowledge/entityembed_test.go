@@ -300,10 +300,33 @@ func TestEntityEmbeddingsRepairAfterCrash(t *testing.T) {
 			if got := storedEmbeddings(t, env.vecs, alice.UserID, ids...); len(got) != 0 {
 				t.Fatalf("embeddings written although the embedder failed: %d", len(got))
 			}
+			env.close()
+
+			// The failed batch was released: the next start repairs it.
+			env = openEmbedEnv(t, b, loc, nil, nil, nil)
+			if diff := cmp.Diff(knowledge.EntityEmbedStats{Entries: 3, Embedded: 3}, drain(t, env.svc)); diff != "" {
+				t.Errorf("drain after the restart (-want +got):\n%s", diff)
+			}
+			if got := storedEmbeddings(t, env.vecs, alice.UserID, ids...); len(got) != 3 {
+				t.Errorf("after the repair, %d of 3 entities have embeddings", len(got))
+			}
+		})
+	})
+	t.Run("DiedHoldingAClaim", func(t *testing.T) {
+		forEachEmbedBackend(t, func(t *testing.T, b embedBackend, loc string) {
+			env := openEmbedEnv(t, b, loc, nil, nil, nil)
+			ids := storedIDs(store(t, env.svc, alice, embedFixtures...))
+			// A process claims the entries and dies before it settles or
+			// releases them.
+			if got, err := env.graph.ClaimOutbox(t.Context(), graph.OutboxClaim{
+				Limit: 10, Lease: knowledge.EntityEmbedLease, Now: env.clock.Now(),
+			}); err != nil || len(got) != 3 {
+				t.Fatalf("claim = %d entries, %v", len(got), err)
+			}
 			clk := env.clock
 			env.close()
 
-			// Restarted within the failed claim's lease, the entries wait
+			// Restarted within the dead claim's lease, the entries wait
 			// for it; once it ends they are repaired.
 			env = openEmbedEnv(t, b, loc, nil, clk, nil)
 			if st := drain(t, env.svc); st.Entries != 0 {

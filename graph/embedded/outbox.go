@@ -92,6 +92,23 @@ func (d *Driver) AckOutbox(ctx context.Context, entries []graph.OutboxEntry) err
 	return nil
 }
 
+// ReleaseOutbox implements graph.Driver.
+func (d *Driver) ReleaseOutbox(ctx context.Context, entries []graph.OutboxEntry) error {
+	err := d.write(ctx, func(sqlTx *sql.Tx) error {
+		for _, e := range entries {
+			if _, err := sqlTx.ExecContext(ctx, `UPDATE graph_outbox SET claimed_until = NULL WHERE user_id = $1 AND entity_id = $2`,
+				e.UserID, e.EntityID); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("graph/embedded: release outbox: %w", err)
+	}
+	return nil
+}
+
 // write runs fn in a write transaction of its own, queued like Update.
 func (d *Driver) write(ctx context.Context, fn func(*sql.Tx) error) error {
 	d.writeMu.Lock()

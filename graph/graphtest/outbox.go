@@ -119,6 +119,17 @@ func testOutbox(t *testing.T, newStore Harness) {
 		diff(t, "claim before the lease ends", []string{}, outboxKeys(claim(t, s, 10, lease, now.Add(lease-time.Second))))
 		diff(t, "claim once the lease ended", []string{"alice/alice_a@1"}, outboxKeys(claim(t, s, 10, lease, now.Add(lease))))
 	})
+	t.Run("Release", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		enqueue(t, s, alice, epoch, "alice_a", "alice_b")
+		now := at(epoch, 10)
+		got := claim(t, s, 10, lease, now)
+		if err := s.ReleaseOutbox(t.Context(), got[:1]); err != nil {
+			t.Fatalf("release: %v", err)
+		}
+		diff(t, "claim after releasing one", []string{"alice/alice_a@1"}, outboxKeys(claim(t, s, 10, lease, now)))
+	})
 	t.Run("NotifiesAfterCommit", func(t *testing.T) {
 		t.Parallel()
 		s := newStore(t)

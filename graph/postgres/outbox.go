@@ -83,6 +83,22 @@ func (d *Driver) AckOutbox(ctx context.Context, entries []graph.OutboxEntry) err
 	return nil
 }
 
+// ReleaseOutbox implements graph.Driver.
+func (d *Driver) ReleaseOutbox(ctx context.Context, entries []graph.OutboxEntry) error {
+	users := make([]string, len(entries))
+	ids := make([]string, len(entries))
+	for i, e := range entries {
+		users[i], ids[i] = e.UserID, e.EntityID
+	}
+	_, err := d.pool.Exec(ctx, `UPDATE graph_outbox o SET claimed_until = NULL
+		FROM unnest($1::text[], $2::text[]) AS a(user_id, entity_id)
+		WHERE o.user_id = a.user_id AND o.entity_id = a.entity_id`, users, ids)
+	if err != nil {
+		return fmt.Errorf("graph/postgres: release outbox: %w", err)
+	}
+	return nil
+}
+
 // sortOutbox puts claimed entries in the order they were chosen in.
 func sortOutbox(es []graph.OutboxEntry) {
 	slices.SortFunc(es, func(a, b graph.OutboxEntry) int {

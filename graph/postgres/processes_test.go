@@ -46,4 +46,8 @@ func (p *twoProcesses) AckOutbox(ctx context.Context, entries []graph.OutboxEntr
 	return p.next().AckOutbox(ctx, entries)
 }
 
+func (p *twoProcesses) ReleaseOutbox(ctx context.Context, entries []graph.OutboxEntry) error {
+	return p.next().ReleaseOutbox(ctx, entries)
+}
+
 func (p *twoProcesses) Close() error { return nil }
