@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -155,6 +156,50 @@ func testOutbox(t *testing.T, newStore Harness) {
 				t.Errorf("ClaimOutbox(%+v) succeeded, want an error", c)
 			}
 		}
+	})
+	t.Run("AckRacesEnqueue", func(t *testing.T) {
+		// A writer enqueues the same entities, in reverse order, while a
+		// consumer claims and acknowledges them: the two lock the same rows
+		// in different orders, which a driver must resolve (retrying a
+		// deadlock) rather than fail. (That a stale acknowledgement keeps a
+		// newer enqueue is EnqueuedAgainWhileClaimed's part.)
+		t.Parallel()
+		s := newStore(t)
+		ids := []string{"alice_a", "alice_b", "alice_c", "alice_d", "alice_e", "alice_f"}
+		reversed := slices.Clone(ids)
+		slices.Reverse(reversed)
+		const rounds = 15
+		var wg sync.WaitGroup
+		var writeErr, readErr error
+		wg.Go(func() {
+			for r := range rounds {
+				if writeErr = tryUpdate(t, s, func(ctx context.Context, tx *graph.Tx) error {
+					return tx.EnqueueOutbox(ctx, alice, reversed, at(epoch, r))
+				}); writeErr != nil {
+					return
+				}
+			}
+		})
+		wg.Go(func() {
+			for range rounds {
+				es, err := s.ClaimOutbox(t.Context(), graph.OutboxClaim{Limit: 4, Lease: time.Hour, Now: epoch})
+				if err == nil {
+					err = s.AckOutbox(t.Context(), es)
+				}
+				if err != nil {
+					readErr = err
+					return
+				}
+			}
+		})
+		wg.Wait()
+		if err := errors.Join(writeErr, readErr); err != nil {
+			t.Fatalf("concurrent enqueue and ack: %v", err)
+		}
+		// Everything left can be claimed and settled.
+		left := claim(t, s, 100, lease, epoch.Add(2*time.Hour))
+		ack(t, s, left...)
+		diff(t, "claim after settling everything", []string{}, outboxKeys(claim(t, s, 100, lease, epoch.Add(4*time.Hour))))
 	})
 	t.Run("ConcurrentClaims", func(t *testing.T) {
 		t.Parallel()

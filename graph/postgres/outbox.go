@@ -67,15 +67,17 @@ func (d *Driver) AckOutbox(ctx context.Context, entries []graph.OutboxEntry) err
 	for i, e := range entries {
 		users[i], ids[i], seqs[i] = e.UserID, e.EntityID, e.Seq
 	}
-	err := pgx.BeginFunc(ctx, d.pool, func(pgTx pgx.Tx) error {
-		if _, err := pgTx.Exec(ctx, `DELETE FROM graph_outbox o USING unnest($1::text[], $2::text[], $3::bigint[]) AS a(user_id, entity_id, seq)
+	err := retry(ctx, func() error {
+		return pgx.BeginFunc(ctx, d.pool, func(pgTx pgx.Tx) error {
+			if _, err := pgTx.Exec(ctx, `DELETE FROM graph_outbox o USING unnest($1::text[], $2::text[], $3::bigint[]) AS a(user_id, entity_id, seq)
 			WHERE o.user_id = a.user_id AND o.entity_id = a.entity_id AND o.seq = a.seq`, users, ids, seqs); err != nil {
-			return err
-		}
-		_, err := pgTx.Exec(ctx, `UPDATE graph_outbox o SET claimed_until = NULL
+				return err
+			}
+			_, err := pgTx.Exec(ctx, `UPDATE graph_outbox o SET claimed_until = NULL
 			FROM unnest($1::text[], $2::text[]) AS a(user_id, entity_id)
 			WHERE o.user_id = a.user_id AND o.entity_id = a.entity_id`, users, ids)
-		return err
+			return err
+		})
 	})
 	if err != nil {
 		return fmt.Errorf("graph/postgres: ack outbox: %w", err)
@@ -90,13 +92,33 @@ func (d *Driver) ReleaseOutbox(ctx context.Context, entries []graph.OutboxEntry)
 	for i, e := range entries {
 		users[i], ids[i] = e.UserID, e.EntityID
 	}
-	_, err := d.pool.Exec(ctx, `UPDATE graph_outbox o SET claimed_until = NULL
-		FROM unnest($1::text[], $2::text[]) AS a(user_id, entity_id)
-		WHERE o.user_id = a.user_id AND o.entity_id = a.entity_id`, users, ids)
+	err := retry(ctx, func() error {
+		_, err := d.pool.Exec(ctx, `UPDATE graph_outbox o SET claimed_until = NULL
+			FROM unnest($1::text[], $2::text[]) AS a(user_id, entity_id)
+			WHERE o.user_id = a.user_id AND o.entity_id = a.entity_id`, users, ids)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("graph/postgres: release outbox: %w", err)
 	}
 	return nil
+}
+
+// retry runs fn again when it loses a deadlock or a serialization failure:
+// an acknowledgement or release touches several rows that a graph
+// transaction may be enqueueing in another order.
+func retry(ctx context.Context, fn func() error) error {
+	for attempt := 1; ; attempt++ {
+		err := fn()
+		if err == nil || !retryable(err) || attempt == maxAttempts {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Duration(attempt) * time.Millisecond):
+		}
+	}
 }
 
 // sortOutbox puts claimed entries in the order they were chosen in.
