@@ -31,7 +31,13 @@ type embedBackend struct {
 	name     string
 	location func(t *testing.T) string
 	open     func(t *testing.T, loc string) (*graph.Store, *vector.EntityStore, func())
+	// undo006 takes the store at loc back to before migration 006, which
+	// the next open applies again: an upgrade of an existing store.
+	undo006 func(t *testing.T, loc string)
 }
+
+// undo006SQL takes a store back to before migration 006.
+const undo006SQL = `DROP TABLE graph_outbox; DROP TABLE entity_embeddings; DELETE FROM cairn_schema_migrations WHERE version = 6`
 
 var embedBackends = []embedBackend{
 	{
@@ -49,6 +55,17 @@ var embedBackends = []embedBackend{
 				db.Close()
 			}
 		},
+		undo006: func(t *testing.T, loc string) {
+			t.Helper()
+			db, err := sqlite.OpenFile(t.Context(), loc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			if _, err := db.Write.ExecContext(t.Context(), undo006SQL); err != nil {
+				t.Fatal(err)
+			}
+		},
 	},
 	{
 		name:     "postgres",
@@ -63,6 +80,17 @@ var embedBackends = []embedBackend{
 			return g, vector.NewEntityStore(pgvector.New(db.Pool, pgvector.Options{})), func() {
 				g.Close()
 				db.Close()
+			}
+		},
+		undo006: func(t *testing.T, loc string) {
+			t.Helper()
+			db, err := dbpostgres.Open(t.Context(), loc, dbpostgres.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			if _, err := db.Pool.Exec(t.Context(), undo006SQL); err != nil {
+				t.Fatal(err)
 			}
 		},
 	},
@@ -340,6 +368,30 @@ func TestEntityEmbeddingsRepairAfterCrash(t *testing.T) {
 				t.Errorf("after the repair, %d of 3 entities have embeddings", len(got))
 			}
 		})
+	})
+}
+
+// TestMigrationBackfillsExistingEntities upgrades a store whose entities
+// predate entity embeddings: migration 006 enqueues the unmerged ones, so
+// the first start embeds them.
+func TestMigrationBackfillsExistingEntities(t *testing.T) {
+	forEachEmbedBackend(t, func(t *testing.T, b embedBackend, loc string) {
+		env := openEmbedEnv(t, b, loc, nil, nil, nil)
+		ids := storedIDs(store(t, env.svc, alice, embedFixtures...))
+		if _, err := env.svc.MergeEntities(t.Context(), alice, ids[1], ids[0], "duplicate"); err != nil {
+			t.Fatal(err)
+		}
+		env.close()
+		b.undo006(t, loc)
+
+		env = openEmbedEnv(t, b, loc, nil, nil, nil)
+		if diff := cmp.Diff(knowledge.EntityEmbedStats{Entries: 2, Embedded: 2}, drain(t, env.svc)); diff != "" {
+			t.Errorf("first drain after the upgrade (-want +got):\n%s", diff)
+		}
+		got := storedEmbeddings(t, env.vecs, alice.UserID, ids...)
+		if _, ok := got[ids[1]]; ok || len(got) != 2 {
+			t.Errorf("embeddings after the upgrade: %d, merged one present %v; want the 2 unmerged entities", len(got), ok)
+		}
 	})
 }
 
