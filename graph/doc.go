@@ -12,6 +12,11 @@
 // PART_OF, DEPENDS_ON, SUPERSEDES and CORRECTS (also under concurrent
 // writers), and the caps and determinism of traversals.
 //
+// The graph also keeps an outbox of changed entities (outbox.go): a write
+// transaction enqueues what it changed, and consumers of derived data (the
+// entity embeddings) claim, process and acknowledge entries after the
+// commit, so that a crash between the two is repaired at the next start.
+//
 // Every method takes the user id and touches only that user's rows; a row of
 // another user is reported exactly as a missing one (ErrNotFound).
 package graph

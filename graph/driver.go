@@ -14,6 +14,22 @@ type Driver interface {
 	Update(ctx context.Context, fn func(DriverTx) error) error
 	// View runs fn in one read-only transaction that sees a consistent state.
 	View(ctx context.Context, fn func(DriverTx) error) error
+	// ClaimOutbox leases up to c.Limit outbox entries that no lease holds
+	// (never claimed, acknowledged with a stale seq, or whose lease ended
+	// before c.Now) until c.Now+c.Lease, oldest enqueued first, and returns
+	// them. It runs in a transaction of its own. Concurrent claims, in this
+	// process or others on the same database, never return the same entry
+	// while its lease runs.
+	ClaimOutbox(ctx context.Context, c OutboxClaim) ([]OutboxEntry, error)
+	// AckOutbox settles claimed entries: an entry whose seq is still the
+	// stored one is deleted; one enqueued again since its claim (a newer
+	// seq) stays and its lease is released, so that it is claimed again.
+	// Entries that no longer exist are ignored.
+	AckOutbox(ctx context.Context, entries []OutboxEntry) error
+	// ReleaseOutbox ends the leases of claimed entries without settling
+	// them, so that they can be claimed again at once: what a consumer
+	// does when it could not process them (or is stopping).
+	ReleaseOutbox(ctx context.Context, entries []OutboxEntry) error
 	// Close releases the driver's resources.
 	Close() error
 }
@@ -101,6 +117,12 @@ type DriverTx interface {
 	// RelationshipObservations returns every observation of a relationship,
 	// ordered by ObservedAt descending, then id ascending.
 	RelationshipObservations(ctx context.Context, userID, relationshipID string) ([]RelationshipObservation, error)
+
+	// EnqueueOutbox records, with the transaction's other writes, that the
+	// entities changed: each gets an outbox entry, or its existing entry a
+	// new seq (the time it was first enqueued stays). at is the time of
+	// the change.
+	EnqueueOutbox(ctx context.Context, userID string, entityIDs []string, at time.Time) error
 }
 
 // Reacher is an optional capability of a DriverTx: it answers a path query

@@ -4,12 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
+	"time"
 )
 
 // Store is the portable graph that the rest of Cairn uses. It wraps a Driver
 // and adds the rules every backend must obey.
 type Store struct {
 	d Driver
+	// onOutbox is called after a write transaction that enqueued outbox
+	// entries commits.
+	onOutbox atomic.Pointer[func()]
 }
 
 // NewStore returns a Store over d. The Store owns d: Close closes it.
@@ -20,12 +25,48 @@ func NewStore(d Driver) *Store { return &Store{d: d} }
 // Traverse, ShortestPath).
 type Tx struct {
 	DriverTx
+	// enqueued is set once the transaction enqueues outbox entries.
+	enqueued bool
 }
 
 // Update runs fn in one read-write transaction. fn may be retried and must
 // have no side effects outside the transaction.
 func (s *Store) Update(ctx context.Context, fn func(*Tx) error) error {
-	return s.d.Update(ctx, func(dt DriverTx) error { return fn(&Tx{DriverTx: dt}) })
+	enqueued := false
+	err := s.d.Update(ctx, func(dt DriverTx) error {
+		tx := &Tx{DriverTx: dt}
+		err := fn(tx)
+		enqueued = tx.enqueued
+		return err
+	})
+	if err == nil && enqueued {
+		if f := s.onOutbox.Load(); f != nil {
+			(*f)()
+		}
+	}
+	return err
+}
+
+// OnOutbox sets a function that Update calls after each committed
+// transaction that enqueued outbox entries, so that a consumer in this
+// process need not poll for them (entries of other processes still need
+// polling). fn must not block; nil removes it.
+func (s *Store) OnOutbox(fn func()) {
+	if fn == nil {
+		s.onOutbox.Store(nil)
+		return
+	}
+	s.onOutbox.Store(&fn)
+}
+
+// EnqueueOutbox enqueues entities (see DriverTx.EnqueueOutbox) and marks the
+// transaction, so that Update tells the OnOutbox function once it commits.
+func (tx *Tx) EnqueueOutbox(ctx context.Context, userID string, entityIDs []string, at time.Time) error {
+	if err := tx.DriverTx.EnqueueOutbox(ctx, userID, entityIDs, at); err != nil {
+		return err
+	}
+	tx.enqueued = tx.enqueued || len(entityIDs) > 0
+	return nil
 }
 
 // View runs fn in one read-only transaction.

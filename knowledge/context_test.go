@@ -57,6 +57,7 @@ type contextEnv struct {
 	svc   *knowledge.Service
 	graph *graph.Store
 	clock *clock
+	db    *sqlite.DB
 }
 
 func newContextEnv(t testing.TB, mem knowledge.MemoryIndex) *contextEnv {
@@ -75,7 +76,7 @@ func newContextEnv(t testing.TB, mem knowledge.MemoryIndex) *contextEnv {
 	svc := knowledge.NewService(g, knowledge.NewRegistry(), knowledge.Options{
 		Now: clk.Now, Profiles: control, Contradictions: control.WithReader(db.Read), MemoryIndex: mem,
 	})
-	return &contextEnv{svc: svc, graph: g, clock: clk}
+	return &contextEnv{svc: svc, graph: g, clock: clk, db: db}
 }
 
 func userContext(t testing.TB, s *knowledge.Service, c knowledge.Caller, req knowledge.ContextRequest) knowledge.UserContext {

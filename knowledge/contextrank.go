@@ -11,6 +11,7 @@ import (
 	"unicode"
 
 	"github.com/cairnkg/cairn/graph"
+	"github.com/cairnkg/cairn/vector"
 )
 
 // Weights of the composite entity score. Each signal is normalised to 0..1:
@@ -20,7 +21,9 @@ import (
 //   - degree: log(1+d) / log(1+max d), d counting the live relationships
 //     whose other end the caller may read;
 //   - topic: the cosine similarity (negatives as 0) between the embedded
-//     topic and the entity's text (type, name and scalar fields).
+//     topic and the entity's text (type, name and scalar fields; see
+//     entityembed.go), read from the stored entity embeddings when they
+//     are current, embedded on the fly otherwise.
 //
 // Without a topic the score is base = 0.5·recency + 0.3·observations +
 // 0.2·degree; with one it is 0.7·topic + 0.3·base, so that an entity about
@@ -73,17 +76,9 @@ func (s *Service) rankEntities(ctx context.Context, cands []graph.Entity, degree
 	base := func(i int) float64 { return wRecency*sig[i].recency + wObs*sig[i].obs + wDegree*sig[i].deg }
 	if topic != "" {
 		idx := topicCandidates(cands, topic, base)
-		texts := make([]string, 0, len(idx)+1)
-		texts = append(texts, topic)
-		for _, i := range idx {
-			texts = append(texts, entityText(cands[i]))
-		}
-		vecs, err := s.embedder.Embed(ctx, texts)
+		vecs, err := s.topicVectors(ctx, topic, cands, idx)
 		if err != nil {
-			return nil, fmt.Errorf("embed topic: %w", err)
-		}
-		if len(vecs) != len(texts) {
-			return nil, fmt.Errorf("embed topic: %d vectors for %d texts", len(vecs), len(texts))
+			return nil, err
 		}
 		for k, i := range idx {
 			sig[i].topic = max(cosine(vecs[0], vecs[k+1]), 0)
@@ -102,6 +97,60 @@ func (s *Service) rankEntities(ctx context.Context, cands []graph.Entity, degree
 			strings.Compare(a.entity.ID, b.entity.ID))
 	})
 	return out[:min(len(out), ContextTopEntities)], nil
+}
+
+// topicVectors returns the topic's embedding followed by one vector per
+// candidate of idx. A candidate's vector is its stored entity embedding
+// when there is one of the configured embedder made from the entity's
+// current text; the others, and the topic, are embedded in one call.
+func (s *Service) topicVectors(ctx context.Context, topic string, cands []graph.Entity, idx []int) ([][]float32, error) {
+	out := make([][]float32, len(idx)+1)
+	texts := make([]string, len(idx))
+	for k, i := range idx {
+		texts[k] = entityText(cands[i])
+	}
+	if s.entityVecs != nil && len(idx) > 0 {
+		ids := make([]string, len(idx))
+		for k, i := range idx {
+			ids[k] = cands[i].ID
+		}
+		stored, err := s.entityVecs.Get(ctx, cands[idx[0]].UserID, ids)
+		if err != nil {
+			// The vectors are a cache of what can be computed here.
+			s.log.Warn("context: read entity embeddings", "err", err)
+		}
+		byID := make(map[string]vector.EntityEmbedding, len(stored))
+		for _, e := range stored {
+			byID[e.EntityID] = e
+		}
+		name, dim := s.embedder.Name(), s.embedder.Dimension()
+		for k, i := range idx {
+			e, ok := byID[cands[i].ID]
+			if ok && e.Space.Embedder == name && (dim == 0 || e.Space.Dimension == dim) && e.TextHash == entityTextHash(texts[k]) {
+				out[k+1] = e.Embedding
+			}
+		}
+	}
+	missing := []string{topic}
+	var at []int
+	for k := range idx {
+		if out[k+1] == nil {
+			missing = append(missing, texts[k])
+			at = append(at, k+1)
+		}
+	}
+	vecs, err := s.embedder.Embed(ctx, missing)
+	if err != nil {
+		return nil, fmt.Errorf("embed topic: %w", err)
+	}
+	if len(vecs) != len(missing) {
+		return nil, fmt.Errorf("embed topic: %d vectors for %d texts", len(vecs), len(missing))
+	}
+	out[0] = vecs[0]
+	for j, k := range at {
+		out[k] = vecs[j+1]
+	}
+	return out, nil
 }
 
 // topicCandidates picks the entities to embed for topic similarity: the

@@ -55,6 +55,9 @@ func (s *Service) recompute(ctx context.Context, tx *graph.Tx, userID, entityID 
 	if err := tx.ReplaceTimelineEvents(ctx, userID, entityID, timelineEvents(schema, e, sourceOf)); err != nil {
 		return graph.Entity{}, err
 	}
+	if err := s.enqueueEmbedding(ctx, tx, userID, entityID); err != nil {
+		return graph.Entity{}, err
+	}
 	return e, nil
 }
 

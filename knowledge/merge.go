@@ -63,6 +63,9 @@ func (s *Service) MergeEntities(ctx context.Context, c Caller, fromID, toID, rea
 		if err := tx.PutEntity(ctx, from); err != nil {
 			return err
 		}
+		if err := s.enqueueEmbedding(ctx, tx, c.UserID, from.ID); err != nil {
+			return err
+		}
 		if err := tx.SetIdentifiers(ctx, c.UserID, from.ID, nil); err != nil {
 			return err
 		}

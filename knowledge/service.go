@@ -32,6 +32,8 @@ type Service struct {
 	memories *vector.Store
 	// memoryIndex feeds context loading; nil when there are no memories.
 	memoryIndex MemoryIndex
+	// entityVecs keeps entity embeddings; nil when none are kept.
+	entityVecs *vector.EntityStore
 }
 
 // Options configure a Service. The zero value is usable.
@@ -57,6 +59,11 @@ type Options struct {
 	// memories; nil means Memories serves it (and, without Memories, the
 	// context says memories are not available).
 	MemoryIndex MemoryIndex
+	// EntityEmbeddings keeps an embedding of every entity, written through
+	// the graph's outbox (see RunEntityEmbeddings) and read by topic
+	// ranking; nil means none are kept and topic ranking embeds its
+	// candidates on every call.
+	EntityEmbeddings *vector.EntityStore
 }
 
 // NewService returns a Service over a graph and a schema registry.
@@ -64,7 +71,7 @@ func NewService(g *graph.Store, schemas *Registry, opts Options) *Service {
 	s := &Service{
 		graph: g, schemas: schemas, now: opts.Now, log: opts.Logger, embedder: opts.Embedder,
 		profiles: opts.Profiles, contradictions: opts.Contradictions,
-		memories: opts.Memories, memoryIndex: opts.MemoryIndex,
+		memories: opts.Memories, memoryIndex: opts.MemoryIndex, entityVecs: opts.EntityEmbeddings,
 	}
 	if s.memoryIndex == nil && s.memories != nil {
 		s.memoryIndex = storeIndex{s}

@@ -25,6 +25,9 @@ type app struct {
 	mcp       *mcp.Server
 	auth      *consent.Authenticator
 	audit     *consent.AuditLog
+	// stopWorker stops the entity-embedding worker and waits for it; nil
+	// until startEntityEmbeddings.
+	stopWorker func()
 }
 
 // appConfig is what opening an app needs.
@@ -48,10 +51,17 @@ func openApp(ctx context.Context, cfg appConfig, log *slog.Logger) (*app, error)
 	a := &app{log: log, backend: b}
 	a.control = controlplane.New(b.control, b.dialect)
 	a.graph = graph.NewStore(b.graph)
-	a.memories = vector.NewStore(b.memories())
+	memDriver := b.memories()
+	a.memories = vector.NewStore(memDriver)
+	// Both memory drivers keep entity embeddings too.
+	var entityVecs *vector.EntityStore
+	if d, ok := memDriver.(vector.EntityDriver); ok {
+		entityVecs = vector.NewEntityStore(d)
+	}
 	a.knowledge = knowledge.NewService(a.graph, knowledge.NewRegistry(), knowledge.Options{
 		Logger: log, Embedder: cfg.embedder, Memories: a.memories,
 		Profiles: a.control, Contradictions: a.control.WithReader(b.reader()),
+		EntityEmbeddings: entityVecs,
 	})
 	a.auth = consent.NewAuthenticator(a.control, nil)
 	cfg.mcp.Version = version()
@@ -68,8 +78,28 @@ func openApp(ctx context.Context, cfg appConfig, log *slog.Logger) (*app, error)
 // ready reports whether the stores answer.
 func (a *app) ready(ctx context.Context) error { return a.backend.ping(ctx) }
 
-// Close releases the stores.
+// startEntityEmbeddings runs the worker that keeps entity embeddings
+// current, until ctx ends or the app closes. Its first act is to drain what
+// the outbox holds: entities whose embeddings a stopped process did not
+// write (it logs how many it repaired).
+func (a *app) startEntityEmbeddings(ctx context.Context) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		a.knowledge.RunEntityEmbeddings(ctx)
+	}()
+	a.stopWorker = func() {
+		cancel()
+		<-done
+	}
+}
+
+// Close stops the worker and releases the stores.
 func (a *app) Close() {
+	if a.stopWorker != nil {
+		a.stopWorker()
+	}
 	a.closeConsent()
 	if err := errors.Join(a.memories.Close(), a.graph.Close(), a.backend.Close()); err != nil {
 		a.log.Warn("close", "err", err)

@@ -11,7 +11,7 @@ import (
 func reembedCommand() *command {
 	return &command{
 		name:    "reembed",
-		summary: "rebuild memory vectors with the configured embedder, after a provider change",
+		summary: "rebuild memory and entity vectors with the configured embedder, after a provider change",
 		usage:   "reembed [--collection name] [flags]",
 		help: `
 Every memory collection records the embedder its vectors come from. After
@@ -21,9 +21,16 @@ EMBEDDER_MISMATCH; reembed rebuilds them with the embedder these flags
 configure, one collection at a time, all or nothing. Collections already in
 that embedder's space are left alone, so running it twice is harmless.
 
+It then rebuilds the entity embeddings that get_user_context ranks topics
+with: it first settles the entity outbox (entities changed since their
+embedding was written, or never embedded), then re-embeds every entity
+embedding of another embedder, and reports the counts. With --collection,
+entity embeddings are left alone.
+
 It may run while cairn serve runs: a memory saved into a collection during
 its rebuild makes that collection fail with a conflict (nothing is lost);
-run reembed again.`,
+run reembed again. Entity embeddings need no such care: the server's
+worker does the same idempotent work.`,
 		env: append(commonEnv[:len(commonEnv):len(commonEnv)], embedEnv...),
 		setup: func(fs *flag.FlagSet) runFunc {
 			var common commonFlags
@@ -65,6 +72,15 @@ run reembed again.`,
 					return err
 				}
 				fmt.Fprintf(env.stdout, "%d collections checked, %d memories re-embedded\n", len(done), total)
+				if *collection != "" {
+					return nil
+				}
+				st, err := a.knowledge.ReembedEntities(ctx)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(env.stdout, "entity embeddings: %d re-embedded, %d removed (merged or deleted entities), %d already current; %d outbox entries settled\n",
+					st.Embedded, st.Removed, st.Unchanged, st.Entries)
 				return nil
 			}
 		},

@@ -75,6 +75,7 @@ Browser requests from origins other than loopback are refused unless
 					return err
 				}
 				defer a.Close()
+				a.startEntityEmbeddings(ctx)
 				ln, err := net.Listen("tcp", *addr)
 				if err != nil {
 					return fmt.Errorf("listen on %s: %w", *addr, err)

@@ -55,6 +55,7 @@ over HTTP.`,
 					return err
 				}
 				defer a.Close()
+				a.startEntityEmbeddings(ctx)
 				key, err := bootstrapOwner(ctx, a, env.getenv)
 				if err != nil {
 					return err

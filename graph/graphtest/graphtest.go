@@ -49,6 +49,7 @@ func Run(t *testing.T, newStore Harness) {
 		{"Edges", testEdges},
 		{"ShortestPath", testShortestPath},
 		{"Traverse", testTraverse},
+		{"Outbox", testOutbox},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

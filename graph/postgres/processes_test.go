@@ -38,4 +38,16 @@ func (p *twoProcesses) View(ctx context.Context, fn func(graph.DriverTx) error) 
 	return p.next().View(ctx, fn)
 }
 
+func (p *twoProcesses) ClaimOutbox(ctx context.Context, c graph.OutboxClaim) ([]graph.OutboxEntry, error) {
+	return p.next().ClaimOutbox(ctx, c)
+}
+
+func (p *twoProcesses) AckOutbox(ctx context.Context, entries []graph.OutboxEntry) error {
+	return p.next().AckOutbox(ctx, entries)
+}
+
+func (p *twoProcesses) ReleaseOutbox(ctx context.Context, entries []graph.OutboxEntry) error {
+	return p.next().ReleaseOutbox(ctx, entries)
+}
+
 func (p *twoProcesses) Close() error { return nil }

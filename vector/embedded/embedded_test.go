@@ -29,7 +29,25 @@ func open(t *testing.T) *vector.Store {
 	return s
 }
 
-func TestConformance(t *testing.T) { vectortest.Run(t, vectortest.Harness{Open: open}) }
+// openEntities opens a fresh embedded store with its entity embeddings.
+func openEntities(t *testing.T) (*vector.Store, *vector.EntityStore) {
+	t.Helper()
+	db, err := sqlite.OpenFile(t.Context(), filepath.Join(t.TempDir(), "cairn.db"))
+	if err != nil {
+		t.Fatalf("open store: %v", err)
+	}
+	d := embedded.New(db)
+	t.Cleanup(func() {
+		if err := db.Close(); err != nil {
+			t.Errorf("close store: %v", err)
+		}
+	})
+	return vector.NewStore(d), vector.NewEntityStore(d)
+}
+
+func TestConformance(t *testing.T) {
+	vectortest.Run(t, vectortest.Harness{Open: open, OpenEntities: openEntities})
+}
 
 // BenchmarkSearch loads 100,000 memories of 384 dimensions and reports
 // p50/p95 search latency and recall@10 (exact scan: 1 by construction):

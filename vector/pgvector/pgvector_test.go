@@ -34,10 +34,26 @@ func opener(opts pgvector.Options) func(t *testing.T) *vector.Store {
 	}
 }
 
+// openEntities opens a fresh PostgreSQL schema with its entity embeddings.
+func openEntities(t *testing.T) (*vector.Store, *vector.EntityStore) {
+	t.Helper()
+	db, err := postgres.Open(t.Context(), pgtest.URL(t), postgres.Options{})
+	if err != nil {
+		t.Fatalf("open postgres: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := db.Close(); err != nil {
+			t.Errorf("close postgres: %v", err)
+		}
+	})
+	d := pgvector.New(db.Pool, pgvector.Options{})
+	return vector.NewStore(d), vector.NewEntityStore(d)
+}
+
 // TestConformance runs the suite with every search scanning exactly, so
 // that rankings are compared with the oracle's exactly.
 func TestConformance(t *testing.T) {
-	vectortest.Run(t, vectortest.Harness{Open: opener(pgvector.Options{ExactBelow: 1 << 30})})
+	vectortest.Run(t, vectortest.Harness{Open: opener(pgvector.Options{ExactBelow: 1 << 30}), OpenEntities: openEntities})
 }
 
 // TestConformanceDefaults runs it with the default options, under which

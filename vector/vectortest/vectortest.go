@@ -25,6 +25,10 @@ type Harness struct {
 	// MinRecall against the exact order instead of the exact order itself.
 	// Counts are checked exactly either way.
 	Approximate bool
+	// OpenEntities, when set, returns a new, empty memory store and the
+	// entity-embedding store of the same backend, for the entity tests;
+	// the harness closes them when the test ends.
+	OpenEntities func(t *testing.T) (*vector.Store, *vector.EntityStore)
 }
 
 // MinRecall is the recall@10 an approximate driver must reach.
@@ -42,4 +46,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("Listing", func(t *testing.T) { testListing(t, h) })
 	t.Run("Reembed", func(t *testing.T) { testReembed(t, h) })
 	t.Run("Oracle", func(t *testing.T) { testOracle(t, h) })
+	if h.OpenEntities != nil {
+		t.Run("Entities", func(t *testing.T) { testEntities(t, h) })
+	}
 }

@@ -1,0 +1,86 @@
+package pgvector
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	pgv "github.com/pgvector/pgvector-go"
+
+	"github.com/cairnkg/cairn/vector"
+)
+
+var _ vector.EntityDriver = (*Driver)(nil)
+
+// PutEntityEmbeddings implements vector.EntityDriver: one statement, so all
+// or none.
+func (d *Driver) PutEntityEmbeddings(ctx context.Context, es []vector.EntityEmbedding) error {
+	batch := &pgx.Batch{}
+	for _, e := range es {
+		batch.Queue(`INSERT INTO entity_embeddings
+			(user_id, entity_id, embedder, dimension, text_hash, embedding, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7)
+			ON CONFLICT (user_id, entity_id) DO UPDATE SET embedder = excluded.embedder, dimension = excluded.dimension,
+				text_hash = excluded.text_hash, embedding = excluded.embedding, updated_at = excluded.updated_at`,
+			e.UserID, e.EntityID, e.Space.Embedder, e.Space.Dimension, e.TextHash, pgv.NewVector(e.Embedding), e.UpdatedAt.UnixMicro())
+	}
+	err := pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error { return tx.SendBatch(ctx, batch).Close() })
+	if err != nil {
+		return fmt.Errorf("vector/pgvector: put entity embeddings: %w", err)
+	}
+	return nil
+}
+
+// EntityEmbeddings implements vector.EntityDriver.
+func (d *Driver) EntityEmbeddings(ctx context.Context, userID string, ids []string) ([]vector.EntityEmbedding, error) {
+	rows, err := d.pool.Query(ctx, `SELECT entity_id, embedder, dimension, text_hash, embedding, updated_at
+		FROM entity_embeddings WHERE user_id = $1 AND entity_id = ANY($2)`, userID, ids)
+	if err != nil {
+		return nil, fmt.Errorf("vector/pgvector: entity embeddings: %w", err)
+	}
+	byID := make(map[string]vector.EntityEmbedding, len(ids))
+	var (
+		e       vector.EntityEmbedding
+		vec     pgv.Vector
+		updated int64
+	)
+	_, err = pgx.ForEachRow(rows, []any{&e.EntityID, &e.Space.Embedder, &e.Space.Dimension, &e.TextHash, &vec, &updated}, func() error {
+		e.UserID, e.Embedding, e.UpdatedAt = userID, vec.Slice(), time.UnixMicro(updated).UTC()
+		byID[e.EntityID] = e
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("vector/pgvector: entity embeddings: %w", err)
+	}
+	out := make([]vector.EntityEmbedding, 0, len(byID))
+	for _, id := range ids {
+		if e, ok := byID[id]; ok {
+			out = append(out, e)
+			delete(byID, id)
+		}
+	}
+	return out, nil
+}
+
+// DeleteEntityEmbeddings implements vector.EntityDriver.
+func (d *Driver) DeleteEntityEmbeddings(ctx context.Context, userID string, ids []string) error {
+	if _, err := d.pool.Exec(ctx, `DELETE FROM entity_embeddings WHERE user_id = $1 AND entity_id = ANY($2)`, userID, ids); err != nil {
+		return fmt.Errorf("vector/pgvector: delete entity embeddings: %w", err)
+	}
+	return nil
+}
+
+// EntityEmbeddingsOutside implements vector.EntityDriver.
+func (d *Driver) EntityEmbeddingsOutside(ctx context.Context, embedder string, after vector.EntityKey, limit int) ([]vector.EntityKey, error) {
+	rows, err := d.pool.Query(ctx, `SELECT user_id, entity_id FROM entity_embeddings
+		WHERE embedder <> $1 AND (user_id, entity_id) > ($2 COLLATE "C", $3 COLLATE "C")
+		ORDER BY user_id COLLATE "C", entity_id COLLATE "C" LIMIT $4`, embedder, after.UserID, after.EntityID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("vector/pgvector: entity embeddings outside: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowToStructByPos[vector.EntityKey])
+	if err != nil {
+		return nil, fmt.Errorf("vector/pgvector: entity embeddings outside: %w", err)
+	}
+	return out, nil
+}
