@@ -57,6 +57,11 @@ type DriverTx interface {
 	// ListEntities returns a page of entities ordered by LastObservationAt
 	// descending, then id ascending, and the total number that match.
 	ListEntities(ctx context.Context, f EntityFilter) ([]Entity, int, error)
+	// ListEntityStats returns what ListEntities returns for f (same
+	// entities, same order, same paging) without the snapshots and
+	// provenance, which are most of an entity's bytes and of its decoding:
+	// what ranking many entities needs.
+	ListEntityStats(ctx context.Context, f EntityFilter) ([]EntityStat, error)
 	// SetIdentifiers replaces the identifiers an entity can be found under.
 	SetIdentifiers(ctx context.Context, userID, entityID string, ids []Identifier) error
 	// EntitiesByIdentifier returns the unmerged entities with an identifier
@@ -123,6 +128,16 @@ type DriverTx interface {
 	// new seq (the time it was first enqueued stays). at is the time of
 	// the change.
 	EnqueueOutbox(ctx context.Context, userID string, entityIDs []string, at time.Time) error
+}
+
+// EntityStat is an entity without its snapshot and provenance.
+type EntityStat struct {
+	ID                string
+	Type              string
+	CanonicalName     string
+	ObservationCount  int
+	LastObservationAt time.Time
+	MergedInto        string // empty unless merged
 }
 
 // Reacher is an optional capability of a DriverTx: it answers a path query

@@ -184,6 +184,41 @@ func (t *tx) ListEntities(ctx context.Context, f graph.EntityFilter) ([]graph.En
 	return out, total, wrap("list entities", err)
 }
 
+func (t *tx) ListEntityStats(ctx context.Context, f graph.EntityFilter) ([]graph.EntityStat, error) {
+	if f.Types != nil && len(f.Types) == 0 {
+		return []graph.EntityStat{}, nil
+	}
+	where := []string{"user_id = $1"}
+	args := []any{f.UserID}
+	if !f.IncludeMerged {
+		where = append(where, "merged_into IS NULL")
+	}
+	if f.Types != nil {
+		where = append(where, "entity_type IN ("+placeholders(len(args)+1, len(f.Types))+")")
+		args = append(args, anySlice(f.Types)...)
+	}
+	args = append(args, limitOr(f.Page, 100), f.Page.Offset)
+	// The order is that of entities_user_recent, which SQLite walks
+	// without sorting; the columns read are all outside the snapshot.
+	rows, err := t.tx.QueryContext(ctx, `SELECT id, entity_type, canonical_name, observation_count, last_observation_at, merged_into
+		FROM entities WHERE `+strings.Join(where, " AND ")+`
+		ORDER BY last_observation_at DESC, id ASC LIMIT $`+fmt.Sprint(len(args)-1)+` OFFSET $`+fmt.Sprint(len(args)), args...)
+	if err != nil {
+		return nil, wrap("list entity stats", err)
+	}
+	out := []graph.EntityStat{}
+	err = eachRow(rows, func(r *sql.Rows) error {
+		var e graph.EntityStat
+		var last int64
+		var mergedInto sql.NullString
+		err := r.Scan(&e.ID, &e.Type, &e.CanonicalName, &e.ObservationCount, &last, &mergedInto)
+		e.LastObservationAt, e.MergedInto = fromMicros(last), mergedInto.String
+		out = append(out, e)
+		return err
+	})
+	return out, wrap("list entity stats", err)
+}
+
 func (t *tx) SetIdentifiers(ctx context.Context, userID, entityID string, ids []graph.Identifier) error {
 	if _, err := t.tx.ExecContext(ctx, `DELETE FROM entity_identifiers WHERE user_id = $1 AND entity_id = $2`, userID, entityID); err != nil {
 		return wrap("clear identifiers", err)

@@ -66,6 +66,7 @@ func testEntities(t *testing.T, newStore Harness) {
 
 	t.Run("Entities", func(t *testing.T) { testEntitiesByIDs(t, newStore) })
 	t.Run("ListEntities", func(t *testing.T) { testListEntities(t, newStore) })
+	t.Run("ListEntityStats", func(t *testing.T) { testListEntityStats(t, newStore) })
 	t.Run("EntityTypeCounts", func(t *testing.T) { testEntityTypeCounts(t, newStore) })
 }
 

@@ -175,6 +175,41 @@ func (t *tx) ListEntities(ctx context.Context, f graph.EntityFilter) ([]graph.En
 	return out, total, wrap("list entities", err)
 }
 
+func (t *tx) ListEntityStats(ctx context.Context, f graph.EntityFilter) ([]graph.EntityStat, error) {
+	if err := t.enter(ctx, f.UserID); err != nil {
+		return nil, err
+	}
+	if f.Types != nil && len(f.Types) == 0 {
+		return []graph.EntityStat{}, nil
+	}
+	a := args{}
+	where := []string{"user_id = " + a.add(f.UserID)}
+	if !f.IncludeMerged {
+		where = append(where, "merged_into IS NULL")
+	}
+	if f.Types != nil {
+		where = append(where, "entity_type = ANY("+a.add(f.Types)+")")
+	}
+	page := `LIMIT ` + a.add(limitOr(f.Page, 100)) + ` OFFSET ` + a.add(f.Page.Offset)
+	out, err := query(ctx, t, scanEntityStat, `SELECT id, entity_type, canonical_name, observation_count, last_observation_at, merged_into
+		FROM entities WHERE `+strings.Join(where, " AND ")+`
+		ORDER BY last_observation_at DESC, id ASC `+page, a...)
+	return out, wrap("list entity stats", err)
+}
+
+func scanEntityStat(row rowScanner) (graph.EntityStat, error) {
+	var e graph.EntityStat
+	var mergedInto *string
+	if err := row.Scan(&e.ID, &e.Type, &e.CanonicalName, &e.ObservationCount, &e.LastObservationAt, &mergedInto); err != nil {
+		return e, err
+	}
+	e.LastObservationAt = e.LastObservationAt.UTC()
+	if mergedInto != nil {
+		e.MergedInto = *mergedInto
+	}
+	return e, nil
+}
+
 func (t *tx) SetIdentifiers(ctx context.Context, userID, entityID string, ids []graph.Identifier) error {
 	if err := t.enter(ctx, userID); err != nil {
 		return err
