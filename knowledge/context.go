@@ -129,7 +129,7 @@ func Tokens(jsonBytes int) int { return (jsonBytes + 2) / 3 }
 // UserContext loads what an agent should know about the user at the start
 // of a conversation, within a token budget: the profile, the inventory of
 // entity types with counts, the memory collections with counts and the last
-// memories, and the top entities by composite score (see rankEntities),
+// memories, and the top entities by composite score (see ranking),
 // names first and then facts. Everything the caller may not read is left
 // out. It needs read access to the profile, as the specification says.
 func (s *Service) UserContext(ctx context.Context, c Caller, req ContextRequest) (UserContext, error) {
@@ -177,10 +177,13 @@ type contextInput struct {
 	notes            []string
 }
 
-// contextGraph fills the type inventory and the ranked entities.
+// contextGraph fills the type inventory and the ranked entities. It ranks
+// from the entities' statistics and reads the snapshots of only the
+// entities it returns and, with a topic, of the candidates of topic
+// similarity (see ranking).
 func (s *Service) contextGraph(ctx context.Context, c Caller, topic string, in *contextInput) error {
-	var cands []graph.Entity
-	var degree map[string]int
+	var r *ranking
+	var topicIdx []int
 	err := s.graph.View(ctx, func(tx *graph.Tx) error {
 		counts, err := tx.EntityTypeCounts(ctx, c.UserID)
 		if err != nil {
@@ -188,7 +191,7 @@ func (s *Service) contextGraph(ctx context.Context, c Caller, topic string, in *
 		}
 		types := append(s.schemas.Types(), slices.Collect(maps.Keys(counts))...)
 		slices.Sort(types)
-		in.types, in.readableEntities = nil, 0
+		in.types, in.readableEntities, in.ranked = nil, 0, nil
 		readable := []string{} // non-nil: no readable type means no entity
 		for _, t := range slices.Compact(types) {
 			if c.readable(t) {
@@ -198,20 +201,26 @@ func (s *Service) contextGraph(ctx context.Context, c Caller, topic string, in *
 			}
 		}
 		slices.SortStableFunc(in.types, func(a, b TypeCount) int { return cmp.Compare(b.Count, a.Count) })
-		cands = cands[:0]
-		const page = 1000
-		for off := 0; off < MaxContextCandidates; off += page {
-			ents, _, err := tx.ListEntities(ctx, graph.EntityFilter{UserID: c.UserID, Types: readable, Page: graph.Page{Limit: page, Offset: off}})
-			if err != nil {
-				return err
-			}
-			cands = append(cands, ents...)
-			if len(ents) < page {
-				break
-			}
+		// Consent filters by type here, before anything is ranked.
+		stats, err := tx.ListEntityStats(ctx, graph.EntityFilter{UserID: c.UserID, Types: readable, Page: graph.Page{Limit: MaxContextCandidates}})
+		if err != nil {
+			return err
 		}
-		degree, err = s.degrees(ctx, tx, c, cands)
-		return err
+		degree, err := s.degrees(ctx, tx, c, stats)
+		if err != nil {
+			return err
+		}
+		r = newRanking(c.UserID, s.clock(), stats, degree)
+		if topic != "" {
+			topicIdx, err = r.topicCandidates(ctx, tx, topic)
+			return err
+		}
+		best := r.best()
+		if err := r.read(ctx, tx, best); err != nil {
+			return err
+		}
+		in.ranked = r.ranked(best)
+		return nil
 	})
 	if err != nil {
 		return err
@@ -219,13 +228,30 @@ func (s *Service) contextGraph(ctx context.Context, c Caller, topic string, in *
 	if in.readableEntities > MaxContextCandidates {
 		in.notes = append(in.notes, fmt.Sprintf("only the %d most recently observed entities were ranked", MaxContextCandidates))
 	}
-	in.ranked, err = s.rankEntities(ctx, cands, degree, topic)
-	return err
+	if topic == "" || len(r.stats) == 0 {
+		return nil
+	}
+	// The topic is embedded outside the transaction: a remote embedder
+	// takes its time.
+	if err := s.setTopic(ctx, r, topic, topicIdx); err != nil {
+		return err
+	}
+	best := r.best()
+	if missing := r.missing(best); len(missing) > 0 {
+		// Entities outside the topic candidates have no topic similarity
+		// and rarely rank; when they do (ties), their snapshots are read
+		// now.
+		if err := s.graph.View(ctx, func(tx *graph.Tx) error { return r.read(ctx, tx, missing) }); err != nil {
+			return err
+		}
+	}
+	in.ranked = r.ranked(best)
+	return nil
 }
 
 // degrees counts each candidate's live relationships whose other end the
 // caller may read.
-func (s *Service) degrees(ctx context.Context, tx *graph.Tx, c Caller, cands []graph.Entity) (map[string]int, error) {
+func (s *Service) degrees(ctx context.Context, tx *graph.Tx, c Caller, cands []graph.EntityStat) (map[string]int, error) {
 	ids := make([]string, len(cands))
 	for i, e := range cands {
 		ids[i] = e.ID

@@ -46,15 +46,24 @@ type rankedEntity struct {
 	score  float64
 }
 
-// rankEntities scores the candidates and returns the best
-// ContextTopEntities, best first.
-func (s *Service) rankEntities(ctx context.Context, cands []graph.Entity, degree map[string]int, topic string) ([]rankedEntity, error) {
-	if len(cands) == 0 {
-		return nil, nil
-	}
-	now := s.clock()
+// ranking scores candidates from their statistics (graph.EntityStat) and
+// reads the snapshots of only those it must: the candidates of topic
+// similarity, whose text is embedded, and the entities it returns. Reading
+// and decoding every snapshot is what ranking would otherwise cost.
+type ranking struct {
+	userID string
+	now    time.Time
+	stats  []graph.EntityStat
+	base   []float64            // the score without a topic, by candidate
+	topic  []float64            // topic similarity by candidate; nil without a topic
+	ents   map[int]graph.Entity // candidates whose snapshot was read
+}
+
+// newRanking computes the signals of the candidates other than the topic.
+func newRanking(userID string, now time.Time, stats []graph.EntityStat, degree map[string]int) *ranking {
+	r := &ranking{userID: userID, now: now, stats: stats, base: make([]float64, len(stats)), ents: map[int]graph.Entity{}}
 	maxObs, maxDeg := 0, 0
-	for _, e := range cands {
+	for _, e := range stats {
 		maxObs, maxDeg = max(maxObs, e.ObservationCount), max(maxDeg, degree[e.ID])
 	}
 	norm := func(v, top int) float64 {
@@ -63,58 +72,128 @@ func (s *Service) rankEntities(ctx context.Context, cands []graph.Entity, degree
 		}
 		return math.Log1p(float64(v)) / math.Log1p(float64(top))
 	}
-	type signals struct{ recency, obs, deg, topic float64 }
-	sig := make([]signals, len(cands))
-	for i, e := range cands {
+	for i, e := range stats {
 		age := max(now.Sub(e.LastObservationAt), 0)
-		sig[i] = signals{
-			recency: math.Exp(-float64(age) / float64(recencyScale)),
-			obs:     norm(e.ObservationCount, maxObs),
-			deg:     norm(degree[e.ID], maxDeg),
-		}
+		recency := math.Exp(-float64(age) / float64(recencyScale))
+		r.base[i] = wRecency*recency + wObs*norm(e.ObservationCount, maxObs) + wDegree*norm(degree[e.ID], maxDeg)
 	}
-	base := func(i int) float64 { return wRecency*sig[i].recency + wObs*sig[i].obs + wDegree*sig[i].deg }
-	if topic != "" {
-		idx := topicCandidates(cands, topic, base)
-		vecs, err := s.topicVectors(ctx, topic, cands, idx)
-		if err != nil {
-			return nil, err
-		}
-		for k, i := range idx {
-			sig[i].topic = max(cosine(vecs[0], vecs[k+1]), 0)
-		}
+	return r
+}
+
+// score is candidate i's composite score.
+func (r *ranking) score(i int) float64 {
+	if r.topic == nil {
+		return roundScore(r.base[i])
 	}
-	out := make([]rankedEntity, len(cands))
-	for i, e := range cands {
-		score := base(i)
-		if topic != "" {
-			score = wTopic*sig[i].topic + (1-wTopic)*score
-		}
-		out[i] = rankedEntity{entity: e, score: roundScore(score)}
+	return roundScore(wTopic*r.topic[i] + (1-wTopic)*r.base[i])
+}
+
+// best returns the indexes of the best ContextTopEntities candidates, best
+// first.
+func (r *ranking) best() []int {
+	type scored struct {
+		i     int
+		score float64
 	}
-	slices.SortFunc(out, func(a, b rankedEntity) int {
-		return cmp.Or(cmp.Compare(b.score, a.score), b.entity.LastObservationAt.Compare(a.entity.LastObservationAt),
-			strings.Compare(a.entity.ID, b.entity.ID))
+	all := make([]scored, len(r.stats))
+	for i := range all {
+		all[i] = scored{i, r.score(i)}
+	}
+	slices.SortFunc(all, func(a, b scored) int {
+		ea, eb := r.stats[a.i], r.stats[b.i]
+		return cmp.Or(cmp.Compare(b.score, a.score), eb.LastObservationAt.Compare(ea.LastObservationAt), strings.Compare(ea.ID, eb.ID))
 	})
-	return out[:min(len(out), ContextTopEntities)], nil
+	out := make([]int, min(len(all), ContextTopEntities))
+	for k := range out {
+		out[k] = all[k].i
+	}
+	return out
+}
+
+// read reads the snapshots of the candidates idx that were not read yet.
+func (r *ranking) read(ctx context.Context, tx *graph.Tx, idx []int) error {
+	var ids []string
+	at := map[string]int{}
+	for _, i := range idx {
+		if _, ok := r.ents[i]; !ok {
+			ids = append(ids, r.stats[i].ID)
+			at[r.stats[i].ID] = i
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	ents, err := tx.Entities(ctx, r.userID, ids)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		r.ents[at[e.ID]] = e
+	}
+	if len(ents) != len(ids) {
+		return fmt.Errorf("read ranked entities: %d of %d found", len(ents), len(ids))
+	}
+	return nil
+}
+
+// missing returns those of idx whose snapshot was not read.
+func (r *ranking) missing(idx []int) []int {
+	var out []int
+	for _, i := range idx {
+		if _, ok := r.ents[i]; !ok {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// ranked returns the candidates idx, whose snapshots were read, with their
+// scores.
+func (r *ranking) ranked(idx []int) []rankedEntity {
+	if len(idx) == 0 {
+		return nil
+	}
+	out := make([]rankedEntity, len(idx))
+	for k, i := range idx {
+		out[k] = rankedEntity{entity: r.ents[i], score: r.score(i)}
+	}
+	return out
+}
+
+// setTopic computes the topic similarity of the candidates idx, whose
+// snapshots were read; the others have none.
+func (s *Service) setTopic(ctx context.Context, r *ranking, topic string, idx []int) error {
+	ents := make([]graph.Entity, len(idx))
+	for k, i := range idx {
+		ents[k] = r.ents[i]
+	}
+	vecs, err := s.topicVectors(ctx, r.userID, topic, ents)
+	if err != nil {
+		return err
+	}
+	r.topic = make([]float64, len(r.stats))
+	for k, i := range idx {
+		r.topic[i] = max(cosine(vecs[0], vecs[k+1]), 0)
+	}
+	return nil
 }
 
 // topicVectors returns the topic's embedding followed by one vector per
-// candidate of idx. A candidate's vector is its stored entity embedding
-// when there is one of the configured embedder made from the entity's
-// current text; the others, and the topic, are embedded in one call.
-func (s *Service) topicVectors(ctx context.Context, topic string, cands []graph.Entity, idx []int) ([][]float32, error) {
-	out := make([][]float32, len(idx)+1)
-	texts := make([]string, len(idx))
-	for k, i := range idx {
-		texts[k] = entityText(cands[i])
+// entity of ents. An entity's vector is its stored entity embedding when
+// there is one of the configured embedder made from the entity's current
+// text; the others, and the topic, are embedded in one call.
+func (s *Service) topicVectors(ctx context.Context, userID, topic string, ents []graph.Entity) ([][]float32, error) {
+	out := make([][]float32, len(ents)+1)
+	texts := make([]string, len(ents))
+	for k, e := range ents {
+		texts[k] = entityText(e)
 	}
-	if s.entityVecs != nil && len(idx) > 0 {
-		ids := make([]string, len(idx))
-		for k, i := range idx {
-			ids[k] = cands[i].ID
+	if s.entityVecs != nil && len(ents) > 0 {
+		ids := make([]string, len(ents))
+		for k, e := range ents {
+			ids[k] = e.ID
 		}
-		stored, err := s.entityVecs.Get(ctx, cands[idx[0]].UserID, ids)
+		stored, err := s.entityVecs.Get(ctx, userID, ids)
 		if err != nil {
 			// The vectors are a cache of what can be computed here.
 			s.log.Warn("context: read entity embeddings", "err", err)
@@ -124,8 +203,8 @@ func (s *Service) topicVectors(ctx context.Context, topic string, cands []graph.
 			byID[e.EntityID] = e
 		}
 		name, dim := s.embedder.Name(), s.embedder.Dimension()
-		for k, i := range idx {
-			e, ok := byID[cands[i].ID]
+		for k, ent := range ents {
+			e, ok := byID[ent.ID]
 			if ok && e.Space.Embedder == name && (dim == 0 || e.Space.Dimension == dim) && e.TextHash == entityTextHash(texts[k]) {
 				out[k+1] = e.Embedding
 			}
@@ -133,7 +212,7 @@ func (s *Service) topicVectors(ctx context.Context, topic string, cands []graph.
 	}
 	missing := []string{topic}
 	var at []int
-	for k := range idx {
+	for k := range ents {
 		if out[k+1] == nil {
 			missing = append(missing, texts[k])
 			at = append(at, k+1)
@@ -153,21 +232,30 @@ func (s *Service) topicVectors(ctx context.Context, topic string, cands []graph.
 	return out, nil
 }
 
+// topicScanBatch is how many snapshots topicCandidates reads at a time
+// while it looks for entities whose text names the topic.
+const topicScanBatch = 250
+
 // topicCandidates picks the entities to embed for topic similarity: the
 // MaxTopicCandidates best by the other signals, and up to as many more
-// whose text contains a word of the topic, so that an old, rarely seen
-// entity that names the topic is still found.
-func topicCandidates(cands []graph.Entity, topic string, base func(int) float64) []int {
-	all := make([]int, len(cands))
+// whose text contains a word of the topic, looked for in the candidates'
+// order (most recently observed first), so that an old, rarely seen entity
+// that names the topic is still found. It reads the snapshots of the
+// entities it picks and of those it looks into.
+func (r *ranking) topicCandidates(ctx context.Context, tx *graph.Tx, topic string) ([]int, error) {
+	all := make([]int, len(r.stats))
 	for i := range all {
 		all[i] = i
 	}
-	if len(cands) <= MaxTopicCandidates {
-		return all
+	if len(all) <= MaxTopicCandidates {
+		return all, r.read(ctx, tx, all)
 	}
-	slices.SortFunc(all, func(a, b int) int { return cmp.Or(cmp.Compare(base(b), base(a)), cmp.Compare(a, b)) })
-	chosen := map[int]bool{}
+	slices.SortFunc(all, func(a, b int) int { return cmp.Or(cmp.Compare(r.base[b], r.base[a]), cmp.Compare(a, b)) })
 	out := slices.Clone(all[:MaxTopicCandidates])
+	if err := r.read(ctx, tx, out); err != nil {
+		return nil, err
+	}
+	chosen := make(map[int]bool, len(out))
 	for _, i := range out {
 		chosen[i] = true
 	}
@@ -177,24 +265,35 @@ func topicCandidates(cands []graph.Entity, topic string, base func(int) float64)
 			words = append(words, w)
 		}
 	}
+	if len(words) == 0 {
+		return out, nil
+	}
 	extra := 0
-	for i, e := range cands {
-		if extra >= MaxTopicCandidates || len(words) == 0 {
-			break
+	for start := 0; start < len(r.stats) && extra < MaxTopicCandidates; start += topicScanBatch {
+		var batch []int
+		for i := start; i < min(start+topicScanBatch, len(r.stats)); i++ {
+			if !chosen[i] {
+				batch = append(batch, i)
+			}
 		}
-		if chosen[i] {
-			continue
+		if err := r.read(ctx, tx, batch); err != nil {
+			return nil, err
 		}
-		text := strings.ToLower(entityText(e))
-		for _, w := range words {
-			if strings.Contains(text, w) {
-				out = append(out, i)
-				extra++
+		for _, i := range batch {
+			if extra >= MaxTopicCandidates {
 				break
+			}
+			text := strings.ToLower(entityText(r.ents[i]))
+			for _, w := range words {
+				if strings.Contains(text, w) {
+					out = append(out, i)
+					extra++
+					break
+				}
 			}
 		}
 	}
-	return out
+	return out, nil
 }
 
 // entityText is what an entity is compared with a topic as: its type, name

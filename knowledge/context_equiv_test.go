@@ -1,0 +1,429 @@
+package knowledge
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+	"unicode"
+
+	gocmp "github.com/google/go-cmp/cmp"
+
+	dbpostgres "github.com/cairnkg/cairn/db/postgres"
+	"github.com/cairnkg/cairn/db/postgres/pgtest"
+	"github.com/cairnkg/cairn/db/sqlite"
+	"github.com/cairnkg/cairn/graph"
+	"github.com/cairnkg/cairn/graph/embedded"
+	graphpostgres "github.com/cairnkg/cairn/graph/postgres"
+	"github.com/cairnkg/cairn/vector"
+	"github.com/cairnkg/cairn/vector/embed"
+	vembedded "github.com/cairnkg/cairn/vector/embedded"
+)
+
+// The ranking of get_user_context used to read and decode every candidate's
+// snapshot (ListEntities) and rank the decoded entities. It now ranks from
+// ListEntityStats and reads only the snapshots it needs. The old
+// computation lives on here, verbatim, so that TestRankingMatchesFullRead
+// can prove on random data that both give the same entities, in the same
+// order, with the same scores.
+
+// oldRanked is the old contextGraph's ranking: every readable candidate
+// read in full, then ranked.
+func (s *Service) oldRanked(ctx context.Context, c Caller, topic string) ([]rankedEntity, error) {
+	var cands []graph.Entity
+	var degree map[string]int
+	err := s.graph.View(ctx, func(tx *graph.Tx) error {
+		counts, err := tx.EntityTypeCounts(ctx, c.UserID)
+		if err != nil {
+			return err
+		}
+		types := append(s.schemas.Types(), slices.Collect(maps.Keys(counts))...)
+		slices.Sort(types)
+		readable := []string{}
+		for _, t := range slices.Compact(types) {
+			if c.readable(t) {
+				readable = append(readable, t)
+			}
+		}
+		const page = 1000
+		for off := 0; off < MaxContextCandidates; off += page {
+			ents, _, err := tx.ListEntities(ctx, graph.EntityFilter{UserID: c.UserID, Types: readable, Page: graph.Page{Limit: page, Offset: off}})
+			if err != nil {
+				return err
+			}
+			cands = append(cands, ents...)
+			if len(ents) < page {
+				break
+			}
+		}
+		ids := make([]string, len(cands))
+		for i, e := range cands {
+			ids[i] = e.ID
+		}
+		edges, err := tx.Edges(ctx, graph.EdgeQuery{UserID: c.UserID, EntityIDs: ids, Direction: graph.Both})
+		if err != nil {
+			return err
+		}
+		degree = map[string]int{}
+		for _, e := range edges {
+			if c.readable(e.TargetType) {
+				degree[e.SourceEntityID]++
+			}
+			if c.readable(e.SourceType) {
+				degree[e.TargetEntityID]++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.oldRankEntities(ctx, cands, degree, topic)
+}
+
+// oldRankEntities scores the candidates and returns the best
+// ContextTopEntities, best first.
+func (s *Service) oldRankEntities(ctx context.Context, cands []graph.Entity, degree map[string]int, topic string) ([]rankedEntity, error) {
+	if len(cands) == 0 {
+		return nil, nil
+	}
+	now := s.clock()
+	maxObs, maxDeg := 0, 0
+	for _, e := range cands {
+		maxObs, maxDeg = max(maxObs, e.ObservationCount), max(maxDeg, degree[e.ID])
+	}
+	norm := func(v, top int) float64 {
+		if top == 0 {
+			return 0
+		}
+		return math.Log1p(float64(v)) / math.Log1p(float64(top))
+	}
+	type signals struct{ recency, obs, deg, topic float64 }
+	sig := make([]signals, len(cands))
+	for i, e := range cands {
+		age := max(now.Sub(e.LastObservationAt), 0)
+		sig[i] = signals{
+			recency: math.Exp(-float64(age) / float64(recencyScale)),
+			obs:     norm(e.ObservationCount, maxObs),
+			deg:     norm(degree[e.ID], maxDeg),
+		}
+	}
+	base := func(i int) float64 { return wRecency*sig[i].recency + wObs*sig[i].obs + wDegree*sig[i].deg }
+	if topic != "" {
+		idx := oldTopicCandidates(cands, topic, base)
+		vecs, err := s.oldTopicVectors(ctx, topic, cands, idx)
+		if err != nil {
+			return nil, err
+		}
+		for k, i := range idx {
+			sig[i].topic = max(cosine(vecs[0], vecs[k+1]), 0)
+		}
+	}
+	out := make([]rankedEntity, len(cands))
+	for i, e := range cands {
+		score := base(i)
+		if topic != "" {
+			score = wTopic*sig[i].topic + (1-wTopic)*score
+		}
+		out[i] = rankedEntity{entity: e, score: roundScore(score)}
+	}
+	slices.SortFunc(out, func(a, b rankedEntity) int {
+		return cmp.Or(cmp.Compare(b.score, a.score), b.entity.LastObservationAt.Compare(a.entity.LastObservationAt),
+			strings.Compare(a.entity.ID, b.entity.ID))
+	})
+	return out[:min(len(out), ContextTopEntities)], nil
+}
+
+// oldTopicVectors returns the topic's embedding followed by one vector per
+// candidate of idx. A candidate's vector is its stored entity embedding
+// when there is one of the configured embedder made from the entity's
+// current text; the others, and the topic, are embedded in one call.
+func (s *Service) oldTopicVectors(ctx context.Context, topic string, cands []graph.Entity, idx []int) ([][]float32, error) {
+	out := make([][]float32, len(idx)+1)
+	texts := make([]string, len(idx))
+	for k, i := range idx {
+		texts[k] = entityText(cands[i])
+	}
+	if s.entityVecs != nil && len(idx) > 0 {
+		ids := make([]string, len(idx))
+		for k, i := range idx {
+			ids[k] = cands[i].ID
+		}
+		stored, err := s.entityVecs.Get(ctx, cands[idx[0]].UserID, ids)
+		if err != nil {
+			// The vectors are a cache of what can be computed here.
+			s.log.Warn("context: read entity embeddings", "err", err)
+		}
+		byID := make(map[string]vector.EntityEmbedding, len(stored))
+		for _, e := range stored {
+			byID[e.EntityID] = e
+		}
+		name, dim := s.embedder.Name(), s.embedder.Dimension()
+		for k, i := range idx {
+			e, ok := byID[cands[i].ID]
+			if ok && e.Space.Embedder == name && (dim == 0 || e.Space.Dimension == dim) && e.TextHash == entityTextHash(texts[k]) {
+				out[k+1] = e.Embedding
+			}
+		}
+	}
+	missing := []string{topic}
+	var at []int
+	for k := range idx {
+		if out[k+1] == nil {
+			missing = append(missing, texts[k])
+			at = append(at, k+1)
+		}
+	}
+	vecs, err := s.embedder.Embed(ctx, missing)
+	if err != nil {
+		return nil, fmt.Errorf("embed topic: %w", err)
+	}
+	if len(vecs) != len(missing) {
+		return nil, fmt.Errorf("embed topic: %d vectors for %d texts", len(vecs), len(missing))
+	}
+	out[0] = vecs[0]
+	for j, k := range at {
+		out[k] = vecs[j+1]
+	}
+	return out, nil
+}
+
+// oldTopicCandidates picks the entities to embed for topic similarity: the
+// MaxTopicCandidates best by the other signals, and up to as many more
+// whose text contains a word of the topic, so that an old, rarely seen
+// entity that names the topic is still found.
+func oldTopicCandidates(cands []graph.Entity, topic string, base func(int) float64) []int {
+	all := make([]int, len(cands))
+	for i := range all {
+		all[i] = i
+	}
+	if len(cands) <= MaxTopicCandidates {
+		return all
+	}
+	slices.SortFunc(all, func(a, b int) int { return cmp.Or(cmp.Compare(base(b), base(a)), cmp.Compare(a, b)) })
+	chosen := map[int]bool{}
+	out := slices.Clone(all[:MaxTopicCandidates])
+	for _, i := range out {
+		chosen[i] = true
+	}
+	var words []string
+	for _, w := range strings.FieldsFunc(strings.ToLower(topic), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		if len(w) >= 3 {
+			words = append(words, w)
+		}
+	}
+	extra := 0
+	for i, e := range cands {
+		if extra >= MaxTopicCandidates || len(words) == 0 {
+			break
+		}
+		if chosen[i] {
+			continue
+		}
+		text := strings.ToLower(entityText(e))
+		for _, w := range words {
+			if strings.Contains(text, w) {
+				out = append(out, i)
+				extra++
+				break
+			}
+		}
+	}
+	return out
+}
+
+// TestRankingMatchesFullRead compares the ranking of get_user_context with
+// the old computation (oldRanked) on random graphs, on both backends:
+// without and with topics, for callers that may read every type or only
+// some, with ties on recency, observation counts and degrees, merged
+// entities, ended relationships and self-loops, and more entities than the
+// topic ranking embeds, so that its keyword candidates are looked for.
+func TestRankingMatchesFullRead(t *testing.T) {
+	backends := []struct {
+		name string
+		open func(t *testing.T) *graph.Store
+	}{
+		{"embedded", func(t *testing.T) *graph.Store {
+			db, err := sqlite.OpenFile(t.Context(), filepath.Join(t.TempDir(), "cairn.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := graph.NewStore(embedded.New(db))
+			t.Cleanup(func() { g.Close(); db.Close() })
+			return g
+		}},
+		{"postgres", func(t *testing.T) *graph.Store {
+			db, err := dbpostgres.Open(t.Context(), pgtest.URL(t), dbpostgres.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := graph.NewStore(graphpostgres.New(db.Pool))
+			t.Cleanup(func() { g.Close(); db.Close() })
+			return g
+		}},
+	}
+	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	callers := map[string]Caller{
+		"everything": {UserID: "user-alice"},
+		"some types": {UserID: "user-alice", Allowed: func(_ Action, r string) bool {
+			return r != EntityResource("secret") && r != EntityResource("task")
+		}},
+		"no type": {UserID: "user-alice", Allowed: func(_ Action, r string) bool { return r == ResourceProfile }},
+	}
+	topics := []string{"", "alpha project", "Zürich beta 42", "x y", "nothing matches qqqq"}
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			for seed, n := range []int{0, 1, 37, 900, 2600} {
+				t.Run(fmt.Sprintf("entities=%d", n), func(t *testing.T) {
+					g := b.open(t)
+					rnd := rand.New(rand.NewPCG(uint64(seed), 7))
+					randomGraph(t, g, rnd, "user-alice", n, now)
+					randomGraph(t, g, rnd, "user-bob", min(n, 50), now)
+					svc := NewService(g, NewRegistry(), Options{Now: func() time.Time { return now }, Embedder: embed.NewLocal()})
+					for cname, c := range callers {
+						for _, topic := range topics {
+							want, err := svc.oldRanked(t.Context(), c, topic)
+							if err != nil {
+								t.Fatal(err)
+							}
+							var in contextInput
+							if err := svc.contextGraph(t.Context(), c, topic, &in); err != nil {
+								t.Fatal(err)
+							}
+							if d := gocmp.Diff(want, in.ranked, gocmp.AllowUnexported(rankedEntity{})); d != "" {
+								t.Errorf("caller %s, topic %q: ranking differs from the full read (-old +new):\n%s", cname, topic, d)
+							}
+						}
+					}
+				})
+			}
+		})
+	}
+}
+
+// TestRankingMatchesFullReadWithStoredEmbeddings is the same comparison
+// when some entities' embeddings are stored and current, some stale: the
+// vectors the topic ranking reads must be the same either way.
+func TestRankingMatchesFullReadWithStoredEmbeddings(t *testing.T) {
+	db, err := sqlite.OpenFile(t.Context(), filepath.Join(t.TempDir(), "cairn.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := graph.NewStore(embedded.New(db))
+	t.Cleanup(func() { g.Close(); db.Close() })
+	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	rnd := rand.New(rand.NewPCG(3, 11))
+	randomGraph(t, g, rnd, "user-alice", 1500, now)
+	svc := NewService(g, NewRegistry(), Options{Now: func() time.Time { return now }, Embedder: embed.NewLocal(),
+		EntityEmbeddings: vector.NewEntityStore(vembedded.New(db))})
+	if _, err := svc.DrainEntityOutbox(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	// Change some snapshots after their embeddings were stored.
+	err = g.Update(t.Context(), func(tx *graph.Tx) error {
+		ents, _, err := tx.ListEntities(t.Context(), graph.EntityFilter{UserID: "user-alice", Page: graph.Page{Limit: 300}})
+		if err != nil {
+			return err
+		}
+		for i, e := range ents {
+			if i%2 == 1 {
+				continue
+			}
+			e.Snapshot["status"] = "alpha changed"
+			if err := tx.PutEntity(t.Context(), e); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Caller{UserID: "user-alice"}
+	for _, topic := range []string{"", "alpha project", "beta 7"} {
+		want, err := svc.oldRanked(t.Context(), c, topic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var in contextInput
+		if err := svc.contextGraph(t.Context(), c, topic, &in); err != nil {
+			t.Fatal(err)
+		}
+		if d := gocmp.Diff(want, in.ranked, gocmp.AllowUnexported(rankedEntity{})); d != "" {
+			t.Errorf("topic %q: ranking differs from the full read (-old +new):\n%s", topic, d)
+		}
+	}
+}
+
+// randomGraph stores n random entities of user and relationships between
+// them. Values are drawn from small sets so that scores tie.
+func randomGraph(t *testing.T, g *graph.Store, rnd *rand.Rand, user string, n int, now time.Time) {
+	t.Helper()
+	types := []string{"company", "person", "task", "secret", "project"}
+	words := []string{"alpha", "beta", "gamma", "Zürich", "project", "42", "delta", "notes"}
+	ids := make([]string, n)
+	err := g.Update(t.Context(), func(tx *graph.Tx) error {
+		for i := range n {
+			ids[i] = fmt.Sprintf("ent_%s_%05d", user, i)
+			typ := types[rnd.IntN(len(types))]
+			at := now.Add(-time.Duration(rnd.IntN(60)) * 24 * time.Hour)
+			if rnd.IntN(10) == 0 {
+				at = now.Add(time.Hour) // observed "after" now: age 0
+			}
+			name := fmt.Sprintf("%s %d", typ, rnd.IntN(1000))
+			if rnd.IntN(20) == 0 {
+				name = strings.Repeat("long name ", 40) + words[rnd.IntN(len(words))]
+			}
+			snap := map[string]any{"name": name, "count": json.Number(fmt.Sprint(rnd.IntN(100))), "flag": rnd.IntN(2) == 0,
+				"tags": []any{words[rnd.IntN(len(words))]}}
+			var desc []string
+			for range rnd.IntN(6) {
+				desc = append(desc, words[rnd.IntN(len(words))])
+			}
+			if len(desc) > 0 {
+				snap["description"] = strings.Join(desc, " ")
+			}
+			e := graph.Entity{ID: ids[i], UserID: user, Type: typ, CanonicalName: name, SchemaVersion: "1.0", Snapshot: snap,
+				ObservationCount: 1 + rnd.IntN(5), LastObservationAt: at, CreatedAt: at, ComputedAt: at}
+			if i > 0 && rnd.IntN(15) == 0 {
+				e.MergedInto, e.MergedAt = ids[rnd.IntN(i)], at
+			}
+			if err := tx.PutEntity(t.Context(), e); err != nil {
+				return err
+			}
+			if err := tx.EnqueueOutbox(t.Context(), user, []string{e.ID}, at); err != nil {
+				return err
+			}
+		}
+		seen := map[string]bool{}
+		for range n / 2 {
+			src, dst := ids[rnd.IntN(n)], ids[rnd.IntN(n)]
+			typ := []string{graph.RefersTo, graph.PartOf}[rnd.IntN(2)]
+			if seen[graph.RelationshipID(typ, src, dst)] {
+				continue
+			}
+			seen[graph.RelationshipID(typ, src, dst)] = true
+			at := now.Add(-time.Duration(rnd.IntN(30)) * 24 * time.Hour)
+			r := graph.Relationship{ID: graph.RelationshipID(typ, src, dst), UserID: user, Type: typ,
+				SourceEntityID: src, TargetEntityID: dst, CreatedAt: at, LastObservationAt: at}
+			if rnd.IntN(8) == 0 {
+				r.EndedAt = at.Add(time.Hour)
+			}
+			if err := tx.PutRelationship(t.Context(), r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
