@@ -59,8 +59,8 @@ type DriverTx interface {
 	ListEntities(ctx context.Context, f EntityFilter) ([]Entity, int, error)
 	// ListEntityStats returns what ListEntities returns for f (same
 	// entities, same order, same paging) without the snapshots and
-	// provenance, which are most of an entity's bytes and of its decoding:
-	// what ranking many entities needs.
+	// provenance, which are most of an entity's bytes and of its decoding,
+	// and with each entity's degrees: what ranking many entities needs.
 	ListEntityStats(ctx context.Context, f EntityFilter) ([]EntityStat, error)
 	// SetIdentifiers replaces the identifiers an entity can be found under.
 	SetIdentifiers(ctx context.Context, userID, entityID string, ids []Identifier) error
@@ -138,6 +138,12 @@ type EntityStat struct {
 	ObservationCount  int
 	LastObservationAt time.Time
 	MergedInto        string // empty unless merged
+	// Degrees counts the live relationships at either end of which the
+	// entity is, by the type of the entity at the other end (a
+	// relationship from an entity to itself counts at both ends); nil
+	// when there are none. Callers that may not read every type add up
+	// those they may.
+	Degrees map[string]int
 }
 
 // Reacher is an optional capability of a DriverTx: it answers a path query

@@ -206,11 +206,7 @@ func (s *Service) contextGraph(ctx context.Context, c Caller, topic string, in *
 		if err != nil {
 			return err
 		}
-		degree, err := s.degrees(ctx, tx, c, stats)
-		if err != nil {
-			return err
-		}
-		r = newRanking(c.UserID, s.clock(), stats, degree)
+		r = newRanking(c.UserID, s.clock(), stats, degrees(c, stats))
 		if topic != "" {
 			topicIdx, err = r.topicCandidates(ctx, tx, topic)
 			return err
@@ -251,25 +247,22 @@ func (s *Service) contextGraph(ctx context.Context, c Caller, topic string, in *
 
 // degrees counts each candidate's live relationships whose other end the
 // caller may read.
-func (s *Service) degrees(ctx context.Context, tx *graph.Tx, c Caller, cands []graph.EntityStat) (map[string]int, error) {
-	ids := make([]string, len(cands))
-	for i, e := range cands {
-		ids[i] = e.ID
-	}
-	edges, err := tx.Edges(ctx, graph.EdgeQuery{UserID: c.UserID, EntityIDs: ids, Direction: graph.Both})
-	if err != nil {
-		return nil, err
-	}
+func degrees(c Caller, cands []graph.EntityStat) map[string]int {
 	out := make(map[string]int, len(cands))
-	for _, e := range edges {
-		if c.readable(e.TargetType) {
-			out[e.SourceEntityID]++
-		}
-		if c.readable(e.SourceType) {
-			out[e.TargetEntityID]++
+	readable := map[string]bool{}
+	for _, e := range cands {
+		for typ, n := range e.Degrees {
+			ok, seen := readable[typ]
+			if !seen {
+				ok = c.readable(typ)
+				readable[typ] = ok
+			}
+			if ok {
+				out[e.ID] += n
+			}
 		}
 	}
-	return out, nil
+	return out
 }
 
 // contextMemories fills the memory section through the memory index,

@@ -216,7 +216,56 @@ func (t *tx) ListEntityStats(ctx context.Context, f graph.EntityFilter) ([]graph
 		out = append(out, e)
 		return err
 	})
-	return out, wrap("list entity stats", err)
+	if err != nil {
+		return nil, wrap("list entity stats", err)
+	}
+	return out, wrap("list entity degrees", t.addDegrees(ctx, f.UserID, out))
+}
+
+// addDegrees sets the Degrees of stats: one grouped pass over the user's
+// live relationships, or over those of stats when they are few.
+func (t *tx) addDegrees(ctx context.Context, userID string, stats []graph.EntityStat) error {
+	if len(stats) == 0 {
+		return nil
+	}
+	at := make(map[string]int, len(stats))
+	for i, e := range stats {
+		at[e.ID] = i
+	}
+	args := []any{userID}
+	src, dst := "", ""
+	if len(stats) <= 500 {
+		ids := make([]any, len(stats))
+		for i, e := range stats {
+			ids[i] = e.ID
+		}
+		in := placeholders(2, len(ids))
+		src, dst = " AND source_entity_id IN ("+in+")", " AND target_entity_id IN ("+in+")"
+		args = append(args, ids...)
+	}
+	rows, err := t.tx.QueryContext(ctx, `
+		SELECT source_entity_id, target_type, count(*) FROM relationships
+		WHERE user_id = $1 AND ended_at IS NULL`+src+` GROUP BY source_entity_id, target_type
+		UNION ALL
+		SELECT target_entity_id, source_type, count(*) FROM relationships
+		WHERE user_id = $1 AND ended_at IS NULL`+dst+` GROUP BY target_entity_id, source_type`, args...)
+	if err != nil {
+		return err
+	}
+	return eachRow(rows, func(r *sql.Rows) error {
+		var id, typ string
+		var n int
+		if err := r.Scan(&id, &typ, &n); err != nil {
+			return err
+		}
+		if i, ok := at[id]; ok {
+			if stats[i].Degrees == nil {
+				stats[i].Degrees = map[string]int{}
+			}
+			stats[i].Degrees[typ] += n
+		}
+		return nil
+	})
 }
 
 func (t *tx) SetIdentifiers(ctx context.Context, userID, entityID string, ids []graph.Identifier) error {

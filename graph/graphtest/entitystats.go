@@ -63,6 +63,53 @@ func testListEntityStats(t *testing.T, newStore Harness) {
 		want[0].MergedInto = "ent_alice_1"
 		diff(t, "ListEntityStats of persons", want, got)
 	})
+	t.Run("Degrees", func(t *testing.T) {
+		s := newStore(t)
+		buildNeighbourhood(t, s)
+		// Enough entities without relationships that a driver may read
+		// the degrees otherwise than for a few ids.
+		manyEntities(t, s, alice, 1100)
+		got := view(t, s, func(ctx context.Context, tx *graph.Tx) (map[string]map[string]int, error) {
+			stats, err := tx.ListEntityStats(ctx, graph.EntityFilter{UserID: alice, Page: graph.Page{Limit: 2000}})
+			if len(stats) != 1107 {
+				t.Errorf("%d entity stats, want 1107", len(stats))
+			}
+			out := map[string]map[string]int{}
+			for _, e := range stats {
+				if e.Degrees != nil {
+					out[e.ID] = e.Degrees
+				}
+			}
+			return out, err
+		})
+		// Link 7 (hub → f) ended; link 8 (hub → f) is live.
+		want := map[string]map[string]int{
+			"ent_alice_n": {"person": 3, "project": 1, "org": 1, "secret": 1},
+			"ent_alice_a": {"hub": 1, "project": 1},
+			"ent_alice_b": {"hub": 1, "person": 1},
+			"ent_alice_c": {"hub": 1},
+			"ent_alice_d": {"hub": 1},
+			"ent_alice_e": {"hub": 1},
+			"ent_alice_f": {"hub": 1},
+		}
+		diff(t, "degrees", want, got)
+		// A page reads the degrees of its own entities.
+		page := view(t, s, func(ctx context.Context, tx *graph.Tx) ([]graph.EntityStat, error) {
+			return tx.ListEntityStats(ctx, graph.EntityFilter{UserID: alice, Types: []string{"hub", "person"}, Page: graph.Page{Limit: 2, Offset: 1}})
+		})
+		for _, e := range page {
+			diff(t, "degrees of "+e.ID+" in a page", want[e.ID], e.Degrees)
+		}
+		if len(page) != 2 {
+			t.Errorf("page of %d entity stats, want 2", len(page))
+		}
+		other := view(t, s, func(ctx context.Context, tx *graph.Tx) ([]graph.EntityStat, error) {
+			return tx.ListEntityStats(ctx, graph.EntityFilter{UserID: bob})
+		})
+		if len(other) != 0 {
+			t.Errorf("bob sees %d entity stats of alice's graph", len(other))
+		}
+	})
 	t.Run("OtherUser", func(t *testing.T) {
 		got := view(t, s, func(ctx context.Context, tx *graph.Tx) ([]graph.EntityStat, error) {
 			return tx.ListEntityStats(ctx, graph.EntityFilter{UserID: bob})

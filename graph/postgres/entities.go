@@ -194,7 +194,47 @@ func (t *tx) ListEntityStats(ctx context.Context, f graph.EntityFilter) ([]graph
 	out, err := query(ctx, t, scanEntityStat, `SELECT id, entity_type, canonical_name, observation_count, last_observation_at, merged_into
 		FROM entities WHERE `+strings.Join(where, " AND ")+`
 		ORDER BY last_observation_at DESC, id ASC `+page, a...)
-	return out, wrap("list entity stats", err)
+	if err != nil {
+		return nil, wrap("list entity stats", err)
+	}
+	return out, wrap("list entity degrees", t.addDegrees(ctx, f.UserID, out))
+}
+
+// addDegrees sets the Degrees of stats in one grouped pass over their live
+// relationships.
+func (t *tx) addDegrees(ctx context.Context, userID string, stats []graph.EntityStat) error {
+	if len(stats) == 0 {
+		return nil
+	}
+	at := make(map[string]int, len(stats))
+	ids := make([]string, len(stats))
+	for i, e := range stats {
+		at[e.ID], ids[i] = i, e.ID
+	}
+	rows, err := t.tx.Query(ctx, `
+		SELECT source_entity_id, target_type, count(*) FROM relationships
+		WHERE user_id = $1 AND ended_at IS NULL AND source_entity_id = ANY($2) GROUP BY source_entity_id, target_type
+		UNION ALL
+		SELECT target_entity_id, source_type, count(*) FROM relationships
+		WHERE user_id = $1 AND ended_at IS NULL AND target_entity_id = ANY($2) GROUP BY target_entity_id, source_type`, userID, ids)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, typ string
+		var n int
+		if err := rows.Scan(&id, &typ, &n); err != nil {
+			return err
+		}
+		if i, ok := at[id]; ok {
+			if stats[i].Degrees == nil {
+				stats[i].Degrees = map[string]int{}
+			}
+			stats[i].Degrees[typ] += n
+		}
+	}
+	return rows.Err()
 }
 
 func scanEntityStat(row rowScanner) (graph.EntityStat, error) {
