@@ -198,8 +198,9 @@ func (t *tx) ListEntityStats(ctx context.Context, f graph.EntityFilter) ([]graph
 		args = append(args, anySlice(f.Types)...)
 	}
 	args = append(args, limitOr(f.Page, 100), f.Page.Offset)
-	// The order is that of entities_user_recent, which SQLite walks
-	// without sorting; the columns read are all outside the snapshot.
+	// entities_user_stats (migration 007) covers this query: SQLite walks
+	// it in this order and never reads the rows, whose snapshots come
+	// before observation_count and merged_into.
 	rows, err := t.tx.QueryContext(ctx, `SELECT id, entity_type, canonical_name, observation_count, last_observation_at, merged_into
 		FROM entities WHERE `+strings.Join(where, " AND ")+`
 		ORDER BY last_observation_at DESC, id ASC LIMIT $`+fmt.Sprint(len(args)-1)+` OFFSET $`+fmt.Sprint(len(args)), args...)
