@@ -298,6 +298,9 @@ func TestRankingMatchesFullRead(t *testing.T) {
 							if err := svc.contextGraph(t.Context(), c, topic, &in); err != nil {
 								t.Fatal(err)
 							}
+							if cname == "everything" && n >= ContextTopEntities && len(in.ranked) != ContextTopEntities {
+								t.Errorf("caller %s, topic %q: %d entities ranked, want %d", cname, topic, len(in.ranked), ContextTopEntities)
+							}
 							if d := gocmp.Diff(want, in.ranked, gocmp.AllowUnexported(rankedEntity{})); d != "" {
 								t.Errorf("caller %s, topic %q: ranking differs from the full read (-old +new):\n%s", cname, topic, d)
 							}
@@ -404,8 +407,11 @@ func randomGraph(t *testing.T, g *graph.Store, rnd *rand.Rand, user string, n in
 			}
 		}
 		seen := map[string]bool{}
-		for range n / 2 {
+		for k := range n / 2 {
 			src, dst := ids[rnd.IntN(n)], ids[rnd.IntN(n)]
+			if k == 0 {
+				dst = src // a self-loop counts at both ends
+			}
 			typ := []string{graph.RefersTo, graph.PartOf}[rnd.IntN(2)]
 			if seen[graph.RelationshipID(typ, src, dst)] {
 				continue
