@@ -20,10 +20,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"time"
 
 	"github.com/cairnkg/cairn/migrations"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // FileName is the name of the store inside the data directory.
@@ -55,7 +57,7 @@ func OpenFile(ctx context.Context, path string) (*DB, error) {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
 	write.SetMaxOpenConns(4)
-	if err := write.PingContext(ctx); err != nil {
+	if err := connect(ctx, write); err != nil {
 		write.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
@@ -86,9 +88,12 @@ func (db *DB) Close() error {
 
 func dsn(path string, readOnly bool) string {
 	q := url.Values{}
+	// busy_timeout first: the pragmas run in order on every new
+	// connection, and switching a new file to WAL needs the write lock,
+	// which another process creating the store at the same moment may hold.
+	q.Add("_pragma", "busy_timeout(10000)")
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "foreign_keys(1)")
-	q.Add("_pragma", "busy_timeout(10000)")
 	q.Add("_pragma", "synchronous(NORMAL)")
 	q.Add("_pragma", "cache_size(-32768)")
 	q.Add("_pragma", "mmap_size(1073741824)")
@@ -114,6 +119,9 @@ func Migrate(ctx context.Context, dataDir string) ([]migrations.Migration, error
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
 	defer db.Close()
+	if err := connect(ctx, db); err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
 	applied, err := migrations.Apply(ctx, db, migrations.SQLite)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: %s: %w", path, err)
@@ -147,4 +155,35 @@ func Status(ctx context.Context, dataDir string) ([]migrations.Status, error) {
 		return nil, fmt.Errorf("sqlite: %s: %w", path, err)
 	}
 	return status, nil
+}
+
+// connectTimeout bounds how long connect waits for another process that is
+// creating the same store.
+const connectTimeout = 10 * time.Second
+
+// connect opens db's first connection, which runs the pragmas. Two
+// processes creating a new store at the same moment race to switch it to
+// WAL, and the loser gets SQLITE_BUSY at once, without the busy handler
+// (busy_timeout) being asked: so connect retries busy errors, briefly, for
+// up to connectTimeout.
+func connect(ctx context.Context, db *sql.DB) error {
+	deadline := time.Now().Add(connectTimeout)
+	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
+		err := db.PingContext(ctx)
+		if err == nil || !isBusy(err) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+	}
+}
+
+// isBusy reports whether err is SQLite's SQLITE_BUSY (or one of its
+// extended codes).
+func isBusy(err error) bool {
+	var coded interface{ Code() int }
+	return errors.As(err, &coded) && coded.Code()&0xff == sqlite3.SQLITE_BUSY
 }
