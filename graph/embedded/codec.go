@@ -3,14 +3,12 @@ package embedded
 import (
 	"bytes"
 	"database/sql"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/cairnkg/cairn/graph"
+	"github.com/cairnkg/cairn/graph/internal/jsoncodec"
 )
 
 // Times are stored as Unix microseconds; zero times as NULL.
@@ -33,52 +31,9 @@ func fromNullMicros(v sql.NullInt64) time.Time {
 	return fromMicros(v.Int64)
 }
 
-func encodeJSON(v any) (string, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return "", fmt.Errorf("graph/embedded: encode: %w", err)
-	}
-	return string(b), nil
-}
-
-// decodeJSON decodes s into v keeping numbers exact (json.Number).
-func decodeJSON(s string, v any) error {
-	dec := json.NewDecoder(strings.NewReader(s))
-	dec.UseNumber()
-	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("graph/embedded: decode: %w", err)
-	}
-	return nil
-}
-
-// decodeMap and decodeStringMap skip the decoder for the empty object,
-// which most relationships' metadata and provenance are: a traversal reads
-// thousands of them.
-func decodeMap(s string) (map[string]any, error) {
-	m := map[string]any{}
-	if s == "" || s == "{}" {
-		return m, nil
-	}
-	if err := decodeJSON(s, &m); err != nil {
-		return nil, err
-	}
-	return m, nil
-}
-
-func decodeStringMap(s string) (map[string]string, error) {
-	m := map[string]string{}
-	if s == "" || s == "{}" {
-		return m, nil
-	}
-	if err := decodeJSON(s, &m); err != nil {
-		return nil, err
-	}
-	return m, nil
-}
-
 func decodeAny(s string) (any, error) {
 	var v any
-	if err := decodeJSON(s, &v); err != nil {
+	if err := jsoncodec.Decode(s, &v); err != nil {
 		return nil, err
 	}
 	return v, nil

@@ -7,10 +7,11 @@ import (
 	"strings"
 
 	"github.com/cairnkg/cairn/graph"
+	"github.com/cairnkg/cairn/graph/internal/jsoncodec"
 )
 
 func (t *tx) InsertSource(ctx context.Context, s graph.Source) error {
-	prov, err := encodeJSON(orEmpty(s.Provenance))
+	prov, err := jsoncodec.Encode(orEmpty(s.Provenance))
 	if err != nil {
 		return err
 	}
@@ -38,7 +39,7 @@ func scanSource(row interface{ Scan(...any) error }) (graph.Source, error) {
 	}
 	s.CreatedAt = fromMicros(created)
 	var err error
-	s.Provenance, err = decodeMap(prov)
+	s.Provenance, err = jsoncodec.Map(prov)
 	return s, err
 }
 
@@ -59,11 +60,11 @@ func (t *tx) SourceByHash(ctx context.Context, userID, hash string) (graph.Sourc
 }
 
 func (t *tx) PutEntity(ctx context.Context, e graph.Entity) error {
-	snap, err := encodeJSON(orEmpty(e.Snapshot))
+	snap, err := jsoncodec.Encode(orEmpty(e.Snapshot))
 	if err != nil {
 		return err
 	}
-	prov, err := encodeJSON(orEmptyStrings(e.Provenance))
+	prov, err := jsoncodec.Encode(orEmptyStrings(e.Provenance))
 	if err != nil {
 		return err
 	}
@@ -103,10 +104,10 @@ func scanEntity(row interface{ Scan(...any) error }) (graph.Entity, error) {
 	e.LastObservationAt, e.CreatedAt, e.ComputedAt = fromMicros(last), fromMicros(created), fromMicros(computed)
 	e.MergedInto, e.MergedAt = mergedInto.String, fromNullMicros(mergedAt)
 	var err error
-	if e.Snapshot, err = decodeMap(snap); err != nil {
+	if e.Snapshot, err = jsoncodec.Map(snap); err != nil {
 		return e, err
 	}
-	e.Provenance, err = decodeStringMap(prov)
+	e.Provenance, err = jsoncodec.StringMap(prov)
 	return e, err
 }
 

@@ -6,10 +6,11 @@ import (
 	"fmt"
 
 	"github.com/cairnkg/cairn/graph"
+	"github.com/cairnkg/cairn/graph/internal/jsoncodec"
 )
 
 func (t *tx) InsertObservation(ctx context.Context, o graph.Observation) error {
-	fields, err := encodeJSON(orEmpty(o.Fields))
+	fields, err := jsoncodec.Encode(orEmpty(o.Fields))
 	if err != nil {
 		return err
 	}
@@ -42,7 +43,7 @@ func scanObservation(row interface{ Scan(...any) error }) (graph.Observation, er
 	}
 	o.ObservedAt, o.CreatedAt = fromMicros(observed), fromMicros(created)
 	var err error
-	o.Fields, err = decodeMap(fields)
+	o.Fields, err = jsoncodec.Map(fields)
 	return o, err
 }
 
@@ -104,7 +105,7 @@ func (t *tx) MoveObservations(ctx context.Context, userID, from, to string) (int
 }
 
 func (t *tx) InsertRawFragment(ctx context.Context, f graph.RawFragment) error {
-	val, err := encodeJSON(f.Value)
+	val, err := jsoncodec.Encode(f.Value)
 	if err != nil {
 		return err
 	}

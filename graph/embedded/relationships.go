@@ -8,14 +8,15 @@ import (
 	"time"
 
 	"github.com/cairnkg/cairn/graph"
+	"github.com/cairnkg/cairn/graph/internal/jsoncodec"
 )
 
 func (t *tx) PutRelationship(ctx context.Context, r graph.Relationship) error {
-	meta, err := encodeJSON(orEmpty(r.Metadata))
+	meta, err := jsoncodec.Encode(orEmpty(r.Metadata))
 	if err != nil {
 		return err
 	}
-	prov, err := encodeJSON(orEmptyStrings(r.Provenance))
+	prov, err := jsoncodec.Encode(orEmptyStrings(r.Provenance))
 	if err != nil {
 		return err
 	}
@@ -54,10 +55,10 @@ func scanRelationship(row interface{ Scan(...any) error }, extra ...any) (graph.
 	}
 	r.CreatedAt, r.LastObservationAt, r.EndedAt = fromMicros(created), fromMicros(last), fromNullMicros(ended)
 	var err error
-	if r.Metadata, err = decodeMap(meta); err != nil {
+	if r.Metadata, err = jsoncodec.Map(meta); err != nil {
 		return r, err
 	}
-	r.Provenance, err = decodeStringMap(prov)
+	r.Provenance, err = jsoncodec.StringMap(prov)
 	return r, err
 }
 
@@ -188,7 +189,7 @@ func (t *tx) Edges(ctx context.Context, q graph.EdgeQuery) ([]graph.Edge, error)
 }
 
 func (t *tx) InsertRelationshipObservation(ctx context.Context, o graph.RelationshipObservation) error {
-	meta, err := encodeJSON(orEmpty(o.Metadata))
+	meta, err := jsoncodec.Encode(orEmpty(o.Metadata))
 	if err != nil {
 		return err
 	}
@@ -221,7 +222,7 @@ func (t *tx) RelationshipObservations(ctx context.Context, userID, relID string)
 		}
 		o.ObservedAt, o.CreatedAt = fromMicros(observed), fromMicros(created)
 		var err error
-		o.Metadata, err = decodeMap(meta)
+		o.Metadata, err = jsoncodec.Map(meta)
 		out = append(out, o)
 		return err
 	})

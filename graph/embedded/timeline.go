@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/cairnkg/cairn/graph"
+	"github.com/cairnkg/cairn/graph/internal/jsoncodec"
 )
 
 func (t *tx) ReplaceTimelineEvents(ctx context.Context, userID, entityID string, events []graph.TimelineEvent) error {
@@ -14,7 +15,7 @@ func (t *tx) ReplaceTimelineEvents(ctx context.Context, userID, entityID string,
 		return wrap("clear timeline events", err)
 	}
 	for _, ev := range events {
-		props, err := encodeJSON(orEmpty(ev.Properties))
+		props, err := jsoncodec.Encode(orEmpty(ev.Properties))
 		if err != nil {
 			return err
 		}
@@ -80,7 +81,7 @@ func (t *tx) ListTimelineEvents(ctx context.Context, f graph.TimelineFilter) ([]
 		}
 		ev.Time = fromMicros(at)
 		var err error
-		ev.Properties, err = decodeMap(props)
+		ev.Properties, err = jsoncodec.Map(props)
 		out = append(out, ev)
 		return err
 	})

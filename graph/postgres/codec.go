@@ -2,10 +2,8 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -14,49 +12,8 @@ import (
 	"github.com/cairnkg/cairn/graph"
 )
 
-// Maps are stored as JSONB, written from Go's encoding and read back with
-// numbers kept exact (json.Number), as every graph driver returns them.
-
-func encodeJSON(v any) (string, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return "", fmt.Errorf("graph/postgres: encode: %w", err)
-	}
-	return string(b), nil
-}
-
-func decodeJSON(s string, v any) error {
-	dec := json.NewDecoder(strings.NewReader(s))
-	dec.UseNumber()
-	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("graph/postgres: decode: %w", err)
-	}
-	return nil
-}
-
-// decodeMap and decodeStringMap skip the decoder for the empty object, which
-// most relationships' metadata and provenance are.
-func decodeMap(s string) (map[string]any, error) {
-	m := map[string]any{}
-	if s == "" || s == "{}" {
-		return m, nil
-	}
-	if err := decodeJSON(s, &m); err != nil {
-		return nil, err
-	}
-	return m, nil
-}
-
-func decodeStringMap(s string) (map[string]string, error) {
-	m := map[string]string{}
-	if s == "" || s == "{}" {
-		return m, nil
-	}
-	if err := decodeJSON(s, &m); err != nil {
-		return nil, err
-	}
-	return m, nil
-}
+// Maps are stored as JSONB through jsoncodec, read back with numbers kept
+// exact (json.Number), as every graph driver returns them.
 
 func orEmpty(m map[string]any) map[string]any {
 	if m == nil {

@@ -6,13 +6,14 @@ import (
 	"time"
 
 	"github.com/cairnkg/cairn/graph"
+	"github.com/cairnkg/cairn/graph/internal/jsoncodec"
 )
 
 func (t *tx) InsertSource(ctx context.Context, s graph.Source) error {
 	if err := t.enter(ctx, s.UserID); err != nil {
 		return err
 	}
-	prov, err := encodeJSON(orEmpty(s.Provenance))
+	prov, err := jsoncodec.Encode(orEmpty(s.Provenance))
 	if err != nil {
 		return err
 	}
@@ -33,7 +34,7 @@ func scanSource(row rowScanner) (graph.Source, error) {
 	}
 	s.CreatedAt = s.CreatedAt.UTC()
 	var err error
-	s.Provenance, err = decodeMap(prov)
+	s.Provenance, err = jsoncodec.Map(prov)
 	return s, err
 }
 
@@ -63,11 +64,11 @@ func (t *tx) PutEntity(ctx context.Context, e graph.Entity) error {
 	if err := t.enter(ctx, e.UserID); err != nil {
 		return err
 	}
-	snap, err := encodeJSON(orEmpty(e.Snapshot))
+	snap, err := jsoncodec.Encode(orEmpty(e.Snapshot))
 	if err != nil {
 		return err
 	}
-	prov, err := encodeJSON(orEmptyStrings(e.Provenance))
+	prov, err := jsoncodec.Encode(orEmptyStrings(e.Provenance))
 	if err != nil {
 		return err
 	}
@@ -109,10 +110,10 @@ func scanEntity(row rowScanner) (graph.Entity, error) {
 	}
 	e.MergedAt = fromNullTime(mergedAt)
 	var err error
-	if e.Snapshot, err = decodeMap(snap); err != nil {
+	if e.Snapshot, err = jsoncodec.Map(snap); err != nil {
 		return e, err
 	}
-	e.Provenance, err = decodeStringMap(prov)
+	e.Provenance, err = jsoncodec.StringMap(prov)
 	return e, err
 }
 

@@ -4,13 +4,14 @@ import (
 	"context"
 
 	"github.com/cairnkg/cairn/graph"
+	"github.com/cairnkg/cairn/graph/internal/jsoncodec"
 )
 
 func (t *tx) InsertObservation(ctx context.Context, o graph.Observation) error {
 	if err := t.enter(ctx, o.UserID); err != nil {
 		return err
 	}
-	fields, err := encodeJSON(orEmpty(o.Fields))
+	fields, err := jsoncodec.Encode(orEmpty(o.Fields))
 	if err != nil {
 		return err
 	}
@@ -35,7 +36,7 @@ func scanObservation(row rowScanner) (graph.Observation, error) {
 	}
 	o.ObservedAt, o.CreatedAt = o.ObservedAt.UTC(), o.CreatedAt.UTC()
 	var err error
-	o.Fields, err = decodeMap(fields)
+	o.Fields, err = jsoncodec.Map(fields)
 	return o, err
 }
 
@@ -94,7 +95,7 @@ func (t *tx) InsertRawFragment(ctx context.Context, f graph.RawFragment) error {
 	if err := t.enter(ctx, f.UserID); err != nil {
 		return err
 	}
-	val, err := encodeJSON(f.Value)
+	val, err := jsoncodec.Encode(f.Value)
 	if err != nil {
 		return err
 	}

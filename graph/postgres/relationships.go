@@ -7,17 +7,18 @@ import (
 	"time"
 
 	"github.com/cairnkg/cairn/graph"
+	"github.com/cairnkg/cairn/graph/internal/jsoncodec"
 )
 
 func (t *tx) PutRelationship(ctx context.Context, r graph.Relationship) error {
 	if err := t.enter(ctx, r.UserID); err != nil {
 		return err
 	}
-	meta, err := encodeJSON(orEmpty(r.Metadata))
+	meta, err := jsoncodec.Encode(orEmpty(r.Metadata))
 	if err != nil {
 		return err
 	}
-	prov, err := encodeJSON(orEmptyStrings(r.Provenance))
+	prov, err := jsoncodec.Encode(orEmptyStrings(r.Provenance))
 	if err != nil {
 		return err
 	}
@@ -61,10 +62,10 @@ func scanRelationship(row rowScanner, extra ...any) (graph.Relationship, error) 
 	}
 	r.CreatedAt, r.LastObservationAt, r.EndedAt = r.CreatedAt.UTC(), r.LastObservationAt.UTC(), fromNullTime(ended)
 	var err error
-	if r.Metadata, err = decodeMap(meta); err != nil {
+	if r.Metadata, err = jsoncodec.Map(meta); err != nil {
 		return r, err
 	}
-	r.Provenance, err = decodeStringMap(prov)
+	r.Provenance, err = jsoncodec.StringMap(prov)
 	return r, err
 }
 
@@ -169,7 +170,7 @@ func (t *tx) InsertRelationshipObservation(ctx context.Context, o graph.Relation
 	if err := t.enter(ctx, o.UserID); err != nil {
 		return err
 	}
-	meta, err := encodeJSON(orEmpty(o.Metadata))
+	meta, err := jsoncodec.Encode(orEmpty(o.Metadata))
 	if err != nil {
 		return err
 	}
@@ -194,7 +195,7 @@ func (t *tx) RelationshipObservations(ctx context.Context, userID, relID string)
 		}
 		o.ObservedAt, o.CreatedAt = o.ObservedAt.UTC(), o.CreatedAt.UTC()
 		var err error
-		o.Metadata, err = decodeMap(meta)
+		o.Metadata, err = jsoncodec.Map(meta)
 		return o, err
 	}, `SELECT id, user_id, relationship_id, source_id, observed_at, created_at,
 		specificity_score, source_priority, metadata::text FROM relationship_observations

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/cairnkg/cairn/graph"
+	"github.com/cairnkg/cairn/graph/internal/jsoncodec"
 )
 
 func (t *tx) ReplaceTimelineEvents(ctx context.Context, userID, entityID string, events []graph.TimelineEvent) error {
@@ -15,7 +16,7 @@ func (t *tx) ReplaceTimelineEvents(ctx context.Context, userID, entityID string,
 		return wrap("clear timeline events", err)
 	}
 	for _, ev := range events {
-		props, err := encodeJSON(orEmpty(ev.Properties))
+		props, err := jsoncodec.Encode(orEmpty(ev.Properties))
 		if err != nil {
 			return err
 		}
@@ -70,7 +71,7 @@ func (t *tx) ListTimelineEvents(ctx context.Context, f graph.TimelineFilter) ([]
 		}
 		ev.Time = ev.Time.UTC()
 		var err error
-		ev.Properties, err = decodeMap(props)
+		ev.Properties, err = jsoncodec.Map(props)
 		return ev, err
 	}, `SELECT t.id, t.user_id, t.entity_id, t.event_type, t.event_timestamp, t.event_time,
 		t.source_id, t.properties::text FROM timeline_events t WHERE `+cond+`
