@@ -209,6 +209,47 @@ func TestMemoryLinks(t *testing.T) {
 	})
 }
 
+// TestMemoryLinksOutsideConsent: a memory the caller may read does not
+// reveal what it links to beyond the caller's consent, and a link or filter
+// naming something the caller may not read behaves as a missing id.
+func TestMemoryLinksOutsideConsent(t *testing.T) {
+	forEachMemoryBackend(t, func(t *testing.T, b memoryBackend) {
+		s, _ := memoryServices(t, b, nil, nil)
+		ctx := t.Context()
+		acme := store(t, s, alice, map[string]any{"entity_type": "company", "name": "Acme"})
+		ada := store(t, s, alice, map[string]any{"entity_type": "person", "name": "Ada"})
+		acmeID, adaID := acme.Entities[0].EntityID, ada.Entities[0].EntityID
+		if _, err := s.SaveMemory(ctx, alice, knowledge.MemoryRequest{
+			Collection: "notes", Text: "Ada negotiates the Acme contract", EntityIDs: []string{acmeID, adaID}, SourceID: acme.Source.ID,
+		}); err != nil {
+			t.Fatal(err)
+		}
+		// Memories and people, but neither companies nor sources.
+		limited := alice
+		limited.Allowed = func(a knowledge.Action, r string) bool {
+			return r == knowledge.MemoryResource("notes") || r == knowledge.EntityResource("person")
+		}
+		res, err := s.SearchMemories(ctx, limited, knowledge.MemoryQuery{Collections: []string{"notes"}, Query: "Acme contract"})
+		if err != nil || len(res.Hits) != 1 {
+			t.Fatalf("search: %+v, %v; want the one memory", res.Hits, err)
+		}
+		if h := res.Hits[0]; !slices.Equal(h.EntityIDs, []string{adaID}) || h.SourceID != "" {
+			t.Errorf("hit links entities %v and source %q; want only the person %s and no source", h.EntityIDs, h.SourceID, adaID)
+		}
+		for name, q := range map[string]knowledge.MemoryQuery{
+			"entity filter": {Collections: []string{"notes"}, EntityID: acmeID},
+			"source filter": {Collections: []string{"notes"}, SourceID: acme.Source.ID},
+		} {
+			if res, err := s.SearchMemories(ctx, limited, q); err != nil || len(res.Hits) != 0 {
+				t.Errorf("%s on an unreadable id: %+v, %v; want nothing, as for a missing id", name, res.Hits, err)
+			}
+		}
+		if _, err := s.SaveMemory(ctx, limited, knowledge.MemoryRequest{Collection: "notes", Text: "x", SourceID: acme.Source.ID}); !errors.Is(err, knowledge.ErrSourceNotFound) {
+			t.Errorf("linking a source without sources read: got %v, want ErrSourceNotFound", err)
+		}
+	})
+}
+
 func TestMemoryErrors(t *testing.T) {
 	forEachMemoryBackend(t, func(t *testing.T, b memoryBackend) {
 		s, small := memoryServices(t, b, nil, smallEmbedder{})
