@@ -53,15 +53,10 @@ func openApp(ctx context.Context, cfg appConfig, log *slog.Logger) (*app, error)
 	a.graph = graph.NewStore(b.graph)
 	memDriver := b.memories()
 	a.memories = vector.NewStore(memDriver)
-	// Both memory drivers keep entity embeddings too.
-	var entityVecs *vector.EntityStore
-	if d, ok := memDriver.(vector.EntityDriver); ok {
-		entityVecs = vector.NewEntityStore(d)
-	}
 	a.knowledge = knowledge.NewService(a.graph, knowledge.NewRegistry(), knowledge.Options{
 		Logger: log, Embedder: cfg.embedder, Memories: a.memories,
 		Profiles: a.control, Contradictions: a.control.WithReader(b.reader()),
-		EntityEmbeddings: entityVecs,
+		EntityEmbeddings: vector.NewEntityStore(memDriver),
 	})
 	a.auth = consent.NewAuthenticator(a.control, nil)
 	cfg.mcp.Version = version()

@@ -115,9 +115,16 @@ func (b *backend) reader() *sql.DB {
 	return b.control
 }
 
+// memoryDriver is what a memory driver must be here: it keeps memories and
+// entity embeddings.
+type memoryDriver interface {
+	vector.Driver
+	vector.EntityDriver
+}
+
 // memories is the memory driver: pgvector on PostgreSQL, the SQLite file
 // otherwise.
-func (b *backend) memories() vector.Driver {
+func (b *backend) memories() memoryDriver {
 	if b.postgres != nil {
 		return pgvector.New(b.postgres.Pool, pgvector.Options{})
 	}
