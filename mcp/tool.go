@@ -102,6 +102,10 @@ type Tool struct {
 // Name returns the tool's name.
 func (t *Tool) Name() string { return t.Def.Name }
 
+// InputSchema returns the schema arguments are validated against. Def
+// carries the same schema as clients receive it (see wireSchema).
+func (t *Tool) InputSchema() *jsonschema.Schema { return t.input }
+
 // ReadOnly reports whether the tool only reads.
 func (t *Tool) ReadOnly() bool { return t.Def.Annotations != nil && t.Def.Annotations.ReadOnlyHint }
 
@@ -180,11 +184,19 @@ func newTool[In, Out any](spec toolSpec, h func(context.Context, *Call, In) (Out
 		panic(fmt.Sprintf("mcp: tool %s: output schema: %v", spec.name, err))
 	}
 	addMeta(out)
+	inWire, err := wireSchema(in)
+	if err != nil {
+		panic(fmt.Sprintf("mcp: tool %s: input schema: %v", spec.name, err))
+	}
+	outWire, err := wireSchema(out)
+	if err != nil {
+		panic(fmt.Sprintf("mcp: tool %s: output schema: %v", spec.name, err))
+	}
 	destructive, openWorld := spec.ann.destructive, false
 	t := &Tool{
 		Def: &mcpsdk.Tool{
 			Name: spec.name, Title: spec.title, Description: spec.description,
-			InputSchema: in, OutputSchema: out,
+			InputSchema: inWire, OutputSchema: outWire,
 			Annotations: &mcpsdk.ToolAnnotations{
 				Title: spec.title, ReadOnlyHint: spec.ann.readOnly, IdempotentHint: spec.ann.idempotent,
 				DestructiveHint: &destructive, OpenWorldHint: &openWorld,

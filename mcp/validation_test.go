@@ -71,7 +71,7 @@ func TestMalformedInputToEveryTool(t *testing.T) {
 	e := newEnv(t)
 	huge := strings.Repeat("x", 10<<20)
 	for _, tool := range e.server.Tools() {
-		in := tool.Def.InputSchema.(*jsonschema.Schema)
+		in := tool.InputSchema()
 		base := map[string]any{}
 		for _, name := range in.Required {
 			base[name] = placeholder(in.Properties[name])

@@ -1,0 +1,165 @@
+package mcp
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// wireSchema returns s as the JSON that tools/list sends: every subschema an
+// object. jsonschema-go writes the empty schema (what it infers for a field
+// of type any) as the boolean schema true, which JSON Schema allows but the
+// official TypeScript SDK client (Claude Desktop, Claude Code, Cursor, VS
+// Code) refuses inside properties: one such property made every tool
+// invisible to those hosts. Booleans stay only under additionalProperties
+// and unevaluatedProperties, where every client accepts them. Key order is
+// kept, so properties stay in the order of the struct fields.
+func wireSchema(s *jsonschema.Schema) (json.RawMessage, error) {
+	raw, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	out, _, err := rewriteSchema(raw)
+	return out, err
+}
+
+// booleanSubschemas lists the paths of the subschemas of a JSON schema that
+// are booleans where clients need objects.
+func booleanSubschemas(raw json.RawMessage) ([]string, error) {
+	_, found, err := rewriteSchema(raw)
+	return found, err
+}
+
+// rewriteSchema copies a JSON schema token by token, writing each boolean
+// subschema in object form (true as {}, false as {"not": {}}) and reporting
+// where it found them.
+func rewriteSchema(raw []byte) (json.RawMessage, []string, error) {
+	w := schemaWriter{dec: json.NewDecoder(bytes.NewReader(raw))}
+	w.dec.UseNumber()
+	if err := w.value(roleSchema, "$"); err != nil {
+		return nil, nil, fmt.Errorf("mcp: rewrite schema: %w", err)
+	}
+	return w.out.Bytes(), w.found, nil
+}
+
+// schemaRole is what a JSON value is within a schema.
+type schemaRole int
+
+const (
+	roleValue      schemaRole = iota // not a schema (an enum, a default…): copied as is
+	roleSchema                       // a schema
+	roleSchemaMap                    // an object whose values are schemas (properties)
+	roleSchemaList                   // an array of schemas (anyOf), or a schema (items)
+	roleSchemaBool                   // a schema that may stay boolean (additionalProperties)
+)
+
+// keywordRole is the role of the value of a keyword of a schema object.
+func keywordRole(keyword string) schemaRole {
+	switch keyword {
+	case "properties", "patternProperties", "$defs", "definitions", "dependentSchemas":
+		return roleSchemaMap
+	case "anyOf", "allOf", "oneOf", "prefixItems", "items", "additionalItems":
+		return roleSchemaList
+	case "not", "if", "then", "else", "contains", "propertyNames", "unevaluatedItems":
+		return roleSchema
+	case "additionalProperties", "unevaluatedProperties":
+		return roleSchemaBool
+	}
+	return roleValue
+}
+
+type schemaWriter struct {
+	dec   *json.Decoder
+	out   bytes.Buffer
+	found []string
+}
+
+func (w *schemaWriter) value(role schemaRole, path string) error {
+	tok, err := w.dec.Token()
+	if err != nil {
+		return err
+	}
+	switch tok := tok.(type) {
+	case json.Delim:
+		if tok == '[' {
+			return w.array(role, path)
+		}
+		return w.object(role, path)
+	case bool:
+		if role == roleSchema || role == roleSchemaList {
+			w.found = append(w.found, path)
+			if tok {
+				w.out.WriteString("{}")
+			} else {
+				w.out.WriteString(`{"not":{}}`)
+			}
+			return nil
+		}
+	}
+	b, err := json.Marshal(tok)
+	if err != nil {
+		return err
+	}
+	w.out.Write(b)
+	return nil
+}
+
+func (w *schemaWriter) object(role schemaRole, path string) error {
+	w.out.WriteByte('{')
+	for i := 0; w.dec.More(); i++ {
+		tok, err := w.dec.Token()
+		if err != nil {
+			return err
+		}
+		key, _ := tok.(string)
+		if i > 0 {
+			w.out.WriteByte(',')
+		}
+		b, _ := json.Marshal(key)
+		w.out.Write(b)
+		w.out.WriteByte(':')
+		child := roleValue
+		switch role {
+		case roleSchema, roleSchemaList, roleSchemaBool:
+			child = keywordRole(key)
+		case roleSchemaMap:
+			child = roleSchema
+		}
+		if err := w.value(child, path+"."+key); err != nil {
+			return err
+		}
+	}
+	return w.close('}')
+}
+
+func (w *schemaWriter) array(role schemaRole, path string) error {
+	w.out.WriteByte('[')
+	child := roleValue
+	if role == roleSchemaList {
+		child = roleSchema
+	}
+	for i := 0; w.dec.More(); i++ {
+		if i > 0 {
+			w.out.WriteByte(',')
+		}
+		if err := w.value(child, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+			return err
+		}
+	}
+	return w.close(']')
+}
+
+func (w *schemaWriter) close(d json.Delim) error {
+	tok, err := w.dec.Token()
+	if err != nil {
+		return err
+	}
+	if tok != d {
+		return io.ErrUnexpectedEOF
+	}
+	w.out.WriteByte(byte(d))
+	return nil
+}
