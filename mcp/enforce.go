@@ -39,15 +39,6 @@ type Response struct {
 	RequestID string
 }
 
-// rateCheckedKey marks a context whose request was already counted against
-// its rate limit (by the HTTP middleware, which must answer 429 itself).
-type rateCheckedKey struct{}
-
-// withRateChecked returns ctx marked as already rate-limited.
-func withRateChecked(ctx context.Context, v consent.RateVerdict) context.Context {
-	return context.WithValue(ctx, rateCheckedKey{}, v)
-}
-
 // Handle runs one tool call through the steps every transport shares:
 // rate limit → find the tool → owner-only check → the consent the tool
 // always needs → the handler, with a Caller whose Allowed asks the policy →
@@ -81,13 +72,7 @@ func (s *Server) Handle(ctx context.Context, req Request) (resp Response) {
 	if known {
 		class = t.RateClass
 	}
-	if v, checked := ctx.Value(rateCheckedKey{}).(consent.RateVerdict); checked {
-		resp.Rate = v
-		if !v.Allowed {
-			fail(rateLimited(v))
-			return resp
-		}
-	} else if s.deps.Limiter != nil {
+	if s.deps.Limiter != nil {
 		v, err := s.deps.Limiter.Allow(ctx, p.KeyID, class)
 		if err != nil {
 			s.log.Error("rate limit", "trace_id", resp.RequestID, "err", err)
@@ -95,6 +80,7 @@ func (s *Server) Handle(ctx context.Context, req Request) (resp Response) {
 			return resp
 		}
 		resp.Rate = v
+		rateRecorderFrom(ctx).observe(v)
 		if !v.Allowed {
 			fail(rateLimited(v))
 			return resp

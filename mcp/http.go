@@ -1,14 +1,11 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -61,16 +58,16 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 		})
 	// The SDK binds a session to TokenInfo.UserID and hands TokenInfo to
 	// tool calls. authenticate has already checked the key; this only
-	// attaches the principal it found, and the rate-limit verdict of this
-	// request so that Handle does not count it twice.
+	// attaches the principal it found, and the request's rate recorder, in
+	// which each tool call's verdict lands for the response headers.
 	attach := auth.RequireBearerToken(func(ctx context.Context, _ string, _ *http.Request) (*auth.TokenInfo, error) {
 		p, ok := ctx.Value(principalKey{}).(consent.Principal)
 		if !ok {
 			return nil, auth.ErrInvalidToken
 		}
 		extra := map[string]any{"principal": p}
-		if v, ok := ctx.Value(rateCheckedKey{}).(consent.RateVerdict); ok {
-			extra["rate"] = v
+		if rec := rateRecorderFrom(ctx); rec != nil {
+			extra["rate"] = rec
 		}
 		return &auth.TokenInfo{UserID: p.KeyID, Extra: extra}, nil
 	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})
@@ -181,84 +178,6 @@ func originAllowed(origin string, allowed []string) bool {
 		return true
 	}
 	return false
-}
-
-// rateLimitMCP counts an /mcp request against its key's limit before the
-// SDK sees it: a tools/call against its tool's class, anything else against
-// the default class. It sets X-RateLimit-* on the response, and Retry-After
-// when the limit is reached. A refused tools/call goes on to the SDK with
-// the verdict, so that the client gets the tool error RATE_LIMIT_EXCEEDED
-// with retry_after_seconds and its session survives; any other refused
-// request is answered 429 here.
-func (s *Server) rateLimitMCP(maxBytes int64, next http.Handler) http.Handler {
-	const shape = mcpShape
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.deps.Limiter == nil {
-			next.ServeHTTP(w, r)
-			return
-		}
-		p, _ := r.Context().Value(principalKey{}).(consent.Principal)
-		class, toolCall := consent.RateClassDefault, false
-		if r.Method == http.MethodPost && r.Body != nil {
-			body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBytes))
-			if err != nil {
-				e := newError(http.StatusRequestEntityTooLarge, CodeRequestTooLarge, "request body is larger than the server accepts",
-					map[string]any{"max_bytes": maxBytes})
-				sendError(w, e, shape)
-				return
-			}
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			var msg struct {
-				Method string `json:"method"`
-				Params struct {
-					Name string `json:"name"`
-				} `json:"params"`
-			}
-			if json.Unmarshal(body, &msg) == nil && msg.Method == "tools/call" {
-				toolCall = true
-				if t, ok := s.byName[msg.Params.Name]; ok {
-					class = t.RateClass
-				}
-			}
-		}
-		v, err := s.deps.Limiter.Allow(r.Context(), p.KeyID, class)
-		if err != nil {
-			s.log.Error("rate limit", "err", err)
-			e := newError(http.StatusServiceUnavailable, CodeServiceUnavailable, "the rate limiter is unavailable; retry shortly", nil)
-			sendError(w, e, shape)
-			return
-		}
-		setRateHeaders(w.Header(), v)
-		if !v.Allowed && !toolCall {
-			e := rateLimited(v)
-			sendError(w, e, shape)
-			return
-		}
-		next.ServeHTTP(w, r.WithContext(withRateChecked(r.Context(), v)))
-	})
-}
-
-// setRateHeaders reports a verdict in the X-RateLimit-* headers (reset as
-// Unix seconds), and Retry-After when refused.
-func setRateHeaders(h http.Header, v consent.RateVerdict) {
-	if !v.Limited() {
-		return
-	}
-	h.Set("X-RateLimit-Limit", strconv.Itoa(v.Limit))
-	h.Set("X-RateLimit-Remaining", strconv.Itoa(v.Remaining))
-	h.Set("X-RateLimit-Reset", strconv.FormatInt(v.Reset.Unix(), 10))
-	if !v.Allowed {
-		h.Set("Retry-After", strconv.Itoa(retryAfterSeconds(v)))
-	}
-}
-
-// rateFromToken returns the verdict the HTTP middleware attached.
-func rateFromToken(req *mcpsdk.CallToolRequest) (consent.RateVerdict, bool) {
-	if req.Extra != nil && req.Extra.TokenInfo != nil {
-		v, ok := req.Extra.TokenInfo.Extra["rate"].(consent.RateVerdict)
-		return v, ok
-	}
-	return consent.RateVerdict{}, false
 }
 
 // principalFromToken is the PrincipalFunc of the HTTP transport.
