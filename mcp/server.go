@@ -135,25 +135,41 @@ func (s *Server) mcpServer(who PrincipalFunc, transport string) *mcpsdk.Server {
 		Instructions: "Cairn keeps what you learn about the user as a knowledge graph with provenance. " +
 			"Call list_entity_types before store; every fact can be traced with retrieve_field_provenance.",
 	})
-	for _, t := range s.tools {
-		srv.AddTool(t.Def, func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
-			p, err := who(ctx, req)
-			if err != nil {
-				return errorResult(toError(err)), nil
-			}
-			if v, ok := rateFromToken(req); ok {
-				ctx = withRateChecked(ctx, v)
-			}
-			r := s.Handle(ctx, Request{Principal: p, Tool: t.Name(), Args: req.Params.Arguments, Transport: transport})
-			if r.Err != nil {
-				return errorResult(r.Err), nil
-			}
-			return &mcpsdk.CallToolResult{
-				StructuredContent: r.Output,
-				Content:           []mcpsdk.Content{&mcpsdk.TextContent{Text: string(r.Output)}},
-			}, nil
-		})
+	call := func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+		p, err := who(ctx, req)
+		if err != nil {
+			return errorResult(toError(err)), nil
+		}
+		if rec, ok := rateRecorderFromToken(req); ok {
+			ctx = withRateRecorder(ctx, rec)
+		}
+		r := s.Handle(ctx, Request{Principal: p, Tool: req.Params.Name, Args: req.Params.Arguments, Transport: transport})
+		if r.Err != nil {
+			return errorResult(r.Err), nil
+		}
+		return &mcpsdk.CallToolResult{
+			StructuredContent: r.Output,
+			Content:           []mcpsdk.Content{&mcpsdk.TextContent{Text: string(r.Output)}},
+		}, nil
 	}
+	for _, t := range s.tools {
+		srv.AddTool(t.Def, call)
+	}
+	// The SDK answers a call of a tool it does not know with a protocol
+	// error, which hosts show as a failure with nothing to go on. Such calls
+	// go through Handle instead, like any other: they are rate-limited and
+	// audited, and answer the tool error TOOL_NOT_FOUND listing the
+	// available tools, as the REST facade does.
+	srv.AddReceivingMiddleware(func(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
+		return func(ctx context.Context, method string, req mcpsdk.Request) (mcpsdk.Result, error) {
+			if ctr, ok := req.(*mcpsdk.CallToolRequest); ok && method == "tools/call" && ctr.Params != nil {
+				if _, known := s.byName[ctr.Params.Name]; !known {
+					return call(ctx, ctr)
+				}
+			}
+			return next(ctx, method, req)
+		}
+	})
 	return srv
 }
 
