@@ -1,0 +1,115 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/cairnkg/cairn/mcp"
+)
+
+// Most MCP hosts (Claude Desktop, Claude Code, Cursor, VS Code, mcp-remote)
+// run the official TypeScript SDK client, which checks what the Go client
+// lets pass: a tool schema it cannot use hides every tool. These tests drive
+// the built binary with it, from testdata/node (scenario.mjs, its packages
+// pinned by package-lock.json and installed by scripts/provision-node.sh).
+
+// nodeClientDir returns the directory of the TypeScript client, or skips
+// (fails under CI=true) when Node.js or its packages are missing.
+func nodeClientDir(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("testdata", "node"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	missing := ""
+	if _, err := exec.LookPath("node"); err != nil {
+		missing = "node is not installed"
+	} else if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")); err != nil {
+		missing = "the MCP TypeScript SDK is not installed"
+	}
+	if missing != "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s; scripts/provision-node.sh installs it", missing)
+		}
+		t.Skipf("%s; run scripts/provision-node.sh (scripts/test does)", missing)
+	}
+	return dir
+}
+
+// tsScenarioResult is what scenario.mjs reports.
+type tsScenarioResult struct {
+	Tools           []string `json:"tools"`
+	Stored          int      `json:"stored"`
+	ProvenanceValue any      `json:"provenance_value"`
+	Related         []string `json:"related"`
+	MemoryFound     bool     `json:"memory_found"`
+	ContextEntities []string `json:"context_entities"`
+	UnknownTool     struct {
+		Code      string `json:"code"`
+		Available int    `json:"available"`
+	} `json:"unknown_tool"`
+}
+
+// runTSScenario runs scenario.mjs with the given arguments and decodes its
+// report; a failure of the scenario fails the test with its stderr.
+func runTSScenario(t *testing.T, env []string, args ...string) tsScenarioResult {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), "node", append([]string{"scenario.mjs"}, args...)...)
+	cmd.Dir = nodeClientDir(t)
+	cmd.Env = append(os.Environ(), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("TypeScript client: %v\n%s", err, stderr.String())
+	}
+	var res tsScenarioResult
+	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+		t.Fatalf("TypeScript client report %q: %v", stdout.String(), err)
+	}
+	return res
+}
+
+func checkTSScenario(t *testing.T, res tsScenarioResult) {
+	t.Helper()
+	all := mcp.AllTools(mcp.Deps{})
+	if len(res.Tools) != len(all) {
+		t.Errorf("the TypeScript client listed %d tools, want %d: %v", len(res.Tools), len(all), res.Tools)
+	}
+	for _, tool := range all {
+		if !slices.Contains(res.Tools, tool.Name()) {
+			t.Errorf("the TypeScript client does not list %s", tool.Name())
+		}
+	}
+	if res.Stored != 2 || res.ProvenanceValue != "rockets" || len(res.Related) == 0 || !res.MemoryFound || len(res.ContextEntities) == 0 {
+		t.Errorf("scenario report %+v", res)
+	}
+	if res.UnknownTool.Code != mcp.CodeUnknownTool || res.UnknownTool.Available != len(all) {
+		t.Errorf("unknown tool: %+v, want %s listing %d tools", res.UnknownTool, mcp.CodeUnknownTool, len(all))
+	}
+}
+
+func TestEndToEndTypeScriptStdio(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	nodeClientDir(t)
+	forEachBackend(t, func(t *testing.T, dataDir string, env []string) {
+		checkTSScenario(t, runTSScenario(t, env, "stdio", cairnBinary(t), "stdio", "--data-dir", dataDir))
+	})
+}
+
+func TestEndToEndTypeScriptHTTP(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	nodeClientDir(t)
+	forEachBackend(t, func(t *testing.T, dataDir string, env []string) {
+		url := startServe(t, dataDir, env...)
+		checkTSScenario(t, runTSScenario(t, nil, "http", url, testOwnerKey))
+	})
+}

@@ -1,0 +1,123 @@
+// scenario.mjs drives a running Cairn with the official MCP TypeScript SDK
+// client, the one inside Claude Desktop, Claude Code, Cursor, VS Code and
+// mcp-remote, through what a user does first. cmd/cairn/e2e_ts_test.go runs
+// it against the built binary:
+//
+//   node scenario.mjs stdio <cairn binary> <args…>
+//   node scenario.mjs http <MCP URL> <API key>
+//
+// It prints one JSON object with what it saw and exits 0, or prints the
+// failure to stderr and exits 1. The SDK itself checks what matters most:
+// listTools() refuses a tool whose schema it cannot use, and callTool()
+// validates structured content against the tool's output schema.
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+
+function fail(msg) {
+  throw new Error(msg);
+}
+
+async function connect(mode, args) {
+  const client = new Client({ name: "cairn-e2e-ts", version: "1.0.0" });
+  let transport;
+  if (mode === "stdio") {
+    const [command, ...rest] = args;
+    transport = new StdioClientTransport({ command, args: rest, env: process.env, stderr: "ignore" });
+  } else if (mode === "http") {
+    const [url, key] = args;
+    transport = new StreamableHTTPClientTransport(new URL(url), {
+      requestInit: { headers: { Authorization: `Bearer ${key}` } },
+    });
+  } else {
+    fail(`unknown mode ${mode}; want stdio or http`);
+  }
+  await client.connect(transport);
+  return client;
+}
+
+// call runs a tool that must succeed and returns its structured content.
+async function call(client, name, args) {
+  const res = await client.callTool({ name, arguments: args });
+  if (res.isError) {
+    fail(`${name}: tool error ${res.content?.[0]?.text}`);
+  }
+  if (!res.structuredContent) {
+    fail(`${name}: no structured content`);
+  }
+  return res.structuredContent;
+}
+
+// callError runs a tool that must fail and returns its error envelope.
+async function callError(client, name, args) {
+  const res = await client.callTool({ name, arguments: args });
+  if (!res.isError) {
+    fail(`${name}: succeeded, want an error`);
+  }
+  return JSON.parse(res.content[0].text).error;
+}
+
+async function main() {
+  const [mode, ...args] = process.argv.slice(2);
+  const client = await connect(mode, args);
+  const seen = { protocol_version: client.transport?.protocolVersion ?? null };
+
+  const { tools } = await client.listTools();
+  seen.tools = tools.map((t) => t.name);
+  for (const t of tools) {
+    if (!t.inputSchema || !t.outputSchema || !t.annotations) {
+      fail(`tool ${t.name} lacks a schema or annotations`);
+    }
+  }
+
+  const stored = await call(client, "store", {
+    entities: [
+      { entity_type: "company", name: "Acme Rockets", industry: "rockets" },
+      { entity_type: "person", name: "Ada Lovelace", email: "ada@example.com" },
+    ],
+  });
+  const [company, person] = stored.entities;
+  seen.stored = stored.entities.length;
+
+  const snap = await call(client, "retrieve_entity_snapshot", { entity_id: company.entity_id });
+  if (snap.snapshot.industry !== "rockets") fail(`industry = ${snap.snapshot.industry}`);
+  if (snap.provenance.industry !== company.observation_id) {
+    fail(`provenance of industry = ${snap.provenance.industry}, want ${company.observation_id}`);
+  }
+  const prov = await call(client, "retrieve_field_provenance", { entity_id: company.entity_id, field: "industry" });
+  if (prov.source_material.id !== stored.source_id) fail(`provenance source ${prov.source_material.id}, want ${stored.source_id}`);
+  seen.provenance_value = prov.value;
+
+  await call(client, "create_relationship", {
+    relationship_type: "PART_OF",
+    source_entity_id: person.entity_id,
+    target_entity_id: company.entity_id,
+  });
+  const related = await call(client, "retrieve_related_entities", { entity_id: company.entity_id, max_hops: 2 });
+  seen.related = related.entities.map((e) => e.id);
+  if (!seen.related.includes(person.entity_id)) fail(`traversal from the company misses the person: ${seen.related}`);
+
+  const memory = await call(client, "save_memory", {
+    collection: "notes",
+    text: "Ada prefers the launch review on Thursday mornings",
+    tags: ["work"],
+  });
+  const found = await call(client, "search_memory", { collection: "notes", query: "launch review" });
+  seen.memory_found = found.results.some((r) => r.id === memory.id);
+  if (!seen.memory_found) fail(`search_memory did not find the memory: ${JSON.stringify(found)}`);
+
+  const context = await call(client, "get_user_context", { topic: "rockets" });
+  if (!(context.tokens_used <= 2000)) fail(`get_user_context used ${context.tokens_used} tokens`);
+  seen.context_entities = (context.entities ?? []).map((e) => e.entity_id);
+
+  const unknown = await callError(client, "no_such_tool", {});
+  seen.unknown_tool = { code: unknown.code, available: unknown.details?.available_tools?.length ?? 0 };
+
+  await client.close();
+  process.stdout.write(JSON.stringify(seen) + "\n");
+}
+
+main().catch((err) => {
+  process.stderr.write(`scenario: ${err?.stack ?? err}\n`);
+  process.exit(1);
+});

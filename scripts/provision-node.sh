@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+#
+# scripts/provision-node.sh - install the npm packages the tests drive Cairn
+# with (the official MCP TypeScript SDK client), exactly as
+# cmd/cairn/testdata/node/package-lock.json pins them (versions and
+# integrity hashes), with `npm ci`. When node_modules already matches the
+# lockfile it does nothing and takes well under a second.
+#
+# Needs Node.js 20 or newer and npm (Debian: apt-get install nodejs npm).
+# Exit status 1, with one line on stderr, when they are missing or the
+# install fails.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+dir=cmd/cairn/testdata/node
+
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+	echo "provision-node: node and npm are needed (Node.js 20 or newer; Debian: apt-get install nodejs npm)" >&2
+	exit 1
+fi
+major=$(node -p 'process.versions.node.split(".")[0]')
+if ((major < 20)); then
+	echo "provision-node: Node.js $(node --version) is too old; 20 or newer is needed" >&2
+	exit 1
+fi
+
+stamp=$dir/node_modules/.cairn-lock.sha256
+want=$(sha256sum "$dir/package-lock.json" | cut -d' ' -f1)
+if [[ -f $stamp && $(<"$stamp") == "$want" ]]; then
+	exit 0
+fi
+echo "provision-node: installing $dir from package-lock.json" >&2
+if ! (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >&2); then
+	echo "provision-node: npm ci failed in $dir (see above)" >&2
+	exit 1
+fi
+echo "$want" >"$stamp"
