@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -120,9 +121,14 @@ func (s *Server) Handle(ctx context.Context, req Request) (resp Response) {
 		fail(toError(err))
 		return resp
 	}
-	res, err := t.handle(ctx, call, args.raw)
+	callCtx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	res, err := t.handle(callCtx, call, args.raw)
 	if err != nil {
 		e := toError(err)
+		if errors.Is(callCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
+			e = timedOut(s.timeout)
+		}
 		if e.Status >= 500 {
 			s.log.Error("tool failed", "tool", t.Name(), "trace_id", resp.RequestID, "err", err)
 		}
@@ -180,6 +186,14 @@ func consentDenied(p consent.Principal, action consent.Action, resource string) 
 	return newError(http.StatusForbidden, CodeConsentDenied,
 		fmt.Sprintf("Agent '%s' does not have %s access to %s", p.AgentName, action, resource),
 		map[string]any{"resource": resource, "action": string(action)})
+}
+
+// timedOut is the error of a call that ran past its deadline and was
+// cancelled.
+func timedOut(d time.Duration) *Error {
+	return newError(http.StatusGatewayTimeout, CodeTimeout,
+		fmt.Sprintf("the call did not finish within its deadline of %v and was cancelled; narrow it (a smaller limit, fewer hops) or retry", d),
+		map[string]any{"timeout_seconds": d.Seconds()})
 }
 
 // rateLimited is the error of a refused call, with when to retry.

@@ -31,6 +31,9 @@ const (
 	CodeDBQueryFailed      = "DB_QUERY_FAILED"
 	CodeServiceUnavailable = "SERVICE_UNAVAILABLE"
 	CodeInternal           = "INTERNAL_ERROR"
+	// CodeTimeout: the call ran past its deadline (--call-timeout) and
+	// was cancelled.
+	CodeTimeout = "TIMEOUT"
 	// A vector does not fit its collection's recorded embedding space.
 	CodeDimensionMismatch = "DIMENSION_MISMATCH"
 	CodeEmbedderMismatch  = "EMBEDDER_MISMATCH"

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -8,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"time"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -74,7 +76,15 @@ type Options struct {
 	ReadOnly bool
 	// Version is reported to clients as the server version.
 	Version string
+	// CallTimeout is the deadline of one tool call; past it the call's
+	// context is cancelled and it answers TIMEOUT. 0 means
+	// DefaultCallTimeout.
+	CallTimeout time.Duration
 }
+
+// DefaultCallTimeout is the deadline of a tool call unless
+// Options.CallTimeout says otherwise.
+const DefaultCallTimeout = 30 * time.Second
 
 // Server is Cairn's MCP surface: the enabled tools and the one dispatch path
 // (Invoke) that every transport uses.
@@ -84,6 +94,7 @@ type Server struct {
 	byName  map[string]*Tool
 	log     *slog.Logger
 	version string
+	timeout time.Duration
 }
 
 // NewServer returns a Server with the tools opts selects.
@@ -96,7 +107,10 @@ func NewServer(d Deps, opts Options) (*Server, error) {
 			return nil, fmt.Errorf("mcp: unknown toolset %q (known: %v)", ts, AllToolsets)
 		}
 	}
-	s := &Server{deps: d, byName: map[string]*Tool{}, log: d.Logger, version: opts.Version}
+	if opts.CallTimeout < 0 {
+		return nil, fmt.Errorf("mcp: call timeout %v is negative", opts.CallTimeout)
+	}
+	s := &Server{deps: d, byName: map[string]*Tool{}, log: d.Logger, version: opts.Version, timeout: cmp.Or(opts.CallTimeout, DefaultCallTimeout)}
 	for _, t := range AllTools(d) {
 		if opts.Toolsets != nil && !slices.Contains(opts.Toolsets, t.Toolset) {
 			continue

@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"strings"
+	"time"
 
 	"github.com/cairnkg/cairn/consent"
 	"github.com/cairnkg/cairn/mcp"
@@ -56,19 +57,21 @@ func (l *limitFlags) limits() (map[consent.RateClass]int, error) {
 
 // toolFlags choose the exposed tools.
 type toolFlags struct {
-	toolsets string
-	readOnly bool
+	toolsets    string
+	readOnly    bool
+	callTimeout time.Duration
 }
 
 func (t *toolFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&t.toolsets, "toolsets", "", "comma-separated toolsets to expose (default all: "+toolsetNames()+")")
 	fs.BoolVar(&t.readOnly, "read-only", false, "expose only tools that do not write")
+	fs.DurationVar(&t.callTimeout, "call-timeout", mcp.DefaultCallTimeout, "deadline of one tool call; past it the call is cancelled and answers TIMEOUT")
 }
 
-var toolEnv = []envVar{{"toolsets", "CAIRN_TOOLSETS"}, {"read-only", "CAIRN_READ_ONLY"}}
+var toolEnv = []envVar{{"toolsets", "CAIRN_TOOLSETS"}, {"read-only", "CAIRN_READ_ONLY"}, {"call-timeout", "CAIRN_CALL_TIMEOUT"}}
 
 func (t *toolFlags) options() mcp.Options {
-	o := mcp.Options{ReadOnly: t.readOnly}
+	o := mcp.Options{ReadOnly: t.readOnly, CallTimeout: t.callTimeout}
 	for _, name := range strings.Split(t.toolsets, ",") {
 		if name = strings.TrimSpace(name); name != "" {
 			o.Toolsets = append(o.Toolsets, mcp.Toolset(name))
