@@ -198,3 +198,37 @@ func TestHTTPUnknownToolIsAToolError(t *testing.T) {
 		t.Errorf("available_tools = %v, want all %d tools", env.Error.Details["available_tools"], len(e.server.Tools()))
 	}
 }
+
+// TestProtocolVersionsHTTP: every protocol version the official SDKs speak,
+// from 2024-11-05 to 2025-11-25, negotiates as asked and works: tools are
+// listed, and a store is read back.
+func TestProtocolVersionsHTTP(t *testing.T) {
+	e, srv := newHTTPWith(t, envOptions{}, mcp.HTTPOptions{})
+	for i, version := range []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"} {
+		t.Run(version, func(t *testing.T) {
+			s := openRawSession(t, srv.URL+"/mcp", e.key, version)
+			_, msgs := s.post(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+			if len(msgs) != 1 {
+				t.Fatalf("tools/list: %v", msgs)
+			}
+			if tools, _ := msgs[0]["result"].(map[string]any)["tools"].([]any); len(tools) != len(e.server.Tools()) {
+				t.Errorf("tools/list: %d tools, want %d", len(tools), len(e.server.Tools()))
+			}
+			_, msgs = s.post(storeCall(2, fmt.Sprintf("Version company %d", i)))
+			if len(msgs) != 1 || toolOutcome(t, msgs[0]) != "ok" {
+				t.Fatalf("store: %v", msgs)
+			}
+			var stored struct {
+				Entities []struct {
+					EntityID string `json:"entity_id"`
+				} `json:"entities"`
+			}
+			b, _ := json.Marshal(msgs[0]["result"].(map[string]any)["structuredContent"])
+			_ = json.Unmarshal(b, &stored)
+			_, msgs = s.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"retrieve_entity_snapshot","arguments":{"entity_id":%q}}}`, stored.Entities[0].EntityID))
+			if len(msgs) != 1 || toolOutcome(t, msgs[0]) != "ok" {
+				t.Errorf("retrieve_entity_snapshot: %v", msgs)
+			}
+		})
+	}
+}
