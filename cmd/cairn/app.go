@@ -28,6 +28,9 @@ type app struct {
 	// stopWorker stops the entity-embedding worker and waits for it; nil
 	// until startEntityEmbeddings.
 	stopWorker func()
+	// discardStore removes the store a start created, should the start
+	// fail; nil once it succeeded (see startApp).
+	discardStore func()
 }
 
 // appConfig is what opening an app needs.
@@ -90,7 +93,8 @@ func (a *app) startEntityEmbeddings(ctx context.Context) {
 	}
 }
 
-// Close stops the worker and releases the stores.
+// Close stops the worker and releases the stores; after a start that
+// failed, it then removes the store that start created.
 func (a *app) Close() {
 	if a.stopWorker != nil {
 		a.stopWorker()
@@ -98,5 +102,8 @@ func (a *app) Close() {
 	a.closeConsent()
 	if err := errors.Join(a.memories.Close(), a.graph.Close(), a.backend.Close()); err != nil {
 		a.log.Warn("close", "err", err)
+	}
+	if a.discardStore != nil {
+		a.discardStore()
 	}
 }
