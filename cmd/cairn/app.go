@@ -73,9 +73,6 @@ func openApp(ctx context.Context, cfg appConfig, log *slog.Logger) (*app, error)
 	return a, nil
 }
 
-// ready reports whether the stores answer.
-func (a *app) ready(ctx context.Context) error { return a.backend.ping(ctx) }
-
 // startEntityEmbeddings runs the worker that keeps entity embeddings
 // current, until ctx ends or the app closes. Its first act is to drain what
 // the outbox holds: entities whose embeddings a stopped process did not

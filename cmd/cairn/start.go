@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -84,19 +85,50 @@ func (n newStore) remove(log *slog.Logger) {
 }
 
 // startApp opens the app for serve and stdio, the commands that may create
-// the store. Until the caller calls a.started, the start counts as failed:
-// an error here, or a.Close before a.started, removes the store this start
-// created (see newStore).
+// the store, and checks that the store takes writes: a store that cannot be
+// written is refused at start rather than failing every call that writes.
+// Until the caller calls a.started, the start counts as failed: an error
+// here, or a.Close before a.started, removes the store this start created
+// (see newStore).
 func startApp(ctx context.Context, cfg appConfig, log *slog.Logger) (*app, error) {
 	created := noteNewStore(cfg)
 	a, err := openApp(ctx, cfg, log)
 	if err != nil {
 		created.remove(log)
+		if refusesWrites(err) {
+			b := &backend{describe: describeStore(cfg)}
+			return nil, writeHint(b.notWritable(err), cfg)
+		}
 		return nil, err
 	}
 	a.discardStore = func() { created.remove(log) }
+	if err := a.backend.writable(ctx); err != nil {
+		a.Close()
+		return nil, writeHint(err, cfg)
+	}
 	return a, nil
 }
 
 // started marks the start a success: from now on Close keeps the store.
 func (a *app) started() { a.discardStore = nil }
+
+// writeHint adds what to check to an error that says the store refuses
+// writes.
+func writeHint(err error, cfg appConfig) error {
+	if !errors.Is(err, errNotWritable) {
+		return err
+	}
+	if cfg.databaseURL != "" {
+		return fmt.Errorf("%w; Cairn needs a database it can write: connect to the primary, not a standby, with default_transaction_read_only off", err)
+	}
+	return fmt.Errorf("%w; Cairn needs a store it can write: check that the data directory and the files in it are writable and the disk has room", err)
+}
+
+// describeStore names the store cfg selects, as backend.describe does,
+// for errors raised before the backend is open.
+func describeStore(cfg appConfig) string {
+	if cfg.databaseURL != "" {
+		return "postgres " + postgresName(cfg.databaseURL)
+	}
+	return "embedded " + absPath(cfg.dataDir)
+}
