@@ -36,7 +36,8 @@ func adminCommand() *command {
 Manage the control plane: users, their agents, API keys, consent rules, and
 read the audit log. It works on the embedded store in --data-dir, or on
 PostgreSQL with --database-url (or CAIRN_DATABASE_URL), including while
-cairn serve runs on the same store.
+cairn serve runs on the same store. It never creates an embedded store:
+where --data-dir holds none, it says so and exits 1.
 
 Every command acts for --user (default: the owner). A key is shown once,
 alone on the last line of key create's output; Cairn keeps only its hash.
@@ -195,6 +196,9 @@ func openControlPlane(ctx context.Context, dataDir, url string) (*controlplane.S
 			return nil, nil, err
 		}
 		return controlplane.New(db.SQL, migrations.Postgres), func() { db.Close() }, nil
+	}
+	if err := requireStore(dataDir); err != nil {
+		return nil, nil, err
 	}
 	db, err := sqlite.Open(ctx, dataDir)
 	if err != nil {

@@ -28,6 +28,9 @@ type app struct {
 	// stopWorker stops the entity-embedding worker and waits for it; nil
 	// until startEntityEmbeddings.
 	stopWorker func()
+	// discardStore removes the store a start created, should the start
+	// fail; nil once it succeeded (see startApp).
+	discardStore func()
 }
 
 // appConfig is what opening an app needs.
@@ -70,9 +73,6 @@ func openApp(ctx context.Context, cfg appConfig, log *slog.Logger) (*app, error)
 	return a, nil
 }
 
-// ready reports whether the stores answer.
-func (a *app) ready(ctx context.Context) error { return a.backend.ping(ctx) }
-
 // startEntityEmbeddings runs the worker that keeps entity embeddings
 // current, until ctx ends or the app closes. Its first act is to drain what
 // the outbox holds: entities whose embeddings a stopped process did not
@@ -90,7 +90,8 @@ func (a *app) startEntityEmbeddings(ctx context.Context) {
 	}
 }
 
-// Close stops the worker and releases the stores.
+// Close stops the worker and releases the stores; after a start that
+// failed, it then removes the store that start created.
 func (a *app) Close() {
 	if a.stopWorker != nil {
 		a.stopWorker()
@@ -98,5 +99,8 @@ func (a *app) Close() {
 	a.closeConsent()
 	if err := errors.Join(a.memories.Close(), a.graph.Close(), a.backend.Close()); err != nil {
 		a.log.Warn("close", "err", err)
+	}
+	if a.discardStore != nil {
+		a.discardStore()
 	}
 }

@@ -55,7 +55,7 @@ func (c *commonFlags) register(fs *flag.FlagSet) {
 
 // registerStore registers only the flags that select the stores.
 func (c *commonFlags) registerStore(fs *flag.FlagSet) {
-	fs.StringVar(&c.dataDir, "data-dir", "./cairn-data", "directory of the embedded store (created if missing); unused with --database-url")
+	fs.StringVar(&c.dataDir, "data-dir", "./cairn-data", "directory of the embedded store (serve, stdio and migrate create it if missing); unused with --database-url")
 	fs.StringVar(&c.databaseURL, "database-url", "", "PostgreSQL (with pgvector) to run on instead of the embedded store, as postgres://user:password@host:5432/db;\n        prefer the environment variable, which does not show the password to ps")
 }
 

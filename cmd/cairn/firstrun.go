@@ -48,6 +48,18 @@ func printWelcome(w io.Writer, key, mcpURL string, store appConfig, fromEnv bool
 	if err != nil {
 		exe = "cairn"
 	}
+	exe, goRun := stdioLauncher(exe, os.Getenv)
+	writeWelcome(w, key, mcpURL, store, fromEnv, exe, goRun)
+}
+
+// writeWelcome is printWelcome with the program the stdio configuration
+// launches given, and whether it stands in for a go run build.
+func writeWelcome(w io.Writer, key, mcpURL string, store appConfig, fromEnv bool, exe string, goRun bool) {
+	stdioNote := ""
+	if goRun {
+		stdioNote = "\nThis is a go run build, which is deleted when it exits, so the configuration\n" +
+			"launches the installed binary: run  go install ./cmd/cairn  first.\n"
+	}
 	stdioCfg := map[string]any{"mcpServers": map[string]any{"cairn": stdioServer(exe, store)}}
 	httpCfg := map[string]any{"mcpServers": map[string]any{"cairn": map[string]any{
 		"url": mcpURL, "headers": map[string]string{"Authorization": "Bearer " + key},
@@ -65,7 +77,7 @@ Cairn is set up. %s
 MCP endpoint (Streamable HTTP): %s
 Authenticate with the header  Authorization: Bearer <key>  (or X-API-Key: <key>).
 
-Claude Desktop or Cursor over stdio (runs as the owner; no key needed):
+Claude Desktop or Cursor over stdio (runs as the owner; no key needed):%s
 %s
 
 Cursor (or any client that speaks Streamable HTTP) over HTTP:
@@ -74,7 +86,7 @@ Cursor (or any client that speaks Streamable HTTP) over HTTP:
 Claude Desktop over HTTP, through mcp-remote:
 %s
 
-`, keyLine, mcpURL, indentJSON(stdioCfg), indentJSON(httpCfg), indentJSON(remoteCfg))
+`, keyLine, mcpURL, stdioNote, indentJSON(stdioCfg), indentJSON(httpCfg), indentJSON(remoteCfg))
 }
 
 func indentJSON(v any) string {

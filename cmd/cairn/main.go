@@ -44,6 +44,9 @@ func run(ctx context.Context, args []string, env *environment) int {
 		printHelp(env.stdout)
 		return exitOK
 	}
+	if args[0] == "--version" {
+		args = append([]string{"version"}, args[1:]...)
+	}
 	var cmd *command
 	for _, c := range commands() {
 		if c.name == args[0] {
@@ -102,7 +105,8 @@ Commands:
 		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
 	}
 	fmt.Fprint(w, `
-Run 'cairn <command> --help' for a command's flags. Every flag can also be set
-by the CAIRN_* environment variable its help names; a flag wins over it.
+Run 'cairn <command> --help' for a command's flags; 'cairn --version' is
+'cairn version'. Every flag can also be set by the CAIRN_* environment
+variable its help names; a flag wins over it.
 `)
 }

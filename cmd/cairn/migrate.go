@@ -36,7 +36,7 @@ and each migration is applied once.
 
 With --status, migrate lists every migration as applied (with when) or
 pending, and changes nothing: no migration, no extension, and no embedded
-store is created where none exists.`,
+store is created where none exists (it says there is none, and exits 1).`,
 		env: storeEnv,
 		setup: func(fs *flag.FlagSet) runFunc {
 			var common commonFlags
@@ -55,7 +55,7 @@ store is created where none exists.`,
 					var err error
 					if common.databaseURL != "" {
 						list, err = postgres.Status(ctx, common.databaseURL)
-					} else {
+					} else if err = requireStore(common.dataDir); err == nil {
 						list, err = sqlite.Status(ctx, common.dataDir)
 					}
 					if err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -82,8 +83,9 @@ func TestMigrateConcurrently(t *testing.T) {
 }
 
 // TestMigrateStatusChangesNothing checks that --status on a store that was
-// never migrated lists every migration as pending and leaves the store as it
-// was, and that migrate then applies them all.
+// never migrated leaves the store as it was (on PostgreSQL it lists every
+// migration as pending; where the data directory holds no embedded store it
+// says so and exits 1), and that migrate then applies them all.
 func TestMigrateStatusChangesNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
@@ -100,20 +102,33 @@ func TestMigrateStatusChangesNothing(t *testing.T) {
 				t.Fatal(err)
 			}
 			dataDir := filepath.Join(t.TempDir(), "data")
-			run := func(args ...string) string {
+			runExit := func(args ...string) (string, error) {
 				t.Helper()
 				cmd := exec.Command(cairnBinary(t), append([]string{"migrate", "--data-dir", dataDir}, args...)...)
 				cmd.Env = append(os.Environ(), env...)
 				out, err := cmd.CombinedOutput()
+				return string(out), err
+			}
+			run := func(args ...string) string {
+				t.Helper()
+				out, err := runExit(args...)
 				if err != nil {
 					t.Fatalf("migrate %v: %v\n%s", args, err, out)
 				}
-				return string(out)
+				return out
 			}
 			pending := fmt.Sprintf("0 applied, %d pending", len(all))
+			noStore := "cairn migrate: no Cairn store at " + dataDir + ": run cairn serve (or cairn migrate) first, or pass --data-dir\n"
 			for range 2 {
-				if out := run("--status"); !strings.Contains(out, pending) || strings.Contains(out, " applied ") {
-					t.Errorf("migrate --status on an empty store:\n%s\nwant every migration pending (%q)", out, pending)
+				if !b.usesDataDir {
+					if out := run("--status"); !strings.Contains(out, pending) || strings.Contains(out, " applied ") {
+						t.Errorf("migrate --status on an empty store:\n%s\nwant every migration pending (%q)", out, pending)
+					}
+					continue
+				}
+				var exit *exec.ExitError
+				if out, err := runExit("--status"); !errors.As(err, &exit) || exit.ExitCode() != exitError || out != noStore {
+					t.Errorf("migrate --status without a store: %v\n%s\nwant exit status %d and %q", err, out, exitError, noStore)
 				}
 			}
 			if _, err := os.Stat(dataDir); err == nil {

@@ -46,6 +46,11 @@ worker does the same idempotent work.`,
 				if err != nil {
 					return err
 				}
+				if common.databaseURL == "" {
+					if err := requireStore(common.dataDir); err != nil {
+						return err
+					}
+				}
 				embedder, err := emb.open(ctx, env.getenv, log)
 				if err != nil {
 					return err

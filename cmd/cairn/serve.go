@@ -70,20 +70,22 @@ Browser requests from origins other than loopback are refused unless
 				}
 				cfg := common.appConfig()
 				cfg.mcp, cfg.limits, cfg.embedder = toolF.options(), limits, embedder
-				a, err := openApp(ctx, cfg, log)
+				// Listen first: an address in use fails the start before
+				// a store is created for nothing.
+				ln, err := net.Listen("tcp", *addr)
+				if err != nil {
+					return fmt.Errorf("listen on %s: %w", *addr, err)
+				}
+				defer ln.Close()
+				a, err := startApp(ctx, cfg, log)
 				if err != nil {
 					return err
 				}
 				defer a.Close()
 				a.startEntityEmbeddings(ctx)
-				ln, err := net.Listen("tcp", *addr)
-				if err != nil {
-					return fmt.Errorf("listen on %s: %w", *addr, err)
-				}
 				mcpURL := "http://" + ln.Addr().String() + "/mcp"
 				key, err := bootstrapOwner(ctx, a, env.getenv)
 				if err != nil {
-					ln.Close()
 					return err
 				}
 				if key != "" {
@@ -96,6 +98,7 @@ Browser requests from origins other than loopback are refused unless
 					IdleTimeout:       2 * time.Minute,
 					ErrorLog:          nil,
 				}
+				a.started()
 				log.Info("serving", "mcp", mcpURL, "store", a.backend.describe, "version", version())
 				return serveUntilDone(ctx, srv, ln)
 			}

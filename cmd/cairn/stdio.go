@@ -50,7 +50,7 @@ over HTTP.`,
 				}
 				cfg := common.appConfig()
 				cfg.mcp, cfg.embedder = toolF.options(), embedder
-				a, err := openApp(ctx, cfg, log)
+				a, err := startApp(ctx, cfg, log)
 				if err != nil {
 					return err
 				}
@@ -72,6 +72,7 @@ over HTTP.`,
 						return usageError{fmt.Sprintf("--agent %q: no such agent of the owner (create it with cairn admin agent create %s)", *agent, *agent)}
 					}
 				}
+				a.started()
 				log.Info("serving MCP on stdio", "user", owner.UserName, "agent", owner.AgentName, "store", a.backend.describe)
 				err = a.mcp.MCPServer(mcp.FixedPrincipal(owner)).Run(ctx, &mcpsdk.StdioTransport{})
 				if err != nil && ctx.Err() == nil {

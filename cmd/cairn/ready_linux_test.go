@@ -1,0 +1,86 @@
+package main
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/cairnkg/cairn/db/sqlite"
+)
+
+// TestEmbeddedStoreOnFullDisk puts the embedded store on a small tmpfs,
+// fills the disk, and checks that stdio refuses to start, that /readyz's
+// check fails while the disk is full and passes once there is room again,
+// and that the refused start keeps the store. Mounting needs privileges
+// (root, or CAP_SYS_ADMIN); without them the test skips.
+func TestEmbeddedStoreOnFullDisk(t *testing.T) {
+	mnt := t.TempDir()
+	if err := syscall.Mount("tmpfs", mnt, "tmpfs", 0, "size=4m"); err != nil {
+		t.Skipf("cannot mount a tmpfs to fill (%v); the read-only variants of TestReadyzRefusesReadOnlyStore still run", err)
+	}
+	t.Cleanup(func() {
+		if err := syscall.Unmount(mnt, 0); err != nil {
+			t.Errorf("unmount %s: %v", mnt, err)
+		}
+	})
+	dir := filepath.Join(mnt, "data")
+	if _, err := sqlite.Migrate(t.Context(), dir); err != nil {
+		t.Fatal(err)
+	}
+	filler := filepath.Join(mnt, "filler")
+	fill := func() {
+		t.Helper()
+		f, err := os.Create(filler)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		block := make([]byte, 4096)
+		for {
+			if _, err := f.Write(block); err != nil {
+				if !errors.Is(err, syscall.ENOSPC) {
+					t.Fatal(err)
+				}
+				return
+			}
+		}
+	}
+	free := func() {
+		t.Helper()
+		if err := os.Remove(filler); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	fill()
+	var stderr strings.Builder
+	code := run(t.Context(), []string{"stdio", "--data-dir", dir}, &environment{
+		stdin: strings.NewReader(""), stdout: io.Discard, stderr: &stderr,
+		getenv: func(string) string { return "" },
+	})
+	if msg := lastLine(stderr.String()); code != exitError || !strings.Contains(msg, "cairn stdio: the store cannot be written: embedded "+dir) ||
+		!strings.Contains(msg, "the disk has room") {
+		t.Errorf("stdio on a full disk: exit %d, stderr:\n%s\nwant exit %d and that the store cannot be written", code, stderr.String(), exitError)
+	}
+	if err := requireStore(dir); err != nil {
+		t.Errorf("the refused start removed the store that was there: %v", err)
+	}
+	free()
+
+	a := openTestApp(t, appConfig{dataDir: dir})
+	if err := a.ready(t.Context()); err != nil {
+		t.Fatalf("ready with room on the disk: %v", err)
+	}
+	fill()
+	if err := a.ready(t.Context()); !errors.Is(err, errNotWritable) {
+		t.Errorf("ready on a full disk: %v, want %v", err, errNotWritable)
+	}
+	free()
+	if err := a.ready(t.Context()); err != nil {
+		t.Errorf("ready with room on the disk again: %v", err)
+	}
+}
