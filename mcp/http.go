@@ -37,6 +37,10 @@ type HTTPOptions struct {
 	// to call, besides loopback ones; "*" allows any. Requests without an
 	// Origin header (every non-browser client) are not affected.
 	AllowedOrigins []string
+	// ReadTimeout bounds how long a request body may take to arrive, from
+	// the end of its headers; 0 means DefaultReadTimeout, negative none.
+	// It does not limit answers, so SSE streams may last.
+	ReadTimeout time.Duration
 }
 
 type principalKey struct{}
@@ -47,6 +51,8 @@ type principalKey struct{}
 //	/mcp/tools, /mcp/call/{tool}  the REST facade (API key required)
 //	/healthz  liveness: the process answers
 //	/readyz   readiness: the stores answer
+//
+// Every route checks Host and Origin first (guardHTTP).
 func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 	if opts.MaxRequestBytes == 0 {
 		opts.MaxRequestBytes = DefaultMaxRequestBytes
@@ -76,10 +82,10 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})
 
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", s.limitBody(opts.MaxRequestBytes, mcpShape, s.checkOrigin(opts.AllowedOrigins, mcpShape,
-		s.authenticate(opts.Auth, mcpShape, s.rateLimitMCP(opts.MaxRequestBytes, attach(streamable))))))
-	mux.Handle("/mcp/", s.limitBody(opts.MaxRequestBytes, restShape, s.checkOrigin(opts.AllowedOrigins, restShape,
-		s.authenticate(opts.Auth, restShape, s.restHandler(opts.MaxRequestBytes)))))
+	mux.Handle("/mcp", s.limitBody(opts.MaxRequestBytes, mcpShape,
+		s.authenticate(opts.Auth, mcpShape, s.rateLimitMCP(opts.MaxRequestBytes, attach(streamable)))))
+	mux.Handle("/mcp/", s.limitBody(opts.MaxRequestBytes, restShape,
+		s.authenticate(opts.Auth, restShape, s.restHandler(opts.MaxRequestBytes))))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -95,7 +101,7 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 		}
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	})
-	return mux
+	return s.guardHTTP(opts, mux)
 }
 
 // authenticate answers 401 with the error envelope unless the request
