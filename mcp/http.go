@@ -35,7 +35,8 @@ type HTTPOptions struct {
 	SessionTimeout time.Duration
 	// AllowedOrigins are the browser origins (scheme://host[:port]) allowed
 	// to call, besides loopback ones; "*" allows any. Requests without an
-	// Origin header (every non-browser client) are not affected.
+	// Origin header (every non-browser client) are not affected. Allowed
+	// origins also get CORS answers.
 	AllowedOrigins []string
 	// ReadTimeout bounds how long a request body may take to arrive, from
 	// the end of its headers; 0 means DefaultReadTimeout, negative none.
@@ -52,7 +53,7 @@ type principalKey struct{}
 //	/healthz  liveness: the process answers
 //	/readyz   readiness: the stores answer
 //
-// Every route checks Host and Origin first (guardHTTP).
+// Every route checks Host and Origin and answers CORS first (guardHTTP).
 func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 	if opts.MaxRequestBytes == 0 {
 		opts.MaxRequestBytes = DefaultMaxRequestBytes

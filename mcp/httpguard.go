@@ -22,11 +22,12 @@ const CodeRequestTimeout = "REQUEST_TIMEOUT"
 // guardHTTP is the outermost layer of the HTTP surface, applied to every
 // route before routing: it bounds the time a request body may take, refuses
 // a Host that is not loopback on a loopback listener and a browser Origin
-// that is not allowed. Refusals go out at once in the route's error shape.
+// that is not allowed, and answers CORS. Refusals go out at once in the
+// route's error shape.
 func (s *Server) guardHTTP(opts HTTPOptions, next http.Handler) http.Handler {
 	chains := map[errorShape]http.Handler{}
 	for _, shape := range []errorShape{mcpShape, restShape} {
-		chains[shape] = s.checkHost(shape, s.checkOrigin(opts.AllowedOrigins, shape, next))
+		chains[shape] = s.checkHost(shape, s.checkOrigin(opts.AllowedOrigins, shape, cors(next)))
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		shape := shapeOf(r.URL.Path)
