@@ -52,6 +52,7 @@ type principalKey struct{}
 //	/mcp/tools, /mcp/call/{tool}  the REST facade (API key required)
 //	/healthz  liveness: the process answers
 //	/readyz   readiness: the stores answer
+//	/.well-known/oauth-protected-resource[/mcp]  RFC 9728 metadata of /mcp
 //
 // Every route checks Host and Origin and answers CORS first (guardHTTP).
 func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
@@ -87,6 +88,8 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 		s.authenticate(opts.Auth, mcpShape, s.rateLimitMCP(opts.MaxRequestBytes, attach(streamable)))))
 	mux.Handle("/mcp/", s.limitBody(opts.MaxRequestBytes, restShape,
 		s.authenticate(opts.Auth, restShape, s.restHandler(opts.MaxRequestBytes))))
+	mux.HandleFunc("GET "+protectedResourcePath, serveProtectedResource)
+	mux.HandleFunc("GET "+protectedResourcePath+"/mcp", serveProtectedResource)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -119,7 +122,7 @@ func (s *Server) authenticate(a *consent.Authenticator, shape errorShape, next h
 		if err != nil {
 			e := toError(err)
 			if e.Status == http.StatusUnauthorized {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="cairn"`)
+				w.Header().Set("WWW-Authenticate", `Bearer realm="cairn", resource_metadata="`+resourceMetadataURL(r)+`"`)
 				// No user is known, so this goes to the server log, not
 				// to a user's audit log.
 				s.log.Info("authentication refused", "reason", err.Error(), "remote", r.RemoteAddr, "path", r.URL.Path)
