@@ -32,8 +32,13 @@ type HTTPOptions struct {
 	SessionTimeout time.Duration
 	// AllowedOrigins are the browser origins (scheme://host[:port]) allowed
 	// to call, besides loopback ones; "*" allows any. Requests without an
-	// Origin header (every non-browser client) are not affected.
+	// Origin header (every non-browser client) are not affected. Allowed
+	// origins also get CORS answers.
 	AllowedOrigins []string
+	// ReadTimeout bounds how long a request body may take to arrive, from
+	// the end of its headers; 0 means DefaultReadTimeout, negative none.
+	// It does not limit answers, so SSE streams may last.
+	ReadTimeout time.Duration
 }
 
 type principalKey struct{}
@@ -44,6 +49,9 @@ type principalKey struct{}
 //	/mcp/tools, /mcp/call/{tool}  the REST facade (API key required)
 //	/healthz  liveness: the process answers
 //	/readyz   readiness: the stores answer
+//	/.well-known/oauth-protected-resource[/mcp]  RFC 9728 metadata of /mcp
+//
+// Every route checks Host and Origin and answers CORS first (guardHTTP).
 func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 	if opts.MaxRequestBytes == 0 {
 		opts.MaxRequestBytes = DefaultMaxRequestBytes
@@ -73,10 +81,12 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})
 
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", s.limitBody(opts.MaxRequestBytes, mcpShape, s.checkOrigin(opts.AllowedOrigins, mcpShape,
-		s.authenticate(opts.Auth, mcpShape, s.rateLimitMCP(opts.MaxRequestBytes, attach(streamable))))))
-	mux.Handle("/mcp/", s.limitBody(opts.MaxRequestBytes, restShape, s.checkOrigin(opts.AllowedOrigins, restShape,
-		s.authenticate(opts.Auth, restShape, s.restHandler(opts.MaxRequestBytes)))))
+	mux.Handle("/mcp", s.limitBody(opts.MaxRequestBytes, mcpShape,
+		s.authenticate(opts.Auth, mcpShape, s.rateLimitMCP(opts.MaxRequestBytes, attach(streamable)))))
+	mux.Handle("/mcp/", s.limitBody(opts.MaxRequestBytes, restShape,
+		s.authenticate(opts.Auth, restShape, s.restHandler(opts.MaxRequestBytes))))
+	mux.HandleFunc("GET "+protectedResourcePath, serveProtectedResource)
+	mux.HandleFunc("GET "+protectedResourcePath+"/mcp", serveProtectedResource)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -92,7 +102,7 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 		}
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	})
-	return mux
+	return s.guardHTTP(opts, mux)
 }
 
 // authenticate answers 401 with the error envelope unless the request
@@ -109,7 +119,7 @@ func (s *Server) authenticate(a *consent.Authenticator, shape errorShape, next h
 		if err != nil {
 			e := toError(err)
 			if e.Status == http.StatusUnauthorized {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="cairn"`)
+				w.Header().Set("WWW-Authenticate", `Bearer realm="cairn", resource_metadata="`+resourceMetadataURL(r)+`"`)
 				// No user is known, so this goes to the server log, not
 				// to a user's audit log.
 				s.log.Info("authentication refused", "reason", err.Error(), "remote", r.RemoteAddr, "path", r.URL.Path)

@@ -390,6 +390,8 @@ func TestCommandLine(t *testing.T) {
 		{"unknown command", []string{"frobnicate"}, nil, exitUsage, `unknown command "frobnicate"`},
 		{"unknown flag", []string{"serve", "--nope"}, nil, exitUsage, "flag provided but not defined"},
 		{"bad env value", []string{"serve"}, map[string]string{"CAIRN_MAX_REQUEST_BYTES": "lots"}, exitUsage, "CAIRN_MAX_REQUEST_BYTES"},
+		{"bad read timeout", []string{"serve"}, map[string]string{"CAIRN_READ_TIMEOUT": "soon"}, exitUsage, "CAIRN_READ_TIMEOUT"},
+		{"negative connection limit", []string{"serve", "--max-conns-per-client", "-1"}, nil, exitUsage, "--max-conns-per-client"},
 		{"bad log level", []string{"serve", "--log-level", "loud"}, nil, exitUsage, "--log-level"},
 		{"short owner key", []string{"serve", "--addr", "127.0.0.1:0", "--data-dir", t.TempDir()}, map[string]string{"CAIRN_OWNER_KEY": "short"}, exitUsage, "CAIRN_OWNER_KEY"},
 	}

@@ -37,9 +37,18 @@ Every call is checked against the agent's consent rules (cairn admin
 consent), rate-limited per key (429 with Retry-After; X-RateLimit-* headers
 on every response) and recorded in the audit log (cairn admin audit).
 Browser requests from origins other than loopback are refused unless
---allowed-origins names them.`,
+--allowed-origins names them; allowed origins get CORS answers. On a
+loopback address, a Host header that is not loopback is refused (DNS
+rebinding). GET /.well-known/oauth-protected-resource describes /mcp
+(RFC 9728), and every 401 points to it.
+
+A request body must arrive within --read-timeout, and one address may hold
+at most --max-conns-per-client connections; a request refused before its
+body is read (no key, a foreign origin) is answered at once and its
+connection closed.`,
 		env: append(append(append(append([]envVar{{"addr", "CAIRN_ADDR"}, {"max-request-bytes", "CAIRN_MAX_REQUEST_BYTES"},
-			{"allowed-origins", "CAIRN_ALLOWED_ORIGINS"}}, limitEnv...), toolEnv...), commonEnv...), embedEnv...),
+			{"allowed-origins", "CAIRN_ALLOWED_ORIGINS"}, {"read-timeout", "CAIRN_READ_TIMEOUT"},
+			{"max-conns-per-client", "CAIRN_MAX_CONNS_PER_CLIENT"}}, limitEnv...), toolEnv...), commonEnv...), embedEnv...),
 		setup: func(fs *flag.FlagSet) runFunc {
 			var common commonFlags
 			common.register(fs)
@@ -48,6 +57,8 @@ Browser requests from origins other than loopback are refused unless
 			addr := fs.String("addr", "127.0.0.1:7400", "HTTP listen address; the default binds loopback only")
 			maxBody := fs.Int64("max-request-bytes", mcp.DefaultMaxRequestBytes, "largest HTTP request body accepted")
 			origins := fs.String("allowed-origins", "", "comma-separated browser origins allowed besides loopback ones (scheme://host[:port], or *)")
+			readTimeout := fs.Duration("read-timeout", mcp.DefaultReadTimeout, "longest a request body may take to arrive (0: no limit)")
+			maxConns := fs.Int("max-conns-per-client", mcp.DefaultMaxConnsPerClient, "connections one remote address may hold open (0: unlimited)")
 			var limitF limitFlags
 			limitF.register(fs)
 			var toolF toolFlags
@@ -59,6 +70,9 @@ Browser requests from origins other than loopback are refused unless
 				log, err := common.logger(env.stderr)
 				if err != nil {
 					return err
+				}
+				if *readTimeout < 0 || *maxConns < 0 {
+					return usageError{"--read-timeout and --max-conns-per-client must be 0 (no limit) or more"}
 				}
 				limits, err := limitF.limits()
 				if err != nil {
@@ -91,18 +105,30 @@ Browser requests from origins other than loopback are refused unless
 				if key != "" {
 					printWelcome(env.stdout, key, mcpURL, common.appConfig(), env.getenv("CAIRN_OWNER_KEY") != "")
 				}
-				srv := &http.Server{
-					Handler: a.mcp.HTTPHandler(mcp.HTTPOptions{Auth: a.auth, Ready: a.ready, MaxRequestBytes: *maxBody,
-						AllowedOrigins: splitList(*origins)}),
-					ReadHeaderTimeout: 10 * time.Second,
-					IdleTimeout:       2 * time.Minute,
-					ErrorLog:          nil,
+				bodyTimeout := *readTimeout
+				if bodyTimeout == 0 {
+					bodyTimeout = -1 // HTTPOptions' "none"
 				}
+				srv := httpServer(a.mcp.HTTPHandler(mcp.HTTPOptions{Auth: a.auth, Ready: a.ready, MaxRequestBytes: *maxBody,
+					AllowedOrigins: splitList(*origins), ReadTimeout: bodyTimeout}))
 				a.started()
 				log.Info("serving", "mcp", mcpURL, "store", a.backend.describe, "version", version())
-				return serveUntilDone(ctx, srv, ln)
+				return serveUntilDone(ctx, srv, mcp.LimitConnsPerClient(ln, *maxConns, log))
 			}
 		},
+	}
+}
+
+// httpServer returns the server of serve. Headers must arrive within 10 s
+// and an idle connection closes after 2 minutes. There is no ReadTimeout:
+// the handler bounds each request body instead (HTTPOptions.ReadTimeout),
+// so that the limit covers bodies only, never a long-lived SSE stream, and
+// a body too slow to arrive answers 408 in the route's error shape.
+func httpServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
 	}
 }
 
