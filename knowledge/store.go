@@ -266,6 +266,9 @@ func (s *Service) prepare(c Caller, req StoreRequest) ([]preparedEntity, int, er
 	if err := checkProvenance(req.Provenance); err != nil {
 		return nil, 0, err
 	}
+	if err := s.checkFieldSizes("provenance", req.Provenance); err != nil {
+		return nil, 0, err
+	}
 	out := make([]preparedEntity, 0, len(req.Entities))
 	unknownCount := 0
 	for i, raw := range req.Entities {
@@ -289,6 +292,9 @@ func (s *Service) prepare(c Caller, req StoreRequest) ([]preparedEntity, int, er
 			}
 			if name == "" || len(name) > maxFieldNameLen {
 				return nil, 0, invalid(path, fmt.Sprintf("field names of 1..%d bytes", maxFieldNameLen), "string", "field name %q is empty or too long", truncate(name, 32))
+			}
+			if err := s.checkFieldSize(path+"."+name, v); err != nil {
+				return nil, 0, err
 			}
 			f, known := schema.Fields[name]
 			if !known {
