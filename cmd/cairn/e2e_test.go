@@ -391,6 +391,9 @@ func TestCommandLine(t *testing.T) {
 		{"unknown flag", []string{"serve", "--nope"}, nil, exitUsage, "flag provided but not defined"},
 		{"bad env value", []string{"serve"}, map[string]string{"CAIRN_MAX_REQUEST_BYTES": "lots"}, exitUsage, "CAIRN_MAX_REQUEST_BYTES"},
 		{"bad log level", []string{"serve", "--log-level", "loud"}, nil, exitUsage, "--log-level"},
+		{"stdio help names the field bound", []string{"stdio", "--help"}, nil, exitOK, "CAIRN_MAX_FIELD_BYTES"},
+		{"no field bound", []string{"stdio", "--max-field-bytes", "0"}, nil, exitUsage, "--max-field-bytes"},
+		{"negative field bound", []string{"serve"}, map[string]string{"CAIRN_MAX_FIELD_BYTES": "-1"}, exitUsage, "--max-field-bytes"},
 		{"short owner key", []string{"serve", "--addr", "127.0.0.1:0", "--data-dir", t.TempDir()}, map[string]string{"CAIRN_OWNER_KEY": "short"}, exitUsage, "CAIRN_OWNER_KEY"},
 	}
 	for _, tt := range tests {

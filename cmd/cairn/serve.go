@@ -38,8 +38,8 @@ consent), rate-limited per key (429 with Retry-After; X-RateLimit-* headers
 on every response) and recorded in the audit log (cairn admin audit).
 Browser requests from origins other than loopback are refused unless
 --allowed-origins names them.`,
-		env: append(append(append(append([]envVar{{"addr", "CAIRN_ADDR"}, {"max-request-bytes", "CAIRN_MAX_REQUEST_BYTES"},
-			{"allowed-origins", "CAIRN_ALLOWED_ORIGINS"}}, limitEnv...), toolEnv...), commonEnv...), embedEnv...),
+		env: append(append(append(append(append([]envVar{{"addr", "CAIRN_ADDR"}, {"max-request-bytes", "CAIRN_MAX_REQUEST_BYTES"},
+			{"allowed-origins", "CAIRN_ALLOWED_ORIGINS"}}, limitEnv...), toolEnv...), commonEnv...), embedEnv...), fieldEnv...),
 		setup: func(fs *flag.FlagSet) runFunc {
 			var common commonFlags
 			common.register(fs)
@@ -52,6 +52,8 @@ Browser requests from origins other than loopback are refused unless
 			limitF.register(fs)
 			var toolF toolFlags
 			toolF.register(fs)
+			var fieldF fieldFlags
+			fieldF.register(fs)
 			return func(ctx context.Context, env *environment) error {
 				if fs.NArg() > 0 {
 					return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
@@ -70,6 +72,9 @@ Browser requests from origins other than loopback are refused unless
 				}
 				cfg := common.appConfig()
 				cfg.mcp, cfg.limits, cfg.embedder = toolF.options(), limits, embedder
+				if err := fieldF.apply(&cfg); err != nil {
+					return err
+				}
 				a, err := openApp(ctx, cfg, log)
 				if err != nil {
 					return err
