@@ -133,3 +133,44 @@ func assertHoldsNone(t *testing.T, name string, answer map[string]any, secrets .
 		}
 	}
 }
+
+// TestRelationshipWriteAnswerRevealsNothingWithoutGraphRead creates an edge
+// that exists and one that does not as an agent that may write the graph
+// and read both ends but not read the graph: the answers must be the same
+// but for the ids, so that the agent cannot tell the first existed (nor
+// when it was made, nor its metadata).
+func TestRelationshipWriteAnswerRevealsNothingWithoutGraphRead(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b storeBackend) {
+		e := newEnvWith(t, envOptions{backend: &b})
+		out := e.mustCall(t, "store", map[string]any{"entities": []any{
+			map[string]any{"entity_type": "person", "name": "Ada"},
+			map[string]any{"entity_type": "person", "name": "Bo"},
+			map[string]any{"entity_type": "company", "name": "Acme"},
+		}})
+		var ids []string
+		for _, en := range out["entities"].([]any) {
+			ids = append(ids, en.(map[string]any)["entity_id"].(string))
+		}
+		ada, bo, acme := ids[0], ids[1], ids[2]
+		e.mustCall(t, "create_relationship", map[string]any{"relationship_type": "PART_OF", "source_entity_id": ada, "target_entity_id": acme,
+			"metadata": map[string]any{"role": "secret role"}})
+
+		writer, _ := e.agent(t, e.owner.UserID, "graph-writer",
+			[3]string{"write", "graph", "allow"}, [3]string{"read", "entities/*", "allow"})
+		edge := func(from string) map[string]any {
+			out, merr := e.callAs(t, writer, "create_relationship", map[string]any{"relationship_type": "PART_OF", "source_entity_id": from, "target_entity_id": acme})
+			if merr != nil {
+				t.Fatalf("create_relationship: %v", merr)
+			}
+			for _, k := range []string{"meta", "id", "source_entity_id"} {
+				delete(out, k)
+			}
+			return out
+		}
+		existing, fresh := edge(ada), edge(bo)
+		if diff := cmp.Diff(fresh, existing); diff != "" {
+			t.Errorf("the answer for an existing edge differs from a new one's (-new +existing):\n%s", diff)
+		}
+		assertHoldsNone(t, "existing edge", existing, "secret role")
+	})
+}
