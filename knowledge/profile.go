@@ -80,9 +80,6 @@ func (s *Service) UpdateProfile(ctx context.Context, c Caller, patch map[string]
 	if patch == nil {
 		return Profile{}, ProfileChange{}, invalid("data", "object", "null", "is required: the members to merge into the profile")
 	}
-	if err := s.checkFieldSizes("data", patch); err != nil {
-		return Profile{}, ProfileChange{}, err
-	}
 	if n := utf8.RuneCountInString(reason); n > MaxProfileReasonLen {
 		return Profile{}, ProfileChange{}, invalid("reason", fmt.Sprintf("at most %d characters", MaxProfileReasonLen), "string",
 			"is %d characters long", n)

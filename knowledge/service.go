@@ -68,7 +68,8 @@ type Options struct {
 	EntityEmbeddings *vector.EntityStore
 	// MaxFieldBytes bounds every field value a call stores (entity fields,
 	// unknown fields, corrections, relationship metadata, provenance,
-	// profile members, memory metadata and claims), measured as the bytes
+	// memory metadata and claims; a profile has its own bound,
+	// MaxProfileBytes, on the whole), measured as the bytes
 	// of its JSON encoding; a call with a value over it is refused whole
 	// with a *ValidationError naming the field. Zero or less means
 	// DefaultMaxFieldBytes.

@@ -58,7 +58,8 @@ func TestFieldValuesAreBounded(t *testing.T) {
 			"source_entity_id": person, "target_entity_id": company, "metadata": map[string]any{"role": jsonString(limit)}}, ""},
 		{"create_relationship: metadata over", "create_relationship", map[string]any{"relationship_type": "PART_OF",
 			"source_entity_id": person, "target_entity_id": company, "metadata": map[string]any{"role": jsonString(limit + 1)}}, "metadata.role"},
-		{"update_profile: member over", "update_profile", map[string]any{"data": map[string]any{"bio": jsonString(limit + 1)}}, "data.bio"},
+		// The profile is bounded as a whole (knowledge.MaxProfileBytes).
+		{"update_profile: member over", "update_profile", map[string]any{"data": map[string]any{"bio": jsonString(limit + 1)}}, "data"},
 		{"save_memory: metadata over", "save_memory", map[string]any{"collection": "notes", "text": "memo",
 			"metadata": map[string]any{"blob": jsonString(limit + 1)}}, "metadata.blob"},
 	}

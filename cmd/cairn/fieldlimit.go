@@ -14,7 +14,7 @@ type fieldFlags struct {
 
 func (f *fieldFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.maxFieldBytes, "max-field-bytes", knowledge.DefaultMaxFieldBytes,
-		"largest stored field value, in bytes of its JSON encoding (entity fields, corrections, relationship metadata, profile members, memory metadata);\n        a call with a larger one is refused whole with VALIDATION_ERROR")
+		"largest stored field value, in bytes of its JSON encoding (entity fields, corrections, relationship metadata, provenance, memory metadata);\n        a call with a larger one is refused whole with VALIDATION_ERROR")
 }
 
 var fieldEnv = []envVar{{"max-field-bytes", "CAIRN_MAX_FIELD_BYTES"}}
