@@ -38,6 +38,9 @@ func (s *Service) Correct(ctx context.Context, c Caller, req CorrectRequest) (Co
 	if req.Value == nil {
 		return CorrectResult{}, invalid("value", "a non-null value", "null", "is required")
 	}
+	if err := s.checkFieldSize("value", req.Value); err != nil {
+		return CorrectResult{}, err
+	}
 	var res CorrectResult
 	err := s.graph.Update(ctx, func(tx *graph.Tx) error {
 		e, err := s.readableEntity(ctx, tx, c, req.EntityID, false)

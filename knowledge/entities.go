@@ -353,8 +353,14 @@ func (s *Service) Timeline(ctx context.Context, c Caller, q TimelineQuery) ([]gr
 
 // related fills a store result with the live relationships of the stored
 // entities and the readable entities at their other ends, a few of each.
+// ids must be entities the caller may read: the neighbours of one it may
+// not read would say that it exists. Without graph read there is nothing
+// to show, as a traversal would refuse.
 func (s *Service) related(ctx context.Context, tx *graph.Tx, c Caller, ids []string, res *StoreResult) error {
 	const maxRelated = 50
+	if len(ids) == 0 || !c.May(Read, ResourceGraph) {
+		return nil
+	}
 	types, err := s.readableTypes(ctx, tx, c)
 	if err != nil {
 		return err

@@ -103,6 +103,14 @@ func (s *Service) SaveMemory(ctx context.Context, c Caller, r MemoryRequest) (Sa
 	if err := c.need(Write, MemoryResource(r.Collection)); err != nil {
 		return SavedMemory{}, err
 	}
+	if err := s.checkFieldSizes("metadata", r.Metadata); err != nil {
+		return SavedMemory{}, err
+	}
+	for i, cl := range r.Claims {
+		if err := s.checkFieldSize(fmt.Sprintf("claims[%d].value", i), cl.Value); err != nil {
+			return SavedMemory{}, err
+		}
+	}
 	if err := s.checkLinks(ctx, c, r.EntityIDs, r.SourceID); err != nil {
 		return SavedMemory{}, err
 	}
@@ -432,6 +440,9 @@ func (s *Service) StoreInsight(ctx context.Context, c Caller, r InsightRequest) 
 		return vector.Memory{}, invalid("insight.content", "string", "empty", "content is required")
 	case strings.TrimSpace(r.SourceLLM) == "":
 		return vector.Memory{}, invalid("insight.sourceLLM", "string", "empty", "sourceLLM is required")
+	}
+	if err := s.checkFieldSizes("insight", map[string]any{"entities": r.Entities, "citations": r.Citations}); err != nil {
+		return vector.Memory{}, err
 	}
 	meta := map[string]any{insightSourceLLM: r.SourceLLM}
 	if r.Entities != nil {

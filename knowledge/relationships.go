@@ -21,6 +21,9 @@ type RelationshipRequest struct {
 // same (type, source, target), and records an observation of its metadata.
 // The relationship's metadata is then reduced from all its observations.
 func (s *Service) CreateRelationship(ctx context.Context, c Caller, req RelationshipRequest) (rel graph.Relationship, created bool, err error) {
+	if err := s.checkFieldSizes("metadata", req.Metadata); err != nil {
+		return graph.Relationship{}, false, err
+	}
 	err = s.graph.Update(ctx, func(tx *graph.Tx) error {
 		rel, created, err = s.createRelationship(ctx, tx, c, req, graph.SourceRelationship, s.clock())
 		return err

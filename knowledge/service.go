@@ -34,6 +34,8 @@ type Service struct {
 	memoryIndex MemoryIndex
 	// entityVecs keeps entity embeddings; nil when none are kept.
 	entityVecs *vector.EntityStore
+	// maxFieldBytes bounds one stored field value (see checkFieldSize).
+	maxFieldBytes int
 }
 
 // Options configure a Service. The zero value is usable.
@@ -64,6 +66,14 @@ type Options struct {
 	// ranking; nil means none are kept and topic ranking embeds its
 	// candidates on every call.
 	EntityEmbeddings *vector.EntityStore
+	// MaxFieldBytes bounds every field value a call stores (entity fields,
+	// unknown fields, corrections, relationship metadata, provenance,
+	// memory metadata and claims; a profile has its own bound,
+	// MaxProfileBytes, on the whole), measured as the bytes
+	// of its JSON encoding; a call with a value over it is refused whole
+	// with a *ValidationError naming the field. Zero or less means
+	// DefaultMaxFieldBytes.
+	MaxFieldBytes int
 }
 
 // NewService returns a Service over a graph and a schema registry.
@@ -72,6 +82,10 @@ func NewService(g *graph.Store, schemas *Registry, opts Options) *Service {
 		graph: g, schemas: schemas, now: opts.Now, log: opts.Logger, embedder: opts.Embedder,
 		profiles: opts.Profiles, contradictions: opts.Contradictions,
 		memories: opts.Memories, memoryIndex: opts.MemoryIndex, entityVecs: opts.EntityEmbeddings,
+		maxFieldBytes: opts.MaxFieldBytes,
+	}
+	if s.maxFieldBytes <= 0 {
+		s.maxFieldBytes = DefaultMaxFieldBytes
 	}
 	if s.memoryIndex == nil && s.memories != nil {
 		s.memoryIndex = storeIndex{s}

@@ -34,12 +34,31 @@ type StoredEntity struct {
 	ObservationID string
 }
 
-// StoreResult reports what a store call did.
+// StoreResult reports what a store call did, as far as the caller may
+// read it. A write must not answer what a read would refuse, so for an
+// entity of a type the caller may not read the result says nothing that
+// depends on whether that entity existed before the call:
+//
+//   - its line in Entities holds the id the call's identity fields give
+//     (not the entity a merge may have moved it to), its type and the
+//     observation id, all determined by the arguments;
+//   - EntitiesCreated counts only new entities of readable types;
+//   - when the call names an unreadable type and its content was stored
+//     before, the result is not marked Deduplicated: it reads as a first
+//     store would (ObservationsCreated counts every entity of the call,
+//     whose observations the earlier identical call made), since "stored
+//     before" would say the unreadable entity exists;
+//   - Related* are computed from the stored entities of readable types
+//     only, list only entities the caller may read, and are empty without
+//     read consent on the graph.
 type StoreResult struct {
-	Source              graph.Source
-	Deduplicated        bool
-	RunID               string
-	Entities            []StoredEntity
+	Source       graph.Source
+	Deduplicated bool
+	RunID        string
+	// Entities has one line per entity of the call, in the call's order.
+	Entities []StoredEntity
+	// EntitiesCreated counts the entities of readable types that did not
+	// exist before the call.
 	EntitiesCreated     int
 	ObservationsCreated int
 	// UnknownFieldsCount counts the fields kept as raw fragments because
@@ -102,15 +121,7 @@ func (s *Service) Store(ctx context.Context, c Caller, req StoreRequest) (StoreR
 		found = nil
 		existing, err := tx.SourceByHash(ctx, c.UserID, hash)
 		if err == nil {
-			res.Source, res.Deduplicated = existing, true
-			obs, err := tx.ObservationsBySource(ctx, c.UserID, existing.ID)
-			if err != nil {
-				return err
-			}
-			for _, o := range obs {
-				res.Entities = append(res.Entities, StoredEntity{EntityID: o.EntityID, EntityType: o.EntityType, ObservationID: o.ID})
-			}
-			return nil
+			return s.deduplicated(ctx, tx, c, prepared, existing, &res)
 		}
 		if !errors.Is(err, graph.ErrNotFound) {
 			return err
@@ -155,21 +166,27 @@ func (s *Service) Store(ctx context.Context, c Caller, req StoreRequest) (StoreR
 					return err
 				}
 			}
-			res.Entities = append(res.Entities, StoredEntity{EntityID: target, EntityType: pe.schema.EntityType, ObservationID: obs.ID})
+			res.Entities = append(res.Entities, storedLine(c, pe, target, obs.ID))
 			res.ObservationsCreated++
 			if !slices.Contains(touched, target) {
 				touched = append(touched, target)
 			}
 		}
+		var visible []string
 		for _, id := range touched {
-			if _, err := s.recompute(ctx, tx, c.UserID, id); err != nil {
+			e, err := s.recompute(ctx, tx, c.UserID, id)
+			if err != nil {
 				return err
 			}
+			if !c.readable(e.Type) {
+				continue
+			}
+			visible = append(visible, id)
 			if created[id] {
 				res.EntitiesCreated++
 			}
 		}
-		return s.related(ctx, tx, c, touched, &res)
+		return s.related(ctx, tx, c, visible, &res)
 	}
 	err = s.graph.Update(ctx, write)
 	if errors.Is(err, graph.ErrConflict) {
@@ -183,6 +200,53 @@ func (s *Service) Store(ctx context.Context, c Caller, req StoreRequest) (StoreR
 	}
 	s.recordDetected(ctx, found)
 	return res, nil
+}
+
+// deduplicated fills the result of a call whose content the user stored
+// before: nothing is written. When every entity of the call is of a type
+// the caller may read, the result says so (Deduplicated, nothing created);
+// otherwise it reads as the first store did, so that it does not tell
+// whether an entity the caller may not read exists (see StoreResult).
+func (s *Service) deduplicated(ctx context.Context, tx *graph.Tx, c Caller, prepared []preparedEntity, src graph.Source, res *StoreResult) error {
+	res.Source = src
+	obs, err := tx.ObservationsBySource(ctx, c.UserID, src.ID)
+	if err != nil {
+		return err
+	}
+	entityOf := map[string]string{}
+	for _, o := range obs {
+		entityOf[o.ID] = o.EntityID
+	}
+	masked := slices.ContainsFunc(prepared, func(pe preparedEntity) bool { return !c.readable(pe.schema.EntityType) })
+	var visible []string
+	for i, pe := range prepared {
+		obsID := hashID("obs_", src.ID, strconv.Itoa(i))
+		target, ok := entityOf[obsID]
+		if !ok {
+			target = pe.entityID
+		}
+		res.Entities = append(res.Entities, storedLine(c, pe, target, obsID))
+		if c.readable(pe.schema.EntityType) && !slices.Contains(visible, target) {
+			visible = append(visible, target)
+		}
+	}
+	if !masked {
+		res.Deduplicated = true
+		return nil
+	}
+	res.ObservationsCreated = len(prepared)
+	return s.related(ctx, tx, c, visible, res)
+}
+
+// storedLine is an entity's line in a store result. For a type the caller
+// may not read it names the entity by the id its identity fields give, not
+// by where the store resolved it (a merge target exists only if the entity
+// did).
+func storedLine(c Caller, pe preparedEntity, target, observationID string) StoredEntity {
+	if !c.readable(pe.schema.EntityType) {
+		target = pe.entityID
+	}
+	return StoredEntity{EntityID: target, EntityType: pe.schema.EntityType, ObservationID: observationID}
 }
 
 // prepare validates a store request and splits each entity's fields into
@@ -200,6 +264,9 @@ func (s *Service) prepare(c Caller, req StoreRequest) ([]preparedEntity, int, er
 			"must be between 0 and %d (priority %d is reserved for corrections)", MaxStorePriority, CorrectionPriority)
 	}
 	if err := checkProvenance(req.Provenance); err != nil {
+		return nil, 0, err
+	}
+	if err := s.checkFieldSizes("provenance", req.Provenance); err != nil {
 		return nil, 0, err
 	}
 	out := make([]preparedEntity, 0, len(req.Entities))
@@ -225,6 +292,9 @@ func (s *Service) prepare(c Caller, req StoreRequest) ([]preparedEntity, int, er
 			}
 			if name == "" || len(name) > maxFieldNameLen {
 				return nil, 0, invalid(path, fmt.Sprintf("field names of 1..%d bytes", maxFieldNameLen), "string", "field name %q is empty or too long", truncate(name, 32))
+			}
+			if err := s.checkFieldSize(path+"."+name, v); err != nil {
+				return nil, 0, err
 			}
 			f, known := schema.Fields[name]
 			if !known {

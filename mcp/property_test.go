@@ -54,7 +54,15 @@ func randomRules(r *rand.Rand) [][3]string {
 // tool without an entry fails the test.
 var propertyArgs = map[string]func(r *rand.Rand, ids []string, n int) map[string]any{
 	"store": func(r *rand.Rand, ids []string, n int) map[string]any {
-		return map[string]any{"entities": []any{randomEntity(propertyTypes[r.IntN(len(propertyTypes))], 1000+n)}}
+		// Half the time an entity the owner may have stored (the seeded
+		// ones are numbered from 0): the answer must not show its
+		// neighbours unless the agent may read them and the graph.
+		if r.IntN(2) == 0 {
+			n = r.IntN(16)
+		} else {
+			n += 1000
+		}
+		return map[string]any{"entities": []any{randomEntity(propertyTypes[r.IntN(len(propertyTypes))], n)}}
 	},
 	"list_entity_types": func(*rand.Rand, []string, int) map[string]any { return map[string]any{} },
 	"retrieve_entity_snapshot": func(r *rand.Rand, ids []string, _ int) map[string]any {
@@ -252,6 +260,10 @@ func TestNoToolAnswersOutsideConsent(t *testing.T) {
 							typeOf[m["entity_id"].(string)] = m["entity_type"].(string)
 						}
 						delete(res, "entities")
+						// A write answers no graph read without graph read.
+						if related := res["related_entities"].([]any); !graphOK && len(related) > 0 {
+							t.Errorf("store(%v): related_entities %v without graph read", args, related)
+						}
 					}
 					checkAnswer(t, tool.Name(), args, res, "", typeOf, readable, graphOK, memoryOK)
 				}

@@ -32,7 +32,7 @@ type CreateRelationshipIn struct {
 // CreateRelationshipOut is the relationship.
 type CreateRelationshipOut struct {
 	RelationshipOut
-	Created bool `json:"created" jsonschema:"false when the relationship already existed (same type, source and target)"`
+	Created *bool `json:"created,omitempty" jsonschema:"false when the relationship already existed (same type, source and target); absent without graph read, since whether it existed is graph data"`
 }
 
 func createRelationshipTool(d Deps) *Tool {
@@ -56,7 +56,11 @@ func createRelationshipTool(d Deps) *Tool {
 		if err != nil {
 			return CreateRelationshipOut{}, err
 		}
-		return CreateRelationshipOut{RelationshipOut: writtenRelationship(call, rel), Created: created}, nil
+		out := CreateRelationshipOut{RelationshipOut: writtenRelationship(call, rel)}
+		if call.May(consent.Read, consent.ResourceGraph) {
+			out.Created = &created
+		}
+		return out, nil
 	})
 }
 
@@ -94,12 +98,13 @@ func deleteRelationshipTool(d Deps) *Tool {
 
 // writtenRelationship is the answer to a relationship write: the whole
 // relationship with graph read consent; without it, only what the caller
-// named (type and endpoints) and the id, since the metadata merged from
-// earlier observations is graph data it may not read.
+// named (type and endpoints), the id (a hash of them) and ended_at (set by
+// a delete), since the metadata merged from earlier observations and when
+// the edge was created are graph data it may not read.
 func writtenRelationship(call *Call, rel graph.Relationship) RelationshipOut {
 	out := relationshipOut(rel)
 	if !call.May(consent.Read, consent.ResourceGraph) {
-		out.Metadata = nil
+		out.Metadata, out.CreatedAt = nil, ""
 	}
 	return out
 }

@@ -35,7 +35,7 @@ type StoredEntityOut struct {
 // InterpretationOut summarises what a store call created.
 type InterpretationOut struct {
 	RunID               string `json:"run_id"`
-	EntitiesCreated     int    `json:"entities_created"`
+	EntitiesCreated     int    `json:"entities_created" jsonschema:"new entities of the types you may read; an entity of a type you may not read is never counted, so the answer does not tell whether it existed"`
 	ObservationsCreated int    `json:"observations_created"`
 }
 
@@ -43,12 +43,12 @@ type InterpretationOut struct {
 type StoreOut struct {
 	SourceID             string             `json:"source_id"`
 	ContentHash          string             `json:"content_hash" jsonschema:"SHA-256 of the canonical JSON of the arguments"`
-	Deduplicated         bool               `json:"deduplicated" jsonschema:"true when the same content was stored before: nothing new was created"`
+	Deduplicated         bool               `json:"deduplicated" jsonschema:"true when the same content was stored before: nothing new was created (always false when the call names an entity type you may not read)"`
 	Interpretation       *InterpretationOut `json:"interpretation"`
-	Entities             []StoredEntityOut  `json:"entities"`
+	Entities             []StoredEntityOut  `json:"entities" jsonschema:"one line per entity sent, in order. For a type you may not read, entity_id is the id its identity fields give"`
 	UnknownFieldsCount   int                `json:"unknown_fields_count" jsonschema:"fields kept as raw fragments because the schema does not name them"`
-	RelatedEntities      []EntityOut        `json:"related_entities"`
-	RelatedRelationships []RelationshipOut  `json:"related_relationships"`
+	RelatedEntities      []EntityOut        `json:"related_entities" jsonschema:"neighbours of the stored entities you may read; empty without graph read"`
+	RelatedRelationships []RelationshipOut  `json:"related_relationships" jsonschema:"live relationships of the stored entities you may read, to entities you may read; empty without graph read"`
 }
 
 func storeTool(d Deps) *Tool {
@@ -107,13 +107,11 @@ func storeTool(d Deps) *Tool {
 			Entities: mapSlice(res.Entities, func(e knowledge.StoredEntity) StoredEntityOut {
 				return StoredEntityOut{EntityID: e.EntityID, EntityType: e.EntityType, ObservationID: e.ObservationID}
 			}),
-			UnknownFieldsCount:   res.UnknownFieldsCount,
-			RelatedEntities:      mapSlice(res.RelatedEntities, func(e graph.Entity) EntityOut { return entityOut(e, true) }),
-			RelatedRelationships: []RelationshipOut{},
-		}
-		// Relationships are graph data: shown only with graph read consent.
-		if call.May(consent.Read, consent.ResourceGraph) {
-			out.RelatedRelationships = mapSlice(res.RelatedRelationships, relationshipOut)
+			UnknownFieldsCount: res.UnknownFieldsCount,
+			RelatedEntities:    mapSlice(res.RelatedEntities, func(e graph.Entity) EntityOut { return entityOut(e, true) }),
+			// Store leaves out what the caller may not read (see
+			// knowledge.StoreResult).
+			RelatedRelationships: mapSlice(res.RelatedRelationships, relationshipOut),
 		}
 		return out, nil
 	})

@@ -43,6 +43,9 @@ type appConfig struct {
 	// embedder embeds memories, entity types and topics; nil means the
 	// local one.
 	embedder embed.Embedder
+	// maxFieldBytes bounds a stored field value; 0 means
+	// knowledge.DefaultMaxFieldBytes.
+	maxFieldBytes int
 }
 
 // openApp opens the backend (migrating it) and wires the services.
@@ -59,7 +62,7 @@ func openApp(ctx context.Context, cfg appConfig, log *slog.Logger) (*app, error)
 	a.knowledge = knowledge.NewService(a.graph, knowledge.NewRegistry(), knowledge.Options{
 		Logger: log, Embedder: cfg.embedder, Memories: a.memories,
 		Profiles: a.control, Contradictions: a.control.WithReader(b.reader()),
-		EntityEmbeddings: vector.NewEntityStore(memDriver),
+		EntityEmbeddings: vector.NewEntityStore(memDriver), MaxFieldBytes: cfg.maxFieldBytes,
 	})
 	a.auth = consent.NewAuthenticator(a.control, nil)
 	cfg.mcp.Version = version()

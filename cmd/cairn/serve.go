@@ -46,9 +46,9 @@ A request body must arrive within --read-timeout, and one address may hold
 at most --max-conns-per-client connections; a request refused before its
 body is read (no key, a foreign origin) is answered at once and its
 connection closed.`,
-		env: append(append(append(append([]envVar{{"addr", "CAIRN_ADDR"}, {"max-request-bytes", "CAIRN_MAX_REQUEST_BYTES"},
+		env: append(append(append(append(append([]envVar{{"addr", "CAIRN_ADDR"}, {"max-request-bytes", "CAIRN_MAX_REQUEST_BYTES"},
 			{"allowed-origins", "CAIRN_ALLOWED_ORIGINS"}, {"read-timeout", "CAIRN_READ_TIMEOUT"},
-			{"max-conns-per-client", "CAIRN_MAX_CONNS_PER_CLIENT"}}, limitEnv...), toolEnv...), commonEnv...), embedEnv...),
+			{"max-conns-per-client", "CAIRN_MAX_CONNS_PER_CLIENT"}}, limitEnv...), toolEnv...), commonEnv...), embedEnv...), fieldEnv...),
 		setup: func(fs *flag.FlagSet) runFunc {
 			var common commonFlags
 			common.register(fs)
@@ -63,6 +63,8 @@ connection closed.`,
 			limitF.register(fs)
 			var toolF toolFlags
 			toolF.register(fs)
+			var fieldF fieldFlags
+			fieldF.register(fs)
 			return func(ctx context.Context, env *environment) error {
 				if fs.NArg() > 0 {
 					return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
@@ -84,6 +86,9 @@ connection closed.`,
 				}
 				cfg := common.appConfig()
 				cfg.mcp, cfg.limits, cfg.embedder = toolF.options(), limits, embedder
+				if err := fieldF.apply(&cfg); err != nil {
+					return err
+				}
 				// Listen first: an address in use fails the start before
 				// a store is created for nothing.
 				ln, err := net.Listen("tcp", *addr)

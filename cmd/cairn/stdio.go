@@ -27,7 +27,7 @@ under that agent's consent rules (create it with cairn admin agent create).
 --database-url (or CAIRN_DATABASE_URL) selects PostgreSQL, as for serve. On
 first run it creates the owner and prints the owner key to stderr, for use
 over HTTP.`,
-		env: append(append(append([]envVar{{"agent", "CAIRN_AGENT"}}, toolEnv...), commonEnv...), embedEnv...),
+		env: append(append(append(append([]envVar{{"agent", "CAIRN_AGENT"}}, toolEnv...), commonEnv...), embedEnv...), fieldEnv...),
 		setup: func(fs *flag.FlagSet) runFunc {
 			var common commonFlags
 			common.register(fs)
@@ -36,6 +36,8 @@ over HTTP.`,
 			toolF.register(fs)
 			var emb embedFlags
 			emb.register(fs)
+			var fieldF fieldFlags
+			fieldF.register(fs)
 			return func(ctx context.Context, env *environment) error {
 				if fs.NArg() > 0 {
 					return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
@@ -50,6 +52,9 @@ over HTTP.`,
 				}
 				cfg := common.appConfig()
 				cfg.mcp, cfg.embedder = toolF.options(), embedder
+				if err := fieldF.apply(&cfg); err != nil {
+					return err
+				}
 				a, err := startApp(ctx, cfg, log)
 				if err != nil {
 					return err
