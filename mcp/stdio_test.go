@@ -37,7 +37,11 @@ func startStdio(t testing.TB, srv *mcpsdk.Server) *stdioSession {
 		dec := json.NewDecoder(outR)
 		for {
 			var raw json.RawMessage
-			if dec.Decode(&raw) != nil {
+			if err := dec.Decode(&raw); err != nil {
+				if err != io.EOF {
+					s.frames <- []byte("not JSON: " + err.Error())
+					_, _ = io.Copy(io.Discard, outR) // keep the server unblocked
+				}
 				return
 			}
 			s.frames <- raw
@@ -45,7 +49,13 @@ func startStdio(t testing.TB, srv *mcpsdk.Server) *stdioSession {
 	}()
 	t.Cleanup(func() {
 		inW.Close() // EOF on stdin ends the session
-		_ = ss.Wait()
+		ended := make(chan struct{})
+		go func() { _ = ss.Wait(); close(ended) }()
+		select {
+		case <-ended:
+		case <-time.After(5 * time.Second):
+			t.Error("the session did not end within 5s of stdin closing")
+		}
 		outW.Close()
 	})
 	return s
