@@ -5,8 +5,6 @@ import (
 	"flag"
 	"fmt"
 
-	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/cairnkg/cairn/mcp"
 )
 
@@ -79,7 +77,7 @@ over HTTP.`,
 				}
 				a.started()
 				log.Info("serving MCP on stdio", "user", owner.UserName, "agent", owner.AgentName, "store", a.backend.describe)
-				err = a.mcp.MCPServer(mcp.FixedPrincipal(owner)).Run(ctx, &mcpsdk.StdioTransport{})
+				err = a.mcp.MCPServer(mcp.FixedPrincipal(owner)).Run(ctx, &mcp.StdioTransport{})
 				if err != nil && ctx.Err() == nil {
 					return fmt.Errorf("stdio: %w", err)
 				}
