@@ -73,10 +73,11 @@ type AuditLogOptions struct {
 // AuditLog writes audit records with group commit: Record returns only once
 // the transaction holding its records has committed, so a caller that
 // answers after Record returns nil never answers a call whose audit record
-// a crash could lose. One writer goroutine takes everything queued, writes
-// it in one transaction and wakes every caller in it with the result, so
-// concurrent calls share a commit: each waits about one commit, and
-// throughput grows with concurrency instead of paying a commit per call.
+// a crash could lose. One writer goroutine takes everything queued (up to
+// BatchSize records), writes it in one transaction and wakes every caller
+// in it with the result, so concurrent calls share a commit: a caller waits
+// for at most the commit under way and its own, and throughput grows with
+// concurrency instead of paying a commit per call.
 // How durable a commit is depends on the sink's database (see
 // docs/consent.md).
 type AuditLog struct {
