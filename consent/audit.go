@@ -3,7 +3,9 @@ package consent
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 )
@@ -51,6 +53,9 @@ type AuditQuery struct {
 }
 
 // AuditSink stores audit records; the control plane implements it.
+// AppendAudit must write records in one transaction and return nil only once
+// that transaction has committed: AuditLog passes its nil on to callers as
+// the promise that their records are durable.
 type AuditSink interface {
 	AppendAudit(ctx context.Context, records []AuditRecord) error
 }
@@ -59,151 +64,183 @@ type AuditSink interface {
 type AuditLogOptions struct {
 	// Logger receives write failures; nil discards them.
 	Logger *slog.Logger
-	// FlushInterval is the longest a record waits before it is written; 0
-	// means 200 ms.
-	FlushInterval time.Duration
-	// BatchSize is the most records written in one transaction; 0 means 256.
+	// BatchSize is the most records written in one transaction; 0 means
+	// 256. The records of one Record call always share a transaction, so a
+	// call with more records than BatchSize makes a bigger one.
 	BatchSize int
-	// Buffer is how many records may wait; when it is full, Record blocks
-	// until the writer catches up rather than lose a record. 0 means 8192.
-	Buffer int
 }
 
-// AuditLog batches audit records and writes them in the background, so that
-// a tool call does not wait on the disk for its audit rows. Close flushes.
+// AuditLog writes audit records with group commit: Record returns only once
+// the transaction holding its records has committed, so a caller that
+// answers after Record returns nil never answers a call whose audit record
+// a crash could lose. One writer goroutine takes everything queued (up to
+// BatchSize records), writes it in one transaction and wakes every caller
+// in it with the result, so concurrent calls share a commit: a caller waits
+// for at most the commit under way and its own, and throughput grows with
+// concurrency instead of paying a commit per call.
+// How durable a commit is depends on the sink's database (see
+// docs/consent.md).
 type AuditLog struct {
-	sink    AuditSink
-	log     *slog.Logger
-	every   time.Duration
-	batch   int
-	records chan AuditRecord
-	flushes chan chan error
+	sink  AuditSink
+	log   *slog.Logger
+	batch int
 
-	closeOnce sync.Once
-	closing   chan struct{}
-	done      chan struct{}
+	mu     sync.Mutex
+	wake   *sync.Cond // signalled when queue grows or closed is set
+	queue  []*auditRequest
+	closed bool
+	done   chan struct{} // closed when the writer has drained and stopped
 }
 
-// ErrAuditClosed is returned by Record after Close.
+// auditRequest is one Record or Flush call waiting for its records to be
+// written.
+type auditRequest struct {
+	records []AuditRecord
+	// started is set, under AuditLog.mu, when the writer takes the request;
+	// from then on the caller can no longer withdraw it.
+	started bool
+	result  chan error // buffered: the writer never blocks on a caller
+}
+
+// ErrAuditClosed is returned by Record and Flush after Close.
 var ErrAuditClosed = errors.New("consent: audit log closed")
 
-// NewAuditLog starts an audit log writing to sink.
+// NewAuditLog starts an audit log writing to sink. Close stops it.
 func NewAuditLog(sink AuditSink, opts AuditLogOptions) *AuditLog {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	if opts.FlushInterval <= 0 {
-		opts.FlushInterval = 200 * time.Millisecond
-	}
 	if opts.BatchSize <= 0 {
 		opts.BatchSize = 256
 	}
-	if opts.Buffer <= 0 {
-		opts.Buffer = 8192
-	}
-	a := &AuditLog{
-		sink: sink, log: opts.Logger, every: opts.FlushInterval, batch: opts.BatchSize,
-		records: make(chan AuditRecord, opts.Buffer), flushes: make(chan chan error),
-		closing: make(chan struct{}), done: make(chan struct{}),
-	}
+	a := &AuditLog{sink: sink, log: opts.Logger, batch: opts.BatchSize, done: make(chan struct{})}
+	a.wake = sync.NewCond(&a.mu)
 	go a.run()
 	return a
 }
 
-// Record queues records for writing. It returns without waiting for the
-// disk unless the buffer is full.
+// Record writes records and returns nil only once they have committed, in
+// one transaction, possibly shared with other callers' records. A failed
+// write returns its error, and none of the records may be taken as written.
+//
+// ctx bounds the wait, not the write: if ctx ends while the records are
+// still queued, they are withdrawn and never written; if their write has
+// already started it goes on, and Record returns ctx's error without
+// knowing whether it committed. Either way Record reports them as not
+// written.
 func (a *AuditLog) Record(ctx context.Context, records ...AuditRecord) error {
-	for _, r := range records {
-		select {
-		case <-a.closing:
+	if len(records) == 0 {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		if a.closed {
 			return ErrAuditClosed
-		default:
 		}
-		select {
-		case a.records <- r:
-		case <-a.closing:
-			return ErrAuditClosed
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+		return nil
 	}
-	return nil
+	return a.wait(ctx, records)
 }
 
-// Flush writes every record queued before it was called, and returns the
-// error of the last write.
+// Flush waits until every record queued before it was called has been
+// written, and returns the error of the last write, the one Flush itself
+// waited for (nil if nothing was queued).
 func (a *AuditLog) Flush(ctx context.Context) error {
-	ch := make(chan error, 1)
-	select {
-	case a.flushes <- ch:
-	case <-a.done:
+	return a.wait(ctx, nil)
+}
+
+// wait queues a request and waits for its result. A request without
+// records is a Flush: the writer takes requests in order, so when it is
+// answered every request queued before it has been written.
+func (a *AuditLog) wait(ctx context.Context, records []AuditRecord) error {
+	req := &auditRequest{records: records, result: make(chan error, 1)}
+	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
 		return ErrAuditClosed
-	case <-ctx.Done():
-		return ctx.Err()
 	}
+	a.queue = append(a.queue, req)
+	a.wake.Signal()
+	a.mu.Unlock()
+
 	select {
-	case err := <-ch:
+	case err := <-req.result:
 		return err
 	case <-ctx.Done():
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !req.started {
+		a.queue = slices.DeleteFunc(a.queue, func(r *auditRequest) bool { return r == req })
 		return ctx.Err()
+	}
+	select {
+	case err := <-req.result:
+		// The write ended while we took the lock: its result is known.
+		return err
+	default:
+		return fmt.Errorf("consent: audit write in progress, outcome unknown: %w", ctx.Err())
 	}
 }
 
-// Close writes what is queued and stops the writer.
+// Close stops taking records, writes what is queued (its callers get the
+// result as usual) and stops the writer.
 func (a *AuditLog) Close() error {
-	a.closeOnce.Do(func() { close(a.closing) })
+	a.mu.Lock()
+	a.closed = true
+	a.wake.Signal()
+	a.mu.Unlock()
 	<-a.done
 	return nil
 }
 
+// run is the writer: it takes what is queued, up to BatchSize records,
+// writes it in one transaction and answers every request in it, until Close
+// and an empty queue.
 func (a *AuditLog) run() {
 	defer close(a.done)
-	tick := time.NewTicker(a.every)
-	defer tick.Stop()
-	pending := make([]AuditRecord, 0, a.batch)
-	write := func() error {
-		var err error
-		for len(pending) > 0 {
-			n := min(len(pending), a.batch)
-			// The write outlives any caller's context: records already
-			// accepted must land.
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			err = a.sink.AppendAudit(ctx, pending[:n])
-			cancel()
-			if err != nil {
-				a.log.Error("audit log: write failed; records dropped", "records", n, "err", err)
-			}
-			pending = pending[n:]
-		}
-		pending = pending[:0:cap(pending)]
-		return err
-	}
-	drain := func() {
-		for {
-			select {
-			case r := <-a.records:
-				pending = append(pending, r)
-			default:
-				return
-			}
-		}
-	}
+	var records []AuditRecord
 	for {
-		select {
-		case r := <-a.records:
-			pending = append(pending, r)
-			if len(pending) >= a.batch {
-				write()
-			}
-		case <-tick.C:
-			write()
-		case ch := <-a.flushes:
-			drain()
-			ch <- write()
-		case <-a.closing:
-			drain()
-			write()
+		a.mu.Lock()
+		for len(a.queue) == 0 && !a.closed {
+			a.wake.Wait()
+		}
+		if len(a.queue) == 0 {
+			a.mu.Unlock()
 			return
 		}
+		// Whole requests only, so that the records of one call commit
+		// together; at least one, however big.
+		n, size := 0, 0
+		for n < len(a.queue) && (n == 0 || size+len(a.queue[n].records) <= a.batch) {
+			size += len(a.queue[n].records)
+			a.queue[n].started = true
+			n++
+		}
+		taken := slices.Clone(a.queue[:n])
+		a.queue = slices.Delete(a.queue, 0, n)
+		a.mu.Unlock()
+
+		records = records[:0]
+		for _, r := range taken {
+			records = append(records, r.records...)
+		}
+		err := a.write(records)
+		for _, r := range taken {
+			r.result <- err
+		}
 	}
+}
+
+// write appends one batch. The write outlives any caller's context: a
+// caller that stops waiting does not cancel its neighbours' commit.
+func (a *AuditLog) write(records []AuditRecord) error {
+	if len(records) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := a.sink.AppendAudit(ctx, records); err != nil {
+		a.log.Error("audit log: write failed; the calls are answered as failed", "records", len(records), "err", err)
+		return fmt.Errorf("consent: write audit log: %w", err)
+	}
+	return nil
 }

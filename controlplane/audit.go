@@ -12,7 +12,7 @@ import (
 )
 
 // AppendAudit implements consent.AuditSink: it writes records in one
-// transaction. The table refuses UPDATE and DELETE (triggers in
+// transaction and returns once that has committed. The table refuses UPDATE and DELETE (triggers in
 // 004_consent.sql), so the log is append-only for every client of the
 // database, not just for Cairn.
 func (s *Store) AppendAudit(ctx context.Context, records []consent.AuditRecord) error {
@@ -45,32 +45,54 @@ func (s *Store) AppendAudit(ctx context.Context, records []consent.AuditRecord) 
 }
 
 // appendAuditMultiRow writes records with multi-row inserts, in chunks
-// below PostgreSQL's parameter limit.
+// below PostgreSQL's parameter limit. One chunk is one statement, committed
+// on its own; more chunks share a transaction, so that a failed write
+// leaves none of its records behind. Either way the commit is as durable
+// as the server's synchronous_commit makes it (on by default: the commit
+// returns once the WAL is flushed); nothing here lowers it.
 func (s *Store) appendAuditMultiRow(ctx context.Context, records []consent.AuditRecord) error {
-	const cols, chunkRows = 14, 500
-	for start := 0; start < len(records); start += chunkRows {
-		chunk := records[start:min(len(records), start+chunkRows)]
-		var b strings.Builder
-		b.WriteString(`INSERT INTO audit_log (at, user_id, agent_id, agent_name, key_id, transport, tool, kind, action, resource, decision, result_code, latency_us, request_id) VALUES `)
-		args := make([]any, 0, len(chunk)*cols)
-		for i, r := range chunk {
-			if i > 0 {
+	const chunkRows = 500
+	if len(records) <= chunkRows {
+		return insertAuditRows(ctx, s.db, records)
+	}
+	return s.tx(ctx, 0, func(tx *sql.Tx) error {
+		for start := 0; start < len(records); start += chunkRows {
+			if err := insertAuditRows(ctx, tx, records[start:min(len(records), start+chunkRows)]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// execer runs a statement on a pool or in a transaction.
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// insertAuditRows writes chunk with one multi-row insert.
+func insertAuditRows(ctx context.Context, db execer, chunk []consent.AuditRecord) error {
+	const cols = 14
+	var b strings.Builder
+	b.WriteString(`INSERT INTO audit_log (at, user_id, agent_id, agent_name, key_id, transport, tool, kind, action, resource, decision, result_code, latency_us, request_id) VALUES `)
+	args := make([]any, 0, len(chunk)*cols)
+	for i, r := range chunk {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("(")
+		for j := range cols {
+			if j > 0 {
 				b.WriteString(", ")
 			}
-			b.WriteString("(")
-			for j := range cols {
-				if j > 0 {
-					b.WriteString(", ")
-				}
-				fmt.Fprintf(&b, "$%d", i*cols+j+1)
-			}
-			b.WriteString(")")
-			args = append(args, micros(r.At), r.UserID, r.AgentID, r.AgentName, r.KeyID, r.Transport, r.Tool, r.Kind,
-				string(r.Action), r.Resource, string(r.Decision), r.ResultCode, r.Latency.Microseconds(), r.RequestID)
+			fmt.Fprintf(&b, "$%d", i*cols+j+1)
 		}
-		if _, err := s.db.ExecContext(ctx, b.String(), args...); err != nil {
-			return wrap("append audit", err)
-		}
+		b.WriteString(")")
+		args = append(args, micros(r.At), r.UserID, r.AgentID, r.AgentName, r.KeyID, r.Transport, r.Tool, r.Kind,
+			string(r.Action), r.Resource, string(r.Decision), r.ResultCode, r.Latency.Microseconds(), r.RequestID)
+	}
+	if _, err := db.ExecContext(ctx, b.String(), args...); err != nil {
+		return wrap("append audit", err)
 	}
 	return nil
 }

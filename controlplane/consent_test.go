@@ -232,19 +232,60 @@ func TestAuditLog(t *testing.T) {
 	})
 }
 
+// TestAppendAuditManyRecords writes more records than PostgreSQL's
+// multi-row insert takes in one statement.
+func TestAppendAuditManyRecords(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s *controlplane.Store) {
+		const n = 1201
+		records := make([]consent.AuditRecord, n)
+		for i := range records {
+			records[i] = consent.AuditRecord{UserID: "u", Tool: "t", RequestID: fmt.Sprint(i), Kind: consent.AuditCall}
+		}
+		if err := s.AppendAudit(t.Context(), records); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.QueryAudit(t.Context(), consent.AuditQuery{UserID: "u", Limit: 2 * n})
+		if err != nil || len(got) != n {
+			t.Errorf("QueryAudit = %d records, %v; want %d", len(got), err, n)
+		}
+	})
+}
+
+// TestAuditLogCloseFlushes races Close with concurrent Records: every
+// Record that returned nil has its record in the store, and every other one
+// was refused as closed and wrote nothing.
 func TestAuditLogCloseFlushes(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, s *controlplane.Store) {
-		log := consent.NewAuditLog(s, consent.AuditLogOptions{FlushInterval: time.Hour})
-		for i := range 3 {
-			if err := log.Record(t.Context(), consent.AuditRecord{UserID: "u", Tool: "t", RequestID: fmt.Sprint(i), Kind: consent.AuditCall}); err != nil {
-				t.Fatal(err)
-			}
+		log := consent.NewAuditLog(s, consent.AuditLogOptions{})
+		const n = 40
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				errs[i] = log.Record(t.Context(), consent.AuditRecord{UserID: "u", Tool: "t", RequestID: fmt.Sprint(i), Kind: consent.AuditCall})
+			})
 		}
 		if err := log.Close(); err != nil {
 			t.Fatal(err)
 		}
-		if got, err := s.QueryAudit(t.Context(), consent.AuditQuery{UserID: "u"}); err != nil || len(got) != 3 {
-			t.Errorf("after Close: %d records, %v; want 3", len(got), err)
+		wg.Wait()
+		got, err := s.QueryAudit(t.Context(), consent.AuditQuery{UserID: "u", Limit: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored := map[string]bool{}
+		for _, r := range got {
+			stored[r.RequestID] = true
+		}
+		for i, err := range errs {
+			switch {
+			case err == nil && !stored[fmt.Sprint(i)]:
+				t.Errorf("record %d: Record returned nil but it is not in the store", i)
+			case errors.Is(err, consent.ErrAuditClosed) && stored[fmt.Sprint(i)]:
+				t.Errorf("record %d: Record was refused as closed but the record is in the store", i)
+			case err != nil && !errors.Is(err, consent.ErrAuditClosed):
+				t.Errorf("record %d: %v", i, err)
+			}
 		}
 	})
 }

@@ -158,6 +158,26 @@ func TestAuditRecordsCallsAndDecisions(t *testing.T) {
 // TestBudgetPaging stores more than a page holds and reads it back through
 // continuation cursors: every page fits the budget asked for, and together
 // the pages hold every entity exactly once.
+// TestAuditFailureFailsTheCall checks that a call whose audit records
+// cannot be written is not answered as a success, whatever it did.
+func TestAuditFailureFailsTheCall(t *testing.T) {
+	e := newEnv(t)
+	e.mustCall(t, "list_entity_types", map[string]any{})
+	if err := e.audit.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for tool, args := range map[string]any{
+		"list_entity_types": map[string]any{},
+		"store":             map[string]any{"entities": []any{map[string]any{"entity_type": "company", "name": "Acme"}}},
+	} {
+		_, merr := e.call(t, tool, args)
+		if merr == nil || merr.Body.Code != mcp.CodeServiceUnavailable || merr.Status != 503 || merr.Body.TraceID == "" ||
+			!strings.Contains(merr.Body.Message, "audit log") {
+			t.Errorf("%s without an audit log = %+v, want 503 SERVICE_UNAVAILABLE naming the audit log, with a trace id", tool, merr)
+		}
+	}
+}
+
 func TestBudgetPaging(t *testing.T) {
 	e := newEnv(t)
 	var ents []any

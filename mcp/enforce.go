@@ -63,7 +63,7 @@ func (s *Server) Handle(ctx context.Context, req Request) (resp Response) {
 			s.log.Error("tool panicked", "tool", req.Tool, "trace_id", resp.RequestID, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 			fail(newError(http.StatusInternalServerError, CodeInternal, "internal error; the server log has the cause under this trace id", nil))
 		}
-		s.audit(ctx, req, call, resp, time.Since(start))
+		s.audit(ctx, req, call, &resp, time.Since(start))
 	}()
 
 	// Every call counts against the key's limit, unknown tools too, so
@@ -145,9 +145,12 @@ func (s *Server) Handle(ctx context.Context, req Request) (resp Response) {
 	return resp
 }
 
-// audit records a call and every consent decision it made. The audit log
-// writes in the background; a full buffer is the only wait.
-func (s *Server) audit(ctx context.Context, req Request, call *Call, resp Response, latency time.Duration) {
+// audit records a call and every consent decision it made, and returns
+// only once the records are durable, so that no call is answered without
+// its audit record. If they cannot be written, the answer becomes
+// SERVICE_UNAVAILABLE, whatever the call did: a success without an audit
+// record must not go back.
+func (s *Server) audit(ctx context.Context, req Request, call *Call, resp *Response, latency time.Duration) {
 	code := "OK"
 	if resp.Err != nil {
 		code = resp.Err.Body.Code
@@ -177,6 +180,10 @@ func (s *Server) audit(ctx context.Context, req Request, call *Call, resp Respon
 	}
 	if err := s.deps.Audit.Record(context.WithoutCancel(ctx), records...); err != nil {
 		s.log.Error("audit log", "trace_id", resp.RequestID, "err", err)
+		e := newError(http.StatusServiceUnavailable, CodeServiceUnavailable,
+			"the audit log could not be written; the call's effects, if any, may have been applied", nil)
+		e.Body.TraceID = resp.RequestID
+		resp.Output, resp.Err = nil, e
 	}
 }
 

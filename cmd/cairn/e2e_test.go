@@ -58,6 +58,15 @@ const testOwnerKey = "e2e-owner-key-0123456789abcdef0123456789"
 // startServe runs `cairn serve` on a free port and returns the MCP URL.
 func startServe(t *testing.T, dataDir string, extraEnv ...string) string {
 	t.Helper()
+	url, _ := startServeProcess(t, dataDir, extraEnv...)
+	return url
+}
+
+// startServeProcess is startServe that also returns kill, which ends the
+// process with SIGKILL (no shutdown, no flush: a crash) and waits for it
+// to exit. Without kill, the test's end interrupts the process.
+func startServeProcess(t *testing.T, dataDir string, extraEnv ...string) (url string, kill func()) {
+	t.Helper()
 	cmd := exec.Command(cairnBinary(t), "serve", "--addr", "127.0.0.1:0", "--data-dir", dataDir)
 	cmd.Env = append(os.Environ(), append([]string{"CAIRN_OWNER_KEY=" + testOwnerKey}, extraEnv...)...)
 	stderr, err := cmd.StderrPipe()
@@ -68,16 +77,21 @@ func startServe(t *testing.T, dataDir string, extraEnv ...string) string {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	wait := sync.OnceValue(cmd.Wait)
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(os.Interrupt)
 		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
+		go func() { _ = wait(); close(done) }()
 		select {
 		case <-done:
 		case <-time.After(10 * time.Second):
 			_ = cmd.Process.Kill()
 		}
 	})
+	kill = func() {
+		_ = cmd.Process.Kill()
+		_ = wait()
+	}
 	urlRe := regexp.MustCompile(`mcp=(http://\S+/mcp)`)
 	found := make(chan string, 1)
 	go func() {
@@ -96,10 +110,10 @@ func startServe(t *testing.T, dataDir string, extraEnv ...string) string {
 	}()
 	select {
 	case u := <-found:
-		return u
+		return u, kill
 	case <-time.After(30 * time.Second):
 		t.Fatal("cairn serve did not report its URL within 30s")
-		return ""
+		return "", nil
 	}
 }
 
