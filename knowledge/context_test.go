@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -15,7 +14,6 @@ import (
 	"github.com/cairnkg/cairn/controlplane"
 	"github.com/cairnkg/cairn/db/sqlite"
 	"github.com/cairnkg/cairn/graph"
-	"github.com/cairnkg/cairn/graph/embedded"
 	"github.com/cairnkg/cairn/knowledge"
 	"github.com/cairnkg/cairn/migrations"
 )
@@ -62,15 +60,7 @@ type contextEnv struct {
 
 func newContextEnv(t testing.TB, mem knowledge.MemoryIndex) *contextEnv {
 	t.Helper()
-	db, err := sqlite.OpenFile(context.Background(), filepath.Join(t.TempDir(), "cairn.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := graph.NewStore(embedded.New(db))
-	t.Cleanup(func() {
-		g.Close()
-		db.Close()
-	})
+	db, g := openEmbedded(t)
 	clk := &clock{t: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}
 	control := controlplane.New(db.Write, migrations.SQLite)
 	svc := knowledge.NewService(g, knowledge.NewRegistry(), knowledge.Options{

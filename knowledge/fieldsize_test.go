@@ -2,13 +2,9 @@ package knowledge_test
 
 import (
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/cairnkg/cairn/db/sqlite"
-	"github.com/cairnkg/cairn/graph"
-	"github.com/cairnkg/cairn/graph/embedded"
 	"github.com/cairnkg/cairn/knowledge"
 )
 
@@ -16,20 +12,11 @@ import (
 // with a bound of 16 bytes, a name of 16 bytes of JSON is stored and one
 // of 17 is refused, for store and correct alike.
 func TestMaxFieldBytesOption(t *testing.T) {
-	db, err := sqlite.OpenFile(t.Context(), filepath.Join(t.TempDir(), "cairn.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := graph.NewStore(embedded.New(db))
-	t.Cleanup(func() {
-		g.Close()
-		db.Close()
-	})
-	s := knowledge.NewService(g, knowledge.NewRegistry(), knowledge.Options{MaxFieldBytes: 16})
+	s := newServiceWith(t, knowledge.Options{MaxFieldBytes: 16})
 	name := func(n int) string { return strings.Repeat("n", n-2) } // n bytes as JSON
 
 	res := store(t, s, alice, map[string]any{"entity_type": "person", "name": name(16)})
-	_, err = s.Store(t.Context(), alice, knowledge.StoreRequest{Entities: []map[string]any{{"entity_type": "person", "name": name(17)}}})
+	_, err := s.Store(t.Context(), alice, knowledge.StoreRequest{Entities: []map[string]any{{"entity_type": "person", "name": name(17)}}})
 	wantFieldError(t, "store", err, "entities[0].name", "16")
 
 	id := res.Entities[0].EntityID

@@ -2,7 +2,6 @@ package knowledge_test
 
 import (
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -10,9 +9,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cairnkg/cairn/controlplane"
-	"github.com/cairnkg/cairn/db/sqlite"
-	"github.com/cairnkg/cairn/graph"
-	"github.com/cairnkg/cairn/graph/embedded"
 	"github.com/cairnkg/cairn/knowledge"
 	"github.com/cairnkg/cairn/migrations"
 )
@@ -22,15 +18,7 @@ import (
 // as cmd/cairn wires it, and its clock.
 func newFullService(t *testing.T, opts knowledge.Options) (*knowledge.Service, *clock) {
 	t.Helper()
-	db, err := sqlite.OpenFile(t.Context(), filepath.Join(t.TempDir(), "cairn.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := graph.NewStore(embedded.New(db))
-	t.Cleanup(func() {
-		g.Close()
-		db.Close()
-	})
+	db, g := openEmbedded(t)
 	c := &clock{t: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}
 	control := controlplane.New(db.Write, migrations.SQLite)
 	opts.Now = c.Now

@@ -1,6 +1,7 @@
 package knowledge_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"path/filepath"
@@ -33,10 +34,11 @@ func (c *clock) Advance(d time.Duration) time.Time {
 	return c.t
 }
 
-// newService returns a service on a fresh embedded store and its clock.
-func newService(t *testing.T) (*knowledge.Service, *clock) {
+// openEmbedded opens a fresh embedded store, closed when the test ends, and
+// its graph.
+func openEmbedded(t testing.TB) (*sqlite.DB, *graph.Store) {
 	t.Helper()
-	db, err := sqlite.OpenFile(t.Context(), filepath.Join(t.TempDir(), "cairn.db"))
+	db, err := sqlite.OpenFile(context.Background(), filepath.Join(t.TempDir(), "cairn.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,6 +47,13 @@ func newService(t *testing.T) (*knowledge.Service, *clock) {
 		g.Close()
 		db.Close()
 	})
+	return db, g
+}
+
+// newService returns a service on a fresh embedded store and its clock.
+func newService(t *testing.T) (*knowledge.Service, *clock) {
+	t.Helper()
+	_, g := openEmbedded(t)
 	c := &clock{t: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}
 	return knowledge.NewService(g, knowledge.NewRegistry(), knowledge.Options{Now: c.Now}), c
 }

@@ -3,14 +3,10 @@ package knowledge_test
 import (
 	"context"
 	"math"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 
-	"github.com/cairnkg/cairn/db/sqlite"
-	"github.com/cairnkg/cairn/graph"
-	"github.com/cairnkg/cairn/graph/embedded"
 	"github.com/cairnkg/cairn/knowledge"
 )
 
@@ -149,14 +145,6 @@ func TestSearchEntityTypesSemanticAndRebuild(t *testing.T) {
 // newServiceWith returns a service with options on a fresh embedded store.
 func newServiceWith(t *testing.T, opts knowledge.Options) *knowledge.Service {
 	t.Helper()
-	db, err := sqlite.OpenFile(t.Context(), filepath.Join(t.TempDir(), "cairn.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := graph.NewStore(embedded.New(db))
-	t.Cleanup(func() {
-		g.Close()
-		db.Close()
-	})
+	_, g := openEmbedded(t)
 	return knowledge.NewService(g, knowledge.NewRegistry(), opts)
 }
