@@ -101,7 +101,6 @@ connection closed.`,
 					return err
 				}
 				defer a.Close()
-				a.startEntityEmbeddings(ctx)
 				mcpURL := "http://" + ln.Addr().String() + "/mcp"
 				key, err := bootstrapOwner(ctx, a, env.getenv)
 				if err != nil {
@@ -116,6 +115,10 @@ connection closed.`,
 				}
 				srv := httpServer(a.mcp.HTTPHandler(mcp.HTTPOptions{Auth: a.auth, Ready: a.ready, MaxRequestBytes: *maxBody,
 					AllowedOrigins: splitList(*origins), ReadTimeout: bodyTimeout}))
+				// Background work starts once the start has succeeded, so
+				// that a failed start leaves nothing running and writes
+				// nothing after its error.
+				a.startEntityEmbeddings(ctx)
 				a.started()
 				log.Info("serving", "mcp", mcpURL, "store", a.backend.describe, "version", version())
 				return serveUntilDone(ctx, srv, mcp.LimitConnsPerClient(ln, *maxConns, log))

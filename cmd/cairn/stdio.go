@@ -58,7 +58,6 @@ over HTTP.`,
 					return err
 				}
 				defer a.Close()
-				a.startEntityEmbeddings(ctx)
 				key, err := bootstrapOwner(ctx, a, env.getenv)
 				if err != nil {
 					return err
@@ -75,6 +74,10 @@ over HTTP.`,
 						return usageError{fmt.Sprintf("--agent %q: no such agent of the owner (create it with cairn admin agent create %s)", *agent, *agent)}
 					}
 				}
+				// Background work starts once the start has succeeded, so
+				// that a failed start leaves nothing running and writes
+				// nothing after its error.
+				a.startEntityEmbeddings(ctx)
 				a.started()
 				log.Info("serving MCP on stdio", "user", owner.UserName, "agent", owner.AgentName, "store", a.backend.describe)
 				err = a.mcp.MCPServer(mcp.FixedPrincipal(owner)).Run(ctx, &mcp.StdioTransport{})
