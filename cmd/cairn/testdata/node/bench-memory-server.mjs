@@ -279,8 +279,11 @@ async function cairn(dir) {
   // and say so when it does not.
   const batchRelationships = Boolean(tool("create_relationships"));
   if (!batchRelationships) log("cairn: no create_relationships tool in this build: one create_relationship call per relationship");
-  const textQuery = Boolean(tool("retrieve_entities")?.inputSchema?.properties?.query);
-  if (!textQuery) log("cairn: retrieve_entities takes no query in this build: keyword lookup by query_graph pattern contains on name");
+  // Text search: retrieve_entities with query, or a search_entities tool
+  // (the issue leaves the choice open).
+  const textQuery = ["retrieve_entities", "search_entities"].find((n) => tool(n)?.inputSchema?.properties?.query) ?? null;
+  const queryTakesLimit = Boolean(textQuery && tool(textQuery).inputSchema.properties.limit);
+  if (!textQuery) log("cairn: no text search (query) in this build: keyword lookup by query_graph pattern contains on name");
 
   const ids = new Array(N);
   const idx = new Map();
@@ -325,8 +328,10 @@ async function cairn(dir) {
         const res = await s.call("create_relationships", { relationships: edges.map(rel) });
         // Each relationship has its own result; one that failed fails the
         // benchmark.
-        const failed = (res.results ?? []).filter((r) => r.error || r.status === "failed");
+        const results = res.results ?? [];
+        const failed = results.filter((r) => r.error || r.status === "failed");
         if (failed.length) fail(`cairn create_relationships: ${failed.length} failed, e.g. ${JSON.stringify(failed[0])}`);
+        if (results.length !== edges.length) fail(`cairn create_relationships answered ${results.length} results for ${edges.length} relationships`);
         return;
       }
       for (const e of edges) await s.call("create_relationship", rel(e));
@@ -334,7 +339,7 @@ async function cairn(dir) {
     async keyword(i) {
       const q = nameOf(i).toLowerCase();
       const res = textQuery
-        ? await s.call("retrieve_entities", { query: q, limit: 10 })
+        ? await s.call(textQuery, { query: q, ...(queryTakesLimit ? { limit: 10 } : {}) })
         : await s.call("query_graph", { queryType: "pattern", pattern: { field: "name", contains: q } });
       if (!idsOf(res).includes(ids[i])) fail(`cairn keyword lookup did not find ${nameOf(i)}: ${JSON.stringify(res).slice(0, 500)}`);
     },
@@ -467,7 +472,7 @@ function rows({ batch_relationships: batchRel, text_query: textQuery }) {
       batchRel ? `Cairn \`create_relationships\`, reference \`create_relations\`, ${BATCH} per call`
         : `Cairn one \`create_relationship\` per call (no batch tool in this build); reference \`create_relations\`, ${BATCH} per call`],
     ...lat('keyword lookup ("quill 004216")', "keyword",
-      textQuery ? "Cairn `retrieve_entities` with `query`; reference `search_nodes`"
+      textQuery ? `Cairn \`${textQuery}\` with \`query\`; reference \`search_nodes\``
         : "Cairn `query_graph` pattern `contains` on name (no text search in this build); reference `search_nodes`"),
     ...lat("open one entity by id", "open_by_id", "Cairn `retrieve_entity_snapshot`; reference `open_nodes` (its id is the name)"),
     ...lat("open one entity by name", "open_by_name", "Cairn `retrieve_entity_by_identifier`; reference `open_nodes` (same figure as above)"),
