@@ -191,12 +191,21 @@ async function connect(name, command, args, env) {
     stderrTail = (stderrTail + chunk).slice(-4000);
   });
   await client.connect(transport);
+  // Record the size of each message the server sends, as it came (the SDK
+  // later drops keys its schemas do not know).
+  let lastMessageBytes = 0;
+  const onmessage = transport.onmessage;
+  transport.onmessage = (msg, extra) => {
+    lastMessageBytes = Buffer.byteLength(JSON.stringify(msg));
+    onmessage(msg, extra);
+  };
   // As a host does: list the tools first (the SDK then checks every
   // structured result against its tool's output schema).
   const { tools } = await client.listTools();
   return {
     client,
     tools,
+    lastMessageBytes: () => lastMessageBytes,
     pid: transport.pid,
     async call(tool, args) {
       const res = await client.callTool({ name: tool, arguments: args }, undefined, { timeout: 600_000 });
@@ -216,6 +225,7 @@ async function reference(dir) {
     name: "reference",
     pid: s.pid,
     client: s.client,
+    lastMessageBytes: s.lastMessageBytes,
     stats: {},
     diskPath: dir,
     async storeBatch(idx) {
@@ -298,6 +308,7 @@ async function cairn(dir) {
     name: "cairn",
     pid: s.pid,
     client: s.client,
+    lastMessageBytes: s.lastMessageBytes,
     stats,
     diskPath: dataDir,
     async storeBatch(batch) {
@@ -421,7 +432,7 @@ async function runSide(kind, round) {
     f.two_hop_mean_size = SAMPLE.reduce((n, i) => n + twoHopOf(i).size, 0) / SAMPLE.length;
 
     const list = await side.client.request({ method: "tools/list" }, ListToolsResultSchema);
-    f.tools_list_bytes = Buffer.byteLength(JSON.stringify(list));
+    f.tools_list_bytes = side.lastMessageBytes();
     f.tools_count = list.tools.length;
     f.tools_list = await latencies(() => side.client.listTools());
 
@@ -478,7 +489,7 @@ function rows({ batch_relationships: batchRel, text_query: textQuery }) {
     ...lat("open one entity by name", "open_by_name", "Cairn `retrieve_entity_by_identifier`; reference `open_nodes` (same figure as above)"),
     ...lat("complete 2-hop neighbourhood, with facts", "two_hop",
       "Cairn one `retrieve_related_entities` max_hops 2 (+ cursor pages if cut); reference three `open_nodes` (start, hop 1, hop 2)"),
-    ["`tools/list` size", (f) => f.tools_list_bytes, "bytes", "bytes of the JSON result"],
+    ["`tools/list` size", (f) => f.tools_list_bytes, "bytes", "bytes of the JSON-RPC response"],
     ...lat("`tools/list` time", "tools_list", "the SDK's `listTools()`, which also compiles every output schema, as hosts call it"),
     ["data on disk after the load", (f) => f.disk_bytes, "bytes", "Cairn its data directory; reference its JSONL file (after the server exits)"],
     ["peak RSS of the server process", (f) => f.peak_rss_bytes, "bytes", "VmHWM from /proc at the end of the round"],
