@@ -401,3 +401,47 @@ func readAll(t *testing.T, e *env, tool string, args map[string]any, list string
 	t.Fatalf("%s: the cursor does not progress", tool)
 	return nil
 }
+
+// BenchmarkCreateRelationshipsTool writes 100 relationships through Handle,
+// with consent, audit log and rate limiter as in production: one
+// create_relationships call, or 100 create_relationship calls.
+func BenchmarkCreateRelationshipsTool(b *testing.B) {
+	for _, batch := range []bool{true, false} {
+		b.Run(fmt.Sprint("batch=", batch), func(b *testing.B) {
+			e := newEnvWith(b, envOptions{limits: map[consent.RateClass]int{consent.RateClassDefault: 1 << 30, consent.RateClassStore: 1 << 30}})
+			var ents []any
+			for i := range 1000 {
+				ents = append(ents, companyArgs(fmt.Sprint("Co ", i)))
+			}
+			out, merr := e.callAs(b, e.owner, "store", map[string]any{"entities": ents})
+			if merr != nil {
+				b.Fatal(merr)
+			}
+			var ids []string
+			for _, l := range out["entities"].([]any) {
+				ids = append(ids, l.(map[string]any)["entity_id"].(string))
+			}
+			round := 0
+			for b.Loop() {
+				var rels []any
+				for i := range 100 {
+					// New edges for the first 900 rounds.
+					rels = append(rels, rel("REFERS_TO", ids[i+100*(round%10)], ids[(i*7+round)%1000]))
+				}
+				round++
+				if batch {
+					if _, merr := e.callAs(b, e.owner, "create_relationships", map[string]any{"relationships": rels}); merr != nil {
+						b.Fatal(merr)
+					}
+					continue
+				}
+				for _, r := range rels {
+					if _, merr := e.callAs(b, e.owner, "create_relationship", r); merr != nil {
+						b.Fatal(merr)
+					}
+				}
+			}
+			b.ReportMetric(float64(b.N*100)/b.Elapsed().Seconds(), "rels/s")
+		})
+	}
+}
