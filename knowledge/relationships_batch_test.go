@@ -90,6 +90,7 @@ func TestCreateRelationshipsMatchesOneByOne(t *testing.T) {
 				req(graph.RefersTo, "A", "C", map[string]any{"big": strings.Repeat("x", 100)}), // over the field bound
 				req(graph.RefersTo, "", "C", nil),                                              // empty id
 				req(graph.RefersTo, "A", "C", nil),                                             // fine after the failures
+				req(graph.RefersTo, "A", "C", nil),                                             // the same again: existing, no second observation
 			}
 			reqs[7].TargetEntityID = "ent_nope"
 			got, err := batchSvc.CreateRelationships(t.Context(), alice, reqs)
