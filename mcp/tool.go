@@ -297,3 +297,24 @@ func setDefault(p *jsonschema.Schema, v any) {
 
 // idLimit bounds id arguments.
 const idLimit = 256
+
+// MaxToolsListBytes bounds the answer to tools/list with every tool
+// enabled. Hosts put every tool definition into the model's context on every
+// turn, so this is context an agent pays for before it does anything; a test
+// keeps the default server under it.
+const MaxToolsListBytes = 30_000
+
+// DefinitionsBytes returns the size of the tools' definitions as tools/list
+// sends them: the JSON array of them, in bytes. The whole answer adds a
+// constant envelope of about 150 bytes (result type, server info, JSON-RPC).
+func DefinitionsBytes(tools []*Tool) int {
+	defs := make([]*mcpsdk.Tool, len(tools))
+	for i, t := range tools {
+		defs[i] = t.Def
+	}
+	b, err := json.Marshal(defs)
+	if err != nil {
+		panic(fmt.Sprintf("mcp: tools/list: %v", err))
+	}
+	return len(b)
+}
