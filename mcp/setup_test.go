@@ -135,6 +135,7 @@ func (e *env) callAs(t testing.TB, p consent.Principal, tool string, args any) (
 	if merr != nil {
 		return nil, merr
 	}
+	checkOutput(t, e.server, tool, out)
 	var m map[string]any
 	if err := json.Unmarshal(out, &m); err != nil {
 		t.Fatalf("%s returned invalid JSON: %v", tool, err)
@@ -153,6 +154,7 @@ func (e *env) call(t *testing.T, tool string, args any) (map[string]any, *mcp.Er
 	if merr != nil {
 		return nil, merr
 	}
+	checkOutput(t, e.server, tool, out)
 	var m map[string]any
 	if err := json.Unmarshal(out, &m); err != nil {
 		t.Fatalf("%s returned invalid JSON: %v", tool, err)

@@ -12,17 +12,17 @@ import (
 
 // StoreIn are the arguments of store.
 type StoreIn struct {
-	UserID         *string          `json:"user_id,omitempty" jsonschema:"optional; taken from the API key. If given it must be the caller's own user id"`
-	Entities       []map[string]any `json:"entities,omitempty" jsonschema:"structured entities: each an object with entity_type and its fields. Include every field of the source data: fields the schema does not name are kept as raw fragments"`
-	SourcePriority *int             `json:"source_priority,omitempty" jsonschema:"priority of this source when fields disagree (0..999, default 100; corrections use 1000)"`
-	Provenance     map[string]any   `json:"provenance,omitempty" jsonschema:"where the data came from: extracted_at (ISO 8601, becomes observed_at), extractor_version, agent_id, source_refs"`
+	UserID         *string          `json:"user_id,omitempty" jsonschema:"optional; only your own"`
+	Entities       []map[string]any `json:"entities,omitempty" jsonschema:"[{entity_type, ...fields}]"`
+	SourcePriority *int             `json:"source_priority,omitempty" jsonschema:"wins where fields disagree; corrections use 1000"`
+	Provenance     map[string]any   `json:"provenance,omitempty" jsonschema:"extracted_at (ISO 8601), extractor_version, agent_id, source_refs"`
 
-	FileContent          *string        `json:"file_content,omitempty" jsonschema:"base64 file content (file storage is not available yet)"`
-	FilePath             *string        `json:"file_path,omitempty" jsonschema:"local file path (file storage is not available yet)"`
-	MimeType             *string        `json:"mime_type,omitempty" jsonschema:"MIME type of file_content or file_path"`
-	OriginalFilename     *string        `json:"original_filename,omitempty" jsonschema:"original file name"`
-	Interpret            *bool          `json:"interpret,omitempty" jsonschema:"run interpretation on a file (default true)"`
-	InterpretationConfig map[string]any `json:"interpretation_config,omitempty" jsonschema:"interpretation settings for a file"`
+	FileContent          *string        `json:"file_content,omitempty" jsonschema:"files are not supported yet"`
+	FilePath             *string        `json:"file_path,omitempty"`
+	MimeType             *string        `json:"mime_type,omitempty"`
+	OriginalFilename     *string        `json:"original_filename,omitempty"`
+	Interpret            *bool          `json:"interpret,omitempty"`
+	InterpretationConfig map[string]any `json:"interpretation_config,omitempty"`
 }
 
 // StoredEntityOut is one entity a store call wrote to.
@@ -60,10 +60,9 @@ func storeTool(d Deps) *Tool {
 	return newTool(toolSpec{
 		name:  "store",
 		title: "Store source material",
-		description: "Store structured source material: entities: [{entity_type, ...fields}]. " +
-			"Call list_entity_types first to pick the entity_type and see its fields. Include ALL fields of the source data; " +
-			"fields the schema does not name are kept as raw fragments (counted in unknown_fields_count). " +
-			"Storing the same arguments again returns the same source_id with deduplicated: true and creates nothing.",
+		description: "Store entities from source material; call list_entity_types first to choose each entity_type. " +
+			"Send every field of the source: fields the schema does not name are kept as raw fragments. " +
+			"The same arguments again create nothing (deduplicated: true).",
 		toolset:   ToolsetEntities,
 		ann:       additive,
 		budget:    BudgetSummary,
@@ -75,7 +74,7 @@ func storeTool(d Deps) *Tool {
 			items := prop(s, "entities").Items
 			items.Required = []string{"entity_type"}
 			items.Properties = map[string]*jsonschema.Schema{
-				"entity_type": {Type: "string", Description: "the entity type, e.g. invoice, company, person (see list_entity_types)"},
+				"entity_type": {Type: "string", Description: "e.g. invoice, company, person"},
 			}
 			maxItems := knowledge.MaxEntitiesPerStore
 			prop(s, "entities").MaxItems = &maxItems
