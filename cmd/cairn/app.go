@@ -46,6 +46,9 @@ type appConfig struct {
 	// maxFieldBytes bounds a stored field value; 0 means
 	// knowledge.DefaultMaxFieldBytes.
 	maxFieldBytes int
+
+	// neo4j puts the graph in Neo4j when its URI is set.
+	neo4j neo4jSettings
 }
 
 // openApp opens the backend (migrating it) and wires the services.
