@@ -24,11 +24,19 @@ const (
 
 // mapError wraps an error of the statement name with what the driver was
 // doing, adding graph.ErrConflict when Neo4j refused a duplicate. The Neo4j
-// error stays reachable with errors.As, so that the Neo4j driver's managed
-// transactions still tell a transient error to retry.
+// error stays reachable with errors.As, which is how the Neo4j driver's
+// managed transactions tell a transient error to retry. A lost connection
+// is returned as it is: the managed transactions recognise it by its type,
+// not through wrapping, and would not retry it wrapped.
 func mapError(name string, err error) error {
 	var neoErr *neo4j.Neo4jError
-	if errors.As(err, &neoErr) && neoErr != nil && neoErr.Code == codeConstraintFailed {
+	if !errors.As(err, &neoErr) || neoErr == nil {
+		if neo4j.IsRetryable(err) {
+			return err
+		}
+		return fmt.Errorf("graph/neo4j: %s: %w", name, err)
+	}
+	if neoErr.Code == codeConstraintFailed {
 		return fmt.Errorf("graph/neo4j: %s: %w: %w", name, graph.ErrConflict, err)
 	}
 	return fmt.Errorf("graph/neo4j: %s: %w", name, err)
@@ -39,7 +47,10 @@ func mapError(name string, err error) error {
 // stepped down) or a lost connection. The Neo4j driver's ExecuteRead and
 // ExecuteWrite retry these by themselves; the outbox calls, which are
 // managed transactions too, rely on the same rule.
-func retryable(err error) bool { return neo4j.IsRetryable(err) }
+func retryable(err error) bool {
+	var connErr *neo4j.ConnectivityError
+	return neo4j.IsRetryable(err) || errors.As(err, &connErr)
+}
 
 func notFound(what, id string) error { return &graph.NotFoundError{What: what, ID: id} }
 

@@ -5,6 +5,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"sync"
@@ -46,42 +48,73 @@ var (
 // suiteUsers are the users graphtest writes as.
 var suiteUsers = []string{"alice", "bob"}
 
-func TestConformance(t *testing.T) {
+// live is the test binary's one Neo4j driver and harness, made by the
+// first test that needs them and closed by TestMain.
+var live struct {
+	once sync.Once
+	h    *harness
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if live.h != nil {
+		_ = live.h.d.Close(context.Background())
+	}
+	os.Exit(code)
+}
+
+// liveHarness returns the harness on the server CAIRN_TEST_NEO4J_URI names,
+// or skips t in one line when it is not set.
+func liveHarness(t *testing.T) *harness {
+	t.Helper()
 	uri := os.Getenv("CAIRN_TEST_NEO4J_URI")
 	if uri == "" {
 		t.Skip("CAIRN_TEST_NEO4J_URI is not set: the Neo4j conformance suite needs a Neo4j 5 server (see docs/neo4j.md)")
 	}
-	cfg := graphneo4j.Config{
-		URI: uri, User: cmp.Or(os.Getenv("CAIRN_TEST_NEO4J_USER"), "neo4j"),
-		Password: os.Getenv("CAIRN_TEST_NEO4J_PASSWORD"), Database: os.Getenv("CAIRN_TEST_NEO4J_DATABASE"),
+	live.once.Do(func() {
+		cfg := graphneo4j.Config{
+			URI: uri, User: cmp.Or(os.Getenv("CAIRN_TEST_NEO4J_USER"), "neo4j"),
+			Password: os.Getenv("CAIRN_TEST_NEO4J_PASSWORD"), Database: os.Getenv("CAIRN_TEST_NEO4J_DATABASE"),
+		}
+		ctx := context.Background()
+		d, err := graphneo4j.Connect(ctx, cfg)
+		if err != nil {
+			live.err = err
+			return
+		}
+		h := &harness{d: d, database: cfg.Database}
+		h.cond = sync.NewCond(&h.mu)
+		live.h = h
+		if _, err := graphneo4j.Migrate(ctx, d, cfg.Database, graphneo4j.MigrateOptions{}); err != nil {
+			live.err = err
+			return
+		}
+		h.enterprise, live.err = isEnterprise(ctx, d, cfg.Database)
+	})
+	if live.err != nil {
+		t.Fatal(live.err)
 	}
-	ctx := t.Context()
-	d, err := graphneo4j.Connect(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = d.Close(context.WithoutCancel(ctx)) })
-	if _, err := graphneo4j.Migrate(ctx, d, cfg.Database, graphneo4j.MigrateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	h := &harness{d: d, database: cfg.Database, enterprise: isEnterprise(t, d, cfg.Database)}
-	h.cond = sync.NewCond(&h.mu)
-	graphtest.Run(t, h.store)
+	return live.h
 }
 
+func TestConformance(t *testing.T) { graphtest.Run(t, liveHarness(t).store) }
+
 // isEnterprise reports whether the server can create databases.
-func isEnterprise(t *testing.T, d neo4j.DriverWithContext, database string) bool {
-	t.Helper()
+func isEnterprise(ctx context.Context, d neo4j.DriverWithContext, database string) (bool, error) {
 	q, err := cypher.Must("server_version").Cypher()
 	if err != nil {
-		t.Fatal(err)
+		return false, err
 	}
-	res, err := neo4j.ExecuteQuery(t.Context(), d, q, nil, neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(database))
-	if err != nil || len(res.Records) == 0 {
-		t.Fatalf("read the server's edition: %v", err)
+	res, err := neo4j.ExecuteQuery(ctx, d, q, nil, neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(database))
+	if err != nil {
+		return false, fmt.Errorf("read the server's edition: %w", err)
+	}
+	if len(res.Records) == 0 {
+		return false, errors.New("read the server's edition: no row")
 	}
 	edition, _, _ := neo4j.GetRecordValue[string](res.Records[0], "edition")
-	return edition == "enterprise"
+	return edition == "enterprise", nil
 }
 
 type harness struct {

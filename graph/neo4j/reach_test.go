@@ -1,0 +1,99 @@
+package neo4j_test
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/cairnkg/cairn/graph"
+)
+
+// TestReachMatchesShortestPath checks the Reacher contract against a live
+// Neo4j on random graphs with cycles, several edge types, ended edges and
+// as-of times: Reach gives exactly the path Tx.ShortestPath gives, in every
+// direction. (The same test as graph/postgres's; the portable search is the
+// oracle.)
+func TestReachMatchesShortestPath(t *testing.T) {
+	ctx := t.Context()
+	s := liveHarness(t).store(t)
+	const user = "alice"
+	epoch := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	rng := rand.New(rand.NewPCG(4, 2))
+	const nodes, edges = 24, 60
+	ids := make([]string, nodes)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("ent_alice_%02d", rng.IntN(100)*100+i) // ids not in creation order
+	}
+	types := []string{graph.PartOf, graph.RefersTo, "MENTORS"}
+	err := s.Update(ctx, func(tx *graph.Tx) error {
+		for _, id := range ids {
+			if err := tx.PutEntity(ctx, graph.Entity{
+				ID: id, UserID: user, Type: "thing", CanonicalName: id, SchemaVersion: "1",
+				LastObservationAt: epoch, CreatedAt: epoch, ComputedAt: epoch,
+			}); err != nil {
+				return err
+			}
+		}
+		for range edges {
+			created := epoch.Add(time.Duration(rng.IntN(10)) * time.Hour)
+			var ended time.Time
+			if rng.IntN(4) == 0 {
+				ended = created.Add(time.Duration(1+rng.IntN(5)) * time.Hour)
+			}
+			typ, src, dst := types[rng.IntN(len(types))], ids[rng.IntN(nodes)], ids[rng.IntN(nodes)]
+			if err := tx.PutRelationship(ctx, graph.Relationship{
+				ID: graph.RelationshipID(typ, src, dst), UserID: user, Type: typ,
+				SourceEntityID: src, TargetEntityID: dst, CreatedAt: created, LastObservationAt: created, EndedAt: ended,
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	typeSets := [][]string{nil, {graph.PartOf}, {graph.PartOf, "MENTORS"}, {}}
+	ats := []time.Time{{}, epoch.Add(3 * time.Hour), epoch.Add(-time.Hour)}
+	found := 0
+	err = s.View(ctx, func(tx *graph.Tx) error {
+		reacher, ok := tx.DriverTx.(graph.Reacher)
+		if !ok {
+			return errors.New("the driver's transaction is not a graph.Reacher")
+		}
+		for _, dir := range []graph.Direction{graph.Outbound, graph.Inbound, graph.Both} {
+			for _, typs := range typeSets {
+				for _, at := range ats {
+					for range 12 {
+						q := graph.PathQuery{UserID: user, From: ids[rng.IntN(nodes)], To: ids[rng.IntN(nodes)], Types: typs, Direction: dir, At: at}
+						want, err := tx.ShortestPath(ctx, q)
+						if err != nil {
+							return err
+						}
+						got, err := reacher.Reach(ctx, q)
+						if err != nil {
+							return err
+						}
+						if d := cmp.Diff(want, got); d != "" {
+							t.Errorf("Reach(%+v) differs from ShortestPath (-want +got):\n%s", q, d)
+						}
+						if len(want) > 2 {
+							found++
+						}
+					}
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if found == 0 {
+		t.Error("no query had a path of two hops or more; the test proves little")
+	}
+}

@@ -1,0 +1,530 @@
+package neo4j
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
+	"github.com/cairnkg/cairn/graph"
+)
+
+// ran is one statement a fakeRunner was asked to run.
+type ran struct {
+	name   string
+	query  string
+	params map[string]any
+}
+
+// fakeRunner records the statements a tx runs and answers each with the
+// rows queued for its name (none when nothing is queued), or an error.
+type fakeRunner struct {
+	ran     []ran
+	replies map[string][][]map[string]any
+	errs    map[string]error
+}
+
+func (f *fakeRunner) run(_ context.Context, name, query string, params map[string]any) ([]map[string]any, error) {
+	f.ran = append(f.ran, ran{name, query, params})
+	if err := f.errs[name]; err != nil {
+		return nil, err
+	}
+	q := f.replies[name]
+	if len(q) == 0 {
+		return nil, nil
+	}
+	f.replies[name] = q[1:]
+	return q[0], nil
+}
+
+// reply queues rows for the next run of name.
+func (f *fakeRunner) reply(name string, rows ...map[string]any) *fakeRunner {
+	if f.replies == nil {
+		f.replies = map[string][][]map[string]any{}
+	}
+	if rows == nil {
+		rows = []map[string]any{}
+	}
+	f.replies[name] = append(f.replies[name], rows)
+	return f
+}
+
+func (f *fakeRunner) names() []string {
+	out := make([]string, len(f.ran))
+	for i, r := range f.ran {
+		out[i] = r.name
+	}
+	return out
+}
+
+// last returns the last run of name.
+func (f *fakeRunner) last(t *testing.T, name string) ran {
+	t.Helper()
+	for i := len(f.ran) - 1; i >= 0; i-- {
+		if f.ran[i].name == name {
+			return f.ran[i]
+		}
+	}
+	t.Fatalf("%s did not run; ran %v", name, f.names())
+	return ran{}
+}
+
+var (
+	paris = time.FixedZone("Paris", 3600)
+	t0    = time.Date(2026, 3, 14, 9, 26, 53, 589793000, time.UTC)
+)
+
+// entityRow is an entity as entity_get returns it, its times in another
+// zone than UTC, as the server may send them.
+func entityRow(id string) map[string]any {
+	return map[string]any{"entity": map[string]any{
+		"id": id, "user_id": "alice", "entity_type": "company", "canonical_name": "acme",
+		"schema_version": "1.0", "snapshot_json": `{"name":"Acme","staff":120,"ratio":0.5}`,
+		"provenance_json": `{"name":"obs_1"}`, "observation_count": int64(2),
+		"last_observation_at": t0.In(paris), "created_at": t0.In(paris), "computed_at": t0.In(paris),
+		"merged_into": nil, "merged_at": nil,
+	}}
+}
+
+// TestStatementPerMethod checks which statements each method runs, that a
+// write transaction writes the user's lock node first and once per user,
+// and that a read transaction takes no lock.
+func TestStatementPerMethod(t *testing.T) {
+	ctx := t.Context()
+	tests := []struct {
+		name  string
+		write bool
+		setup func(*fakeRunner)
+		call  func(*tx) error
+		want  []string
+	}{
+		{
+			name: "PutEntity", write: true,
+			setup: func(f *fakeRunner) { f.reply("entity_put", map[string]any{"id": "ent_1"}) },
+			call: func(t *tx) error {
+				return t.PutEntity(ctx, graph.Entity{ID: "ent_1", UserID: "alice", Type: "company"})
+			},
+			want: []string{"user_lock", "entity_put", "entity_link_observations"},
+		},
+		{
+			name: "TwoUsersLockedOnceEach", write: true,
+			call: func(t *tx) error {
+				for _, u := range []string{"alice", "bob", "alice"} {
+					if _, err := t.EntityTypeCounts(ctx, u); err != nil {
+						return err
+					}
+				}
+				return nil
+			},
+			want: []string{"user_lock", "entity_type_counts", "user_lock", "entity_type_counts", "entity_type_counts"},
+		},
+		{
+			name:  "ReadTakesNoLock",
+			setup: func(f *fakeRunner) { f.reply("entity_get", entityRow("ent_1")) },
+			call:  func(t *tx) error { _, err := t.Entity(ctx, "alice", "ent_1"); return err },
+			want:  []string{"entity_get"},
+		},
+		{
+			name: "ListEntities",
+			setup: func(f *fakeRunner) {
+				f.reply("entity_count", map[string]any{"total": int64(0)})
+			},
+			call: func(t *tx) error { _, _, err := t.ListEntities(ctx, graph.EntityFilter{UserID: "alice"}); return err },
+			want: []string{"entity_count", "entity_list"},
+		},
+		{
+			name: "NoTypesRunsNothing",
+			call: func(t *tx) error {
+				_, _, err := t.ListEntities(ctx, graph.EntityFilter{UserID: "alice", Types: []string{}})
+				return err
+			},
+		},
+		{
+			name: "SetIdentifiers", write: true,
+			call: func(t *tx) error {
+				return t.SetIdentifiers(ctx, "alice", "ent_1", []graph.Identifier{{Field: "email", Value: "a@b.c"}})
+			},
+			want: []string{"user_lock", "identifiers_clear", "identifiers_add"},
+		},
+		{
+			name: "ClearIdentifiers", write: true,
+			call: func(t *tx) error { return t.SetIdentifiers(ctx, "alice", "ent_1", nil) },
+			want: []string{"user_lock", "identifiers_clear"},
+		},
+		{
+			name: "ReplaceTimelineEvents", write: true,
+			call: func(t *tx) error {
+				return t.ReplaceTimelineEvents(ctx, "alice", "ent_1", []graph.TimelineEvent{{ID: "tle_1", Time: t0}})
+			},
+			want: []string{"user_lock", "timeline_clear", "timeline_add"},
+		},
+		{
+			name: "ListRelationshipsOfEntity",
+			setup: func(f *fakeRunner) {
+				f.reply("relationships_of_entity", map[string]any{"total": int64(0), "page": []any{}})
+			},
+			call: func(t *tx) error {
+				_, _, err := t.ListRelationships(ctx, graph.RelationshipFilter{UserID: "alice", EntityID: "ent_1"})
+				return err
+			},
+			want: []string{"relationships_of_entity"},
+		},
+		{
+			name: "ListRelationships",
+			setup: func(f *fakeRunner) {
+				f.reply("relationships_list", map[string]any{"total": int64(0), "page": []any{}})
+			},
+			call: func(t *tx) error {
+				_, _, err := t.ListRelationships(ctx, graph.RelationshipFilter{UserID: "alice"})
+				return err
+			},
+			want: []string{"relationships_list"},
+		},
+		{
+			name: "EnqueueNothing", write: true,
+			call: func(t *tx) error { return t.EnqueueOutbox(ctx, "alice", nil, t0) },
+			want: []string{"user_lock"},
+		},
+		{
+			name: "ReachWithoutPath",
+			setup: func(f *fakeRunner) {
+				f.reply("entity_total", map[string]any{"total": int64(5)})
+			},
+			call: func(t *tx) error {
+				_, err := t.Reach(ctx, graph.PathQuery{UserID: "alice", From: "a", To: "b", Direction: graph.Outbound})
+				return err
+			},
+			want: []string{"entity_total", "reach_hops_directed"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fakeRunner{}
+			if tc.setup != nil {
+				tc.setup(f)
+			}
+			if err := tc.call(&tx{r: f, write: tc.write}); err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tc.want, f.names(), cmpopts.EquateEmpty()); d != "" {
+				t.Errorf("statements (-want +got):\n%s", d)
+			}
+			for _, r := range f.ran {
+				if strings.Contains(r.query, "__") {
+					t.Errorf("%s ran with a placeholder left: %s", r.name, r.query)
+				}
+				if _, ok := r.params["userId"]; !ok && r.name != "outbox_claim" {
+					t.Errorf("%s ran without $userId: %v", r.name, r.params)
+				}
+			}
+		})
+	}
+}
+
+func TestPutEntityParams(t *testing.T) {
+	f := (&fakeRunner{}).reply("entity_put", map[string]any{"id": "ent_1"})
+	tx := &tx{r: f, write: true}
+	e := graph.Entity{
+		ID: "ent_1", UserID: "alice", Type: "bank_account", CanonicalName: "acme",
+		Snapshot: map[string]any{
+			"name": "Acme", "staff": json.Number("120"), "ratio": 0.5, "open": true,
+			"tags": []any{"a", "b"}, "mixed": []any{"a", json.Number("1")}, "address": map[string]any{"city": "Lyon"},
+			"none": nil, "empty": []any{}, "id": "spoofed", "user_id": "bob",
+		},
+		LastObservationAt: t0.In(paris), CreatedAt: t0, ComputedAt: t0,
+	}
+	if err := tx.PutEntity(t.Context(), e); err != nil {
+		t.Fatal(err)
+	}
+	r := f.last(t, "entity_put")
+	if !strings.Contains(r.query, "e:BankAccount") {
+		t.Errorf("entity_put without the type's label:\n%s", r.query)
+	}
+	want := map[string]any{"name": "Acme", "staff": int64(120), "ratio": 0.5, "open": true, "tags": []any{"a", "b"}}
+	if d := cmp.Diff(want, r.params["snapshotProps"]); d != "" {
+		t.Errorf("snapshotProps (-want +got):\n%s", d)
+	}
+	if r.params["mergedInto"] != nil || r.params["mergedAt"] != nil {
+		t.Errorf("an unmerged entity sent mergedInto %v, mergedAt %v; want nulls", r.params["mergedInto"], r.params["mergedAt"])
+	}
+	if got := r.params["lastObservationAt"].(time.Time); got.Location() != time.UTC || !got.Equal(t0) {
+		t.Errorf("lastObservationAt = %v, want %v in UTC", got, t0)
+	}
+	var snap map[string]any
+	if err := json.Unmarshal([]byte(r.params["snapshotJson"].(string)), &snap); err != nil || snap["id"] != "spoofed" {
+		t.Errorf("snapshotJson = %v (%v): the whole snapshot belongs there", r.params["snapshotJson"], err)
+	}
+}
+
+func TestPutEntityOfAnotherUser(t *testing.T) {
+	f := &fakeRunner{}
+	err := (&tx{r: f, write: true}).PutEntity(t.Context(), graph.Entity{ID: "ent_1", UserID: "bob", Type: "company"})
+	if !errors.Is(err, graph.ErrConflict) {
+		t.Errorf("err = %v, want graph.ErrConflict", err)
+	}
+}
+
+func TestPutEntityInvalidType(t *testing.T) {
+	f := &fakeRunner{}
+	err := (&tx{r: f, write: true}).PutEntity(t.Context(), graph.Entity{ID: "ent_1", UserID: "alice", Type: "source"})
+	if err == nil || !strings.Contains(err.Error(), "label Source") {
+		t.Errorf("err = %v, want a refusal of the reserved label", err)
+	}
+	if d := cmp.Diff([]string{"user_lock"}, f.names()); d != "" {
+		t.Errorf("statements (-want +got):\n%s", d)
+	}
+}
+
+func TestNullFilters(t *testing.T) {
+	f := (&fakeRunner{}).reply("entity_count", map[string]any{"total": int64(0)})
+	tx := &tx{r: f}
+	if _, _, err := tx.ListEntities(t.Context(), graph.EntityFilter{UserID: "alice"}); err != nil {
+		t.Fatal(err)
+	}
+	// A nil []string would reach Neo4j as an empty list, which matches
+	// nothing; the statements want null for "no filter".
+	if v, ok := f.last(t, "entity_list").params["types"]; !ok || v != nil {
+		t.Errorf("types = %#v, want an untyped nil", v)
+	}
+	f.reply("timeline_list", map[string]any{"total": int64(0), "page": []any{}})
+	if _, _, err := tx.ListTimelineEvents(t.Context(), graph.TimelineFilter{UserID: "alice", EventType: "due", After: t0}); err != nil {
+		t.Fatal(err)
+	}
+	p := f.last(t, "timeline_list").params
+	want := map[string]any{
+		"userId": "alice", "eventType": "due", "sourceId": nil, "entityId": nil, "after": t0, "before": nil,
+		"entityTypes": nil, "offset": int64(0), "limit": int64(100),
+	}
+	if d := cmp.Diff(want, p); d != "" {
+		t.Errorf("timeline_list params (-want +got):\n%s", d)
+	}
+}
+
+func TestEntityMapping(t *testing.T) {
+	f := (&fakeRunner{}).reply("entity_get", entityRow("ent_1"))
+	got, err := (&tx{r: f}).Entity(t.Context(), "alice", "ent_1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := graph.Entity{
+		ID: "ent_1", UserID: "alice", Type: "company", CanonicalName: "acme", SchemaVersion: "1.0",
+		Snapshot:         map[string]any{"name": "Acme", "staff": json.Number("120"), "ratio": json.Number("0.5")},
+		Provenance:       map[string]string{"name": "obs_1"},
+		ObservationCount: 2, LastObservationAt: t0, CreatedAt: t0, ComputedAt: t0,
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("entity (-want +got):\n%s", d)
+	}
+	if got.CreatedAt.Location() != time.UTC {
+		t.Errorf("CreatedAt in %v, want UTC", got.CreatedAt.Location())
+	}
+}
+
+func TestMappingErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		row  map[string]any
+		want string
+	}{
+		{"time as string", map[string]any{"created_at": "2026-01-01"}, "created_at is string"},
+		{"count as float", map[string]any{"observation_count": 2.0}, "observation_count is float64"},
+		{"bad json", map[string]any{"snapshot_json": "{"}, "snapshot_json"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := toEntity(tc.row); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("toEntity(%v) = %v, want an error saying %q", tc.row, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestEdgeMapping(t *testing.T) {
+	row := map[string]any{"relationship": map[string]any{
+		"id": "rel_1", "user_id": "alice", "type": "PART_OF", "metadata_json": "{}", "provenance_json": "{}",
+		"observation_count": int64(0), "created_at": t0, "last_observation_at": t0, "ended_at": t0.Add(time.Hour).In(paris),
+		"source_entity_id": "ent_1", "target_entity_id": "ent_2", "source_type": "person", "target_type": "company",
+	}}
+	f := (&fakeRunner{}).reply("edges", row)
+	got, err := (&tx{r: f}).Edges(t.Context(), graph.EdgeQuery{UserID: "alice", EntityIDs: []string{"ent_1"}, At: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []graph.Edge{{
+		Relationship: graph.Relationship{
+			ID: "rel_1", UserID: "alice", Type: "PART_OF", SourceEntityID: "ent_1", TargetEntityID: "ent_2",
+			Metadata: map[string]any{}, Provenance: map[string]string{}, CreatedAt: t0, LastObservationAt: t0,
+			EndedAt: t0.Add(time.Hour),
+		},
+		SourceType: "person", TargetType: "company",
+	}}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("edges (-want +got):\n%s", d)
+	}
+	p := f.last(t, "edges").params
+	if p["direction"] != "both" || p["types"] != nil || p["at"] != t0 {
+		t.Errorf("edges params = %v", p)
+	}
+}
+
+func TestNotFoundAndConflict(t *testing.T) {
+	ctx := t.Context()
+	t.Run("Entity", func(t *testing.T) {
+		_, err := (&tx{r: &fakeRunner{}}).Entity(ctx, "alice", "ent_9")
+		var nf *graph.NotFoundError
+		if !errors.As(err, &nf) || nf.What != "entity" || nf.ID != "ent_9" {
+			t.Errorf("err = %v, want a NotFoundError of entity ent_9", err)
+		}
+	})
+	t.Run("SourceByHash", func(t *testing.T) {
+		_, err := (&tx{r: &fakeRunner{}}).SourceByHash(ctx, "alice", "ab12")
+		var nf *graph.NotFoundError
+		if !errors.As(err, &nf) || nf.What != "source with hash" {
+			t.Errorf("err = %v, want a NotFoundError of a source with hash", err)
+		}
+	})
+	t.Run("InsertSourceTwice", func(t *testing.T) {
+		err := (&tx{r: &fakeRunner{}, write: true}).InsertSource(ctx, graph.Source{ID: "src_1", UserID: "alice"})
+		if !errors.Is(err, graph.ErrConflict) {
+			t.Errorf("err = %v, want graph.ErrConflict", err)
+		}
+	})
+	t.Run("ObservationTwice", func(t *testing.T) {
+		f := (&fakeRunner{}).reply("source_get", map[string]any{"source": map[string]any{"id": "src_1", "user_id": "alice"}})
+		err := (&tx{r: f, write: true}).InsertObservation(ctx, graph.Observation{ID: "obs_1", UserID: "alice", SourceID: "src_1"})
+		if !errors.Is(err, graph.ErrConflict) {
+			t.Errorf("err = %v, want graph.ErrConflict", err)
+		}
+	})
+	t.Run("ObservationOfMissingSource", func(t *testing.T) {
+		err := (&tx{r: &fakeRunner{}, write: true}).InsertObservation(ctx, graph.Observation{ID: "obs_1", UserID: "alice", SourceID: "src_9"})
+		var nf *graph.NotFoundError
+		if !errors.As(err, &nf) || nf.What != "source" || errors.Is(err, graph.ErrConflict) {
+			t.Errorf("err = %v, want a NotFoundError of the source", err)
+		}
+	})
+	t.Run("RelationshipEndpointMissing", func(t *testing.T) {
+		err := (&tx{r: &fakeRunner{}, write: true}).PutRelationship(ctx, graph.Relationship{ID: "rel_1", UserID: "alice", Type: "PART_OF"})
+		if !errors.Is(err, graph.ErrNotFound) {
+			t.Errorf("err = %v, want graph.ErrNotFound", err)
+		}
+	})
+	t.Run("ReservedRelationshipType", func(t *testing.T) {
+		f := &fakeRunner{}
+		err := (&tx{r: f, write: true}).PutRelationship(ctx, graph.Relationship{ID: "rel_1", UserID: "alice", Type: "PRODUCED"})
+		if !errors.Is(err, graph.ErrInvalidRelationshipType) {
+			t.Errorf("err = %v, want graph.ErrInvalidRelationshipType", err)
+		}
+		if d := cmp.Diff([]string{"user_lock"}, f.names()); d != "" {
+			t.Errorf("statements (-want +got):\n%s", d)
+		}
+	})
+}
+
+func TestErrorMapping(t *testing.T) {
+	tests := []struct {
+		name          string
+		err           error
+		wantConflict  bool
+		wantRetryable bool
+	}{
+		{"constraint", &neo4j.Neo4jError{Code: "Neo.ClientError.Schema.ConstraintValidationFailed", Msg: "already exists"}, true, false},
+		{"deadlock", &neo4j.Neo4jError{Code: codeDeadlock}, false, true},
+		{"lock timeout", &neo4j.Neo4jError{Code: "Neo.TransientError.Transaction.LockAcquisitionTimeout"}, false, true},
+		{"leader switch", &neo4j.Neo4jError{Code: "Neo.ClientError.Cluster.NotALeader"}, false, true},
+		{"syntax", &neo4j.Neo4jError{Code: "Neo.ClientError.Statement.SyntaxError"}, false, false},
+		{"terminated", &neo4j.Neo4jError{Code: "Neo.TransientError.Transaction.Terminated"}, false, false},
+		{"connection", &neo4j.ConnectivityError{Inner: errors.New("reset")}, false, true},
+		{"other", errors.New("boom"), false, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := mapError("source_insert", tc.err)
+			if got := errors.Is(err, graph.ErrConflict); got != tc.wantConflict {
+				t.Errorf("errors.Is(%v, ErrConflict) = %v, want %v", err, got, tc.wantConflict)
+			}
+			if !errors.Is(err, tc.err) {
+				t.Errorf("%v does not wrap the driver's error", err)
+			}
+			if got := retryable(err); got != tc.wantRetryable {
+				t.Errorf("retryable(%v) = %v, want %v", err, got, tc.wantRetryable)
+			}
+			if _, lost := tc.err.(*neo4j.ConnectivityError); lost && err != tc.err {
+				t.Errorf("a lost connection came back as %v; the managed transaction would not retry it", err)
+			}
+			if _, lost := tc.err.(*neo4j.ConnectivityError); !lost && !strings.Contains(err.Error(), "source_insert") {
+				t.Errorf("%v does not name the statement", err)
+			}
+		})
+	}
+	// A failing statement's error comes back through the transaction.
+	f := &fakeRunner{errs: map[string]error{"source_insert": tests[0].err}}
+	err := (&tx{r: f, write: true}).InsertSource(t.Context(), graph.Source{ID: "src_1", UserID: "alice"})
+	var neoErr *neo4j.Neo4jError
+	if !errors.Is(err, graph.ErrConflict) || !errors.As(err, &neoErr) {
+		t.Errorf("InsertSource = %v, want ErrConflict with the Neo4j error kept", err)
+	}
+}
+
+func TestStorable(t *testing.T) {
+	tests := []struct {
+		in   any
+		want any
+		ok   bool
+	}{
+		{"x", "x", true},
+		{42, int64(42), true},
+		{json.Number("9007199254740993"), int64(9007199254740993), true},
+		{json.Number("2.5"), 2.5, true},
+		{json.Number("1e400"), nil, false},
+		{[]any{json.Number("1"), json.Number("2")}, []any{int64(1), int64(2)}, true},
+		{[]any{json.Number("1"), json.Number("2.5")}, nil, false},
+		{[]any{}, nil, false},
+		{map[string]any{}, nil, false},
+		{nil, nil, false},
+	}
+	for _, tc := range tests {
+		got, ok := storable(tc.in)
+		if ok != tc.ok || !cmp.Equal(got, tc.want) {
+			t.Errorf("storable(%#v) = %#v, %v; want %#v, %v", tc.in, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+func TestEntitiesKeepsOrderOfIDs(t *testing.T) {
+	f := (&fakeRunner{}).reply("entities_get", entityRow("ent_2"), entityRow("ent_1"))
+	got, err := (&tx{r: f}).Entities(t.Context(), "alice", []string{"ent_1", "ent_3", "ent_2", "ent_1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, e := range got {
+		ids = append(ids, e.ID)
+	}
+	if d := cmp.Diff([]string{"ent_1", "ent_2"}, ids); d != "" {
+		t.Errorf("ids (-want +got):\n%s", d)
+	}
+}
+
+func TestEntityStatDegrees(t *testing.T) {
+	got, err := toEntityStat(map[string]any{
+		"id": "ent_1", "entity_type": "person", "last_observation_at": t0,
+		"neighbour_types": []any{"company", "person", "company"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(map[string]int{"company": 2, "person": 1}, got.Degrees); d != "" {
+		t.Errorf("degrees (-want +got):\n%s", d)
+	}
+	got, _ = toEntityStat(map[string]any{"id": "ent_1", "neighbour_types": []any{}})
+	if got.Degrees != nil {
+		t.Errorf("degrees without neighbours = %v, want nil", got.Degrees)
+	}
+}
