@@ -116,10 +116,10 @@ type EntityHitOut struct {
 // EntitiesOut is a page of entities.
 type EntitiesOut struct {
 	Entities       []EntityHitOut `json:"entities"`
-	Total          int         `json:"total"`
-	Limit          int         `json:"limit"`
-	Offset         int         `json:"offset"`
-	ExcludedMerged bool        `json:"excluded_merged" jsonschema:"true when merged entities were left out"`
+	Total          int            `json:"total"`
+	Limit          int            `json:"limit"`
+	Offset         int            `json:"offset"`
+	ExcludedMerged bool           `json:"excluded_merged" jsonschema:"true when merged entities were left out"`
 }
 
 func retrieveEntitiesTool(d Deps) *Tool {
