@@ -35,4 +35,12 @@ $$;
 ALTER TABLE entities ADD COLUMN search tsvector
     GENERATED ALWAYS AS (cairn_entity_search(canonical_name, snapshot)) STORED;
 
-CREATE INDEX entities_search ON entities USING GIN (search);
+-- GIN buffers new entries in a pending list that every search scans until
+-- a vacuum, or the list outgrowing gin_pending_list_limit, merges it into
+-- the index. At the default limit (4 MB) a freshly loaded store of 10,000
+-- entities searched in 2-3 ms by a sequential scan, which the planner
+-- rightly preferred to the index and its list; merged, the index answers
+-- in 0.02 ms. 256 kB keeps the list short (searches at 0.9 ms end to end)
+-- while writes still add their entries in batches; fastupdate = off, the
+-- other cure, made one-row writes up to twice as slow.
+CREATE INDEX entities_search ON entities USING GIN (search) WITH (gin_pending_list_limit = 256);

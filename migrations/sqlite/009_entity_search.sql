@@ -18,7 +18,9 @@
 --
 -- Triggers on entities keep both current, whatever writes the entities
 -- (one row or many, INSERT or UPSERT): the text is indexed again only when
--- the name or the snapshot changed.
+-- the name or the snapshot changed. They cost a write some 100-150 us per
+-- new or changed entity on the 2-core build machine, most of it FTS5's
+-- own (docs/performance.md, "Entity search").
 CREATE TABLE entity_search_docs (
     doc         INTEGER PRIMARY KEY,
     entity_id   TEXT NOT NULL UNIQUE,
@@ -33,33 +35,35 @@ CREATE VIRTUAL TABLE entity_search USING fts5 (
     tokenize = 'unicode61 remove_diacritics 0'
 );
 
+-- A new entity gets a new doc (a stale one, of an entity deleted without
+-- its trigger, is replaced: its orphaned text can no longer be joined).
 CREATE TRIGGER entity_search_insert AFTER INSERT ON entities BEGIN
-    INSERT INTO entity_search_docs (entity_id, user_id, entity_type, merged)
-        VALUES (new.id, new.user_id, new.entity_type, new.merged_into IS NOT NULL)
-        ON CONFLICT (entity_id) DO UPDATE SET
-            user_id = excluded.user_id, entity_type = excluded.entity_type, merged = excluded.merged;
-    DELETE FROM entity_search WHERE rowid = (SELECT doc FROM entity_search_docs WHERE entity_id = new.id);
+    INSERT OR REPLACE INTO entity_search_docs (entity_id, user_id, entity_type, merged)
+        VALUES (new.id, new.user_id, new.entity_type, new.merged_into IS NOT NULL);
     INSERT INTO entity_search (rowid, name, body) VALUES (
-        (SELECT doc FROM entity_search_docs WHERE entity_id = new.id),
+        last_insert_rowid(),
         new.canonical_name,
         (SELECT group_concat(atom, ' ') FROM json_tree(new.snapshot) WHERE type IN ('text', 'integer', 'real')));
 END;
 
-CREATE TRIGGER entity_search_text AFTER UPDATE OF canonical_name, snapshot ON entities
-WHEN old.canonical_name IS NOT new.canonical_name OR old.snapshot IS NOT new.snapshot BEGIN
-    DELETE FROM entity_search WHERE rowid = (SELECT doc FROM entity_search_docs WHERE entity_id = new.id);
-    INSERT INTO entity_search (rowid, name, body) VALUES (
-        (SELECT doc FROM entity_search_docs WHERE entity_id = new.id),
-        new.canonical_name,
-        (SELECT group_concat(atom, ' ') FROM json_tree(new.snapshot) WHERE type IN ('text', 'integer', 'real')));
-END;
-
-CREATE TRIGGER entity_search_filters AFTER UPDATE OF user_id, entity_type, merged_into ON entities
-WHEN old.user_id IS NOT new.user_id OR old.entity_type IS NOT new.entity_type
+-- One trigger for both kinds of change, so that an upsert that changes
+-- neither (most rewrites of an entity by the reducer) costs one test.
+CREATE TRIGGER entity_search_update AFTER UPDATE ON entities
+WHEN old.canonical_name IS NOT new.canonical_name OR old.snapshot IS NOT new.snapshot
+  OR old.user_id IS NOT new.user_id OR old.entity_type IS NOT new.entity_type
   OR (old.merged_into IS NULL) IS NOT (new.merged_into IS NULL) BEGIN
     UPDATE entity_search_docs
         SET user_id = new.user_id, entity_type = new.entity_type, merged = new.merged_into IS NOT NULL
         WHERE entity_id = new.id;
+    DELETE FROM entity_search
+        WHERE (old.canonical_name IS NOT new.canonical_name OR old.snapshot IS NOT new.snapshot)
+          AND rowid = (SELECT doc FROM entity_search_docs WHERE entity_id = new.id);
+    INSERT INTO entity_search (rowid, name, body)
+        SELECT doc, new.canonical_name,
+            (SELECT group_concat(atom, ' ') FROM json_tree(new.snapshot) WHERE type IN ('text', 'integer', 'real'))
+        FROM entity_search_docs
+        WHERE (old.canonical_name IS NOT new.canonical_name OR old.snapshot IS NOT new.snapshot)
+          AND entity_id = new.id;
 END;
 
 CREATE TRIGGER entity_search_delete AFTER DELETE ON entities BEGIN
