@@ -57,7 +57,7 @@ func callerOf(r consent.AuditRecord) auditCaller {
 
 // AppendAudit implements consent.AuditSink: it writes records in one
 // transaction and returns once that has committed. The table refuses UPDATE
-// and DELETE but for retention's (triggers in 010_compact_storage.sql), so
+// and DELETE but for retention's (triggers in 010_compact_audit.sql), so
 // the log is append-only for every client of the database, not just for
 // Cairn. Strings new to the dictionaries are added first, each committed
 // on its own: an entry that names no record is harmless.

@@ -14,7 +14,7 @@ import (
 // The audit log stores each record's strings as small integers: ids of
 // audit_strings (tool, kind, action, resource, decision, result code, user)
 // and of audit_callers (user, agent id and name, key, transport together),
-// and the request id in 8 bytes (see 010_compact_storage.sql). Both
+// and the request id in 8 bytes (see 010_compact_audit.sql). Both
 // dictionaries only ever grow, and an entry never changes (triggers refuse
 // it), so an entry read once holds for good, in every process: auditDict
 // caches them, and asks the database only about what it has not seen.

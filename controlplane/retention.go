@@ -79,7 +79,7 @@ const purgeLockKey int64 = 0x636169726e617564
 // archiving them first when r.ArchiveDir is set: a record is deleted only
 // once the archive file holding it is complete and synced to disk. It is
 // the one path the audit log's triggers let delete (see
-// 010_compact_storage.sql); it deletes in transactions of r.Batch records,
+// 010_compact_audit.sql); it deletes in transactions of r.Batch records,
 // oldest first.
 func (s *Store) PurgeAudit(ctx context.Context, r AuditRetention) (AuditPurge, error) {
 	if r.Keep < MinAuditRetention {
