@@ -239,19 +239,18 @@ func (s *Store) scanAudit(ctx context.Context, where string, args []any) ([]cons
 		}
 		callerIDs[x.row.caller] = true
 	}
-	if err := s.loadDict(ctx, strIDs, callerIDs); err != nil {
+	strs, callers, err := s.resolve(ctx, strIDs, callerIDs)
+	if err != nil {
 		return nil, err
 	}
 	out := make([]consent.AuditRecord, len(rows))
-	s.dict.mu.RLock()
-	defer s.dict.mu.RUnlock()
 	for i, x := range rows {
-		c, ok := s.dict.callerOf[x.row.caller]
+		c, ok := callers[x.row.caller]
 		if !ok {
 			return nil, fmt.Errorf("audit record %d: caller %d is not in the dictionary", x.id, x.row.caller)
 		}
 		str := func(id int64) string {
-			v, found := s.dict.values[id]
+			v, found := strs[id]
 			ok = ok && found
 			return v
 		}

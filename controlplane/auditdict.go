@@ -37,14 +37,27 @@ func newAuditDict() *auditDict {
 	return &auditDict{ids: map[string]int64{}, values: map[int64]string{}, callers: map[auditCaller]int64{}, callerOf: map[int64]auditCaller{}}
 }
 
+// maxCached bounds each of the cache's maps: a client can make up tool
+// names, and the cache must not grow with them. Past the bound the map
+// starts over; the database still holds everything.
+const maxCached = 1 << 16
+
 func (d *auditDict) addString(id int64, v string) {
 	d.mu.Lock()
+	if len(d.ids) >= maxCached {
+		clear(d.ids)
+		clear(d.values)
+	}
 	d.ids[v], d.values[id] = id, v
 	d.mu.Unlock()
 }
 
 func (d *auditDict) addCaller(id int64, c auditCaller) {
 	d.mu.Lock()
+	if len(d.callers) >= maxCached {
+		clear(d.callers)
+		clear(d.callerOf)
+	}
 	d.callers[c], d.callerOf[id] = id, c
 	d.mu.Unlock()
 }
@@ -165,24 +178,29 @@ func (s *Store) agentCallers(ctx context.Context, userID, agentName string) ([]i
 	return ids, wrap("audit callers", err)
 }
 
-// loadDict reads the dictionary entries of ids and callers that the cache
-// does not hold yet.
-func (s *Store) loadDict(ctx context.Context, stringIDs, callerIDs map[int64]bool) error {
+// resolve returns the strings and callers that ids name, from the cache
+// and, for those it does not hold, from the database.
+func (s *Store) resolve(ctx context.Context, stringIDs, callerIDs map[int64]bool) (map[int64]string, map[int64]auditCaller, error) {
+	strs, callers := make(map[int64]string, len(stringIDs)), make(map[int64]auditCaller, len(callerIDs))
+	var missingStrs, missingCallers []any
 	s.dict.mu.RLock()
-	var strs, calls []any
 	for id := range stringIDs {
-		if _, ok := s.dict.values[id]; !ok {
-			strs = append(strs, id)
+		if v, ok := s.dict.values[id]; ok {
+			strs[id] = v
+		} else {
+			missingStrs = append(missingStrs, id)
 		}
 	}
 	for id := range callerIDs {
-		if _, ok := s.dict.callerOf[id]; !ok {
-			calls = append(calls, id)
+		if c, ok := s.dict.callerOf[id]; ok {
+			callers[id] = c
+		} else {
+			missingCallers = append(missingCallers, id)
 		}
 	}
 	s.dict.mu.RUnlock()
-	for start := 0; start < len(strs); start += dictChunk {
-		part := strs[start:min(len(strs), start+dictChunk)]
+	for start := 0; start < len(missingStrs); start += dictChunk {
+		part := missingStrs[start:min(len(missingStrs), start+dictChunk)]
 		err := s.queryEach(ctx, `SELECT id, value FROM audit_strings WHERE id IN (`+params(1, len(part))+`)`, part, func(rows *sql.Rows) error {
 			var id int64
 			var v string
@@ -190,14 +208,15 @@ func (s *Store) loadDict(ctx context.Context, stringIDs, callerIDs map[int64]boo
 				return err
 			}
 			s.dict.addString(id, v)
+			strs[id] = v
 			return nil
 		})
 		if err != nil {
-			return wrap("audit dictionary", err)
+			return nil, nil, wrap("audit dictionary", err)
 		}
 	}
-	for start := 0; start < len(calls); start += dictChunk {
-		part := calls[start:min(len(calls), start+dictChunk)]
+	for start := 0; start < len(missingCallers); start += dictChunk {
+		part := missingCallers[start:min(len(missingCallers), start+dictChunk)]
 		err := s.queryEach(ctx, `SELECT id, user_id, agent_id, agent_name, key_id, transport FROM audit_callers WHERE id IN (`+params(1, len(part))+`)`,
 			part, func(rows *sql.Rows) error {
 				var id int64
@@ -206,13 +225,14 @@ func (s *Store) loadDict(ctx context.Context, stringIDs, callerIDs map[int64]boo
 					return err
 				}
 				s.dict.addCaller(id, c)
+				callers[id] = c
 				return nil
 			})
 		if err != nil {
-			return wrap("audit callers", err)
+			return nil, nil, wrap("audit callers", err)
 		}
 	}
-	return nil
+	return strs, callers, nil
 }
 
 // queryEach runs a query and calls fn for every row.
