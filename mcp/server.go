@@ -48,6 +48,7 @@ func AllTools(d Deps) []*Tool {
 		mergeEntitiesTool(d),
 		listTimelineEventsTool(d),
 		createRelationshipTool(d),
+		createRelationshipsTool(d),
 		deleteRelationshipTool(d),
 		listRelationshipsTool(d),
 		getRelationshipSnapshotTool(d),

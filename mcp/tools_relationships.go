@@ -64,6 +64,97 @@ func createRelationshipTool(d Deps) *Tool {
 	})
 }
 
+// --- create_relationships ---
+
+// CreateRelationshipsIn are the arguments of create_relationships.
+type CreateRelationshipsIn struct {
+	Relationships []CreateRelationshipIn `json:"relationships"`
+}
+
+// RelationshipResultOut is the outcome of one relationship of
+// create_relationships.
+type RelationshipResultOut struct {
+	Status string     `json:"status" jsonschema:"created, existing, failed, or written without graph read"`
+	ID     string     `json:"id,omitempty"`
+	Error  *ErrorBody `json:"error,omitempty"`
+}
+
+// CreateRelationshipsOut is one result per relationship asked for, in
+// order, and how many ended each way.
+type CreateRelationshipsOut struct {
+	Results  []RelationshipResultOut `json:"results"`
+	Created  *int                    `json:"created,omitempty"`
+	Existing *int                    `json:"existing,omitempty"`
+	Failed   int                     `json:"failed"`
+}
+
+// completeLists answers every result, however many.
+func (CreateRelationshipsOut) completeLists() []string { return []string{"results"} }
+
+// Statuses of a create_relationships result.
+const (
+	statusCreated  = "created"
+	statusExisting = "existing"
+	statusFailed   = "failed"
+	// statusWritten is created or existing, for a caller without graph
+	// read, who may not learn which.
+	statusWritten = "written"
+)
+
+func createRelationshipsTool(d Deps) *Tool {
+	return newTool(toolSpec{
+		name:  "create_relationships",
+		title: "Create relationships",
+		description: "Create many relationships (1..1000) in one call, as create_relationship does each: use it for more than one. " +
+			"Each gets its own result in order (created, existing or failed with its error); one failing does not stop the others.",
+		toolset: ToolsetRelationships, ann: additive, budget: BudgetList, requires: writes(consent.ResourceGraph),
+		shape: func(s *jsonschema.Schema) {
+			list := prop(s, "relationships")
+			lo, hi := 1, knowledge.MaxRelationshipsPerCall
+			list.MinItems, list.MaxItems = &lo, &hi
+			maxLen(prop(list.Items, "relationship_type"), 64)
+			maxLen(prop(list.Items, "source_entity_id"), idLimit)
+			maxLen(prop(list.Items, "target_entity_id"), idLimit)
+		},
+	}, func(ctx context.Context, call *Call, in CreateRelationshipsIn) (CreateRelationshipsOut, error) {
+		reqs := mapSlice(in.Relationships, func(r CreateRelationshipIn) knowledge.RelationshipRequest {
+			return knowledge.RelationshipRequest{Type: r.RelationshipType, SourceEntityID: r.SourceEntityID, TargetEntityID: r.TargetEntityID, Metadata: r.Metadata}
+		})
+		results, err := d.Knowledge.CreateRelationships(ctx, call.Caller(), reqs)
+		if err != nil {
+			return CreateRelationshipsOut{}, err
+		}
+		// Whether an edge existed is graph data: without graph read a
+		// result says only that it was written, as create_relationship
+		// leaves out created.
+		mayRead := call.May(consent.Read, consent.ResourceGraph)
+		out := CreateRelationshipsOut{Results: make([]RelationshipResultOut, len(results))}
+		var created, existing int
+		for i, r := range results {
+			switch {
+			case r.Err != nil:
+				e := toError(r.Err).Body
+				out.Results[i] = RelationshipResultOut{Status: statusFailed, Error: &e}
+				out.Failed++
+				continue
+			case !mayRead:
+				out.Results[i].Status = statusWritten
+			case r.Created:
+				out.Results[i].Status = statusCreated
+				created++
+			default:
+				out.Results[i].Status = statusExisting
+				existing++
+			}
+			out.Results[i].ID = r.Relationship.ID
+		}
+		if mayRead {
+			out.Created, out.Existing = &created, &existing
+		}
+		return out, nil
+	})
+}
+
 // --- delete_relationship ---
 
 // RelationshipKeyIn names a relationship by its (type, source, target).

@@ -30,6 +30,7 @@ type StoredEntityOut struct {
 	EntityID      string `json:"entity_id"`
 	EntityType    string `json:"entity_type"`
 	ObservationID string `json:"observation_id"`
+	Created       *bool  `json:"created,omitempty" jsonschema:"absent for a type you may not read"`
 }
 
 // InterpretationOut summarises what a store call created.
@@ -50,6 +51,10 @@ type StoreOut struct {
 	RelatedEntities      []EntityOut        `json:"related_entities" jsonschema:"neighbours of the stored entities you may read; empty without graph read"`
 	RelatedRelationships []RelationshipOut  `json:"related_relationships" jsonschema:"live relationships of the stored entities you may read, to entities you may read; empty without graph read"`
 }
+
+// completeLists answers every entity a store touched, however many: the
+// budget cuts only the related entities and relationships.
+func (StoreOut) completeLists() []string { return []string{"entities"} }
 
 func storeTool(d Deps) *Tool {
 	return newTool(toolSpec{
@@ -74,6 +79,8 @@ func storeTool(d Deps) *Tool {
 			}
 			maxItems := knowledge.MaxEntitiesPerStore
 			prop(s, "entities").MaxItems = &maxItems
+			// Repeating a store writes nothing new, so its answer pages.
+			acceptCursor(s)
 		},
 	}, func(ctx context.Context, call *Call, in StoreIn) (StoreOut, error) {
 		if err := checkUserID(call, in.UserID); err != nil {
@@ -99,13 +106,20 @@ func storeTool(d Deps) *Tool {
 		if err != nil {
 			return StoreOut{}, err
 		}
+		if res.Deduplicated {
+			// A repeat wrote nothing and so listed nothing related; list it
+			// as the first store did, for a cursor's page to continue.
+			if err := d.Knowledge.FillStoreRelated(ctx, call.Caller(), &res); err != nil {
+				return StoreOut{}, err
+			}
+		}
 		out := StoreOut{
 			SourceID: res.Source.ID, ContentHash: res.Source.ContentHash, Deduplicated: res.Deduplicated,
 			Interpretation: &InterpretationOut{
 				RunID: res.RunID, EntitiesCreated: res.EntitiesCreated, ObservationsCreated: res.ObservationsCreated,
 			},
 			Entities: mapSlice(res.Entities, func(e knowledge.StoredEntity) StoredEntityOut {
-				return StoredEntityOut{EntityID: e.EntityID, EntityType: e.EntityType, ObservationID: e.ObservationID}
+				return StoredEntityOut{EntityID: e.EntityID, EntityType: e.EntityType, ObservationID: e.ObservationID, Created: e.Created}
 			}),
 			UnknownFieldsCount: res.UnknownFieldsCount,
 			RelatedEntities:    mapSlice(res.RelatedEntities, func(e graph.Entity) EntityOut { return entityOut(e, true) }),
