@@ -67,7 +67,7 @@ func TestInt8Recall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("embeds 10,000 texts")
 	}
-	const n, queries = 10000, 200
+	const n, queries = 10000, 100
 	r := rand.New(rand.NewPCG(11, 12))
 	words := strings.Fields(`alpha beta gamma delta project invoice contract meeting berlin paris lyon zurich acme globex
 		initech umbrella anvil rocket budget review launch quarterly hiring design research sales support legal audit
@@ -103,24 +103,39 @@ func TestInt8Recall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	recall := func(k int) (tieAware, strict float64) {
-		for _, q := range qvecs {
-			exact, approx := topK(q, vecs, k), topK(q, packed, k)
-			kth := cosine(q, vecs[exact[k-1]])
+	norm(vecs)
+	norm(packed)
+	norm(qvecs)
+	var hits10, strict10, hits20, strict20 float64
+	for _, q := range qvecs {
+		exact, approx := sims(q, vecs), sims(q, packed)
+		for _, k := range []int{10, 20} {
+			want, got := topK(exact, k), topK(approx, k)
+			kth := exact[want[k-1]]
 			in := map[int]bool{}
-			for _, i := range exact {
+			for _, i := range want {
 				in[i] = true
 			}
-			for _, i := range approx {
+			hits, strict := &hits10, &strict10
+			if k == 20 {
+				hits, strict = &hits20, &strict20
+			}
+			for _, i := range got {
 				if in[i] {
-					strict++
+					*strict++
 				}
-				if in[i] || cosine(q, vecs[i]) >= kth-1e-6 {
-					tieAware++
+				if in[i] || exact[i] >= kth-1e-6 {
+					*hits++
 				}
 			}
 		}
-		return tieAware / float64(len(qvecs)*k), strict / float64(len(qvecs)*k)
+	}
+	recall := func(k int) (tieAware, strict float64) {
+		d := float64(len(qvecs) * k)
+		if k == 10 {
+			return hits10 / d, strict10 / d
+		}
+		return hits20 / d, strict20 / d
 	}
 	r10, s10 := recall(10)
 	r20, s20 := recall(20)
@@ -132,26 +147,43 @@ func TestInt8Recall(t *testing.T) {
 	}
 }
 
-// topK returns the indexes of the k vectors most similar to q, best first.
-func topK(q []float32, vs [][]float32, k int) []int {
-	idx := make([]int, len(vs))
-	sim := make([]float64, len(vs))
+// norm scales every vector to unit length, so that cosine is a dot
+// product.
+func norm(vs [][]float32) {
+	for _, v := range vs {
+		var n float64
+		for _, x := range v {
+			n += float64(x) * float64(x)
+		}
+		if n == 0 {
+			continue
+		}
+		inv := float32(1 / math.Sqrt(n))
+		for i := range v {
+			v[i] *= inv
+		}
+	}
+}
+
+// sims returns the cosine of q with every vector of vs, all of unit length.
+func sims(q []float32, vs [][]float32) []float64 {
+	out := make([]float64, len(vs))
 	for i, v := range vs {
-		idx[i], sim[i] = i, cosine(q, v)
+		var dot float32
+		for j, x := range v {
+			dot += x * q[j]
+		}
+		out[i] = float64(dot)
+	}
+	return out
+}
+
+// topK returns the indexes of the k highest similarities, best first.
+func topK(sim []float64, k int) []int {
+	idx := make([]int, len(sim))
+	for i := range idx {
+		idx[i] = i
 	}
 	slices.SortFunc(idx, func(a, b int) int { return cmp.Or(cmp.Compare(sim[b], sim[a]), cmp.Compare(a, b)) })
 	return idx[:k]
-}
-
-func cosine(a, b []float32) float64 {
-	var dot, na, nb float64
-	for i := range a {
-		dot += float64(a[i]) * float64(b[i])
-		na += float64(a[i]) * float64(a[i])
-		nb += float64(b[i]) * float64(b[i])
-	}
-	if na == 0 || nb == 0 {
-		return 0
-	}
-	return dot / math.Sqrt(na*nb)
 }
