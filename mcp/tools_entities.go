@@ -94,6 +94,8 @@ func retrieveEntitySnapshotTool(d Deps) *Tool {
 
 // EntitiesIn are the arguments of retrieve_entities.
 type EntitiesIn struct {
+	Query            *string `json:"query,omitempty" jsonschema:"search words; all must match a name or snapshot value, the last as a prefix; best first"`
+	Meaning          *bool   `json:"meaning,omitempty" jsonschema:"with query, also match by meaning; slower"`
 	EntityType       *string `json:"entity_type,omitempty"`
 	UserID           *string `json:"user_id,omitempty" jsonschema:"optional; only your own"`
 	Limit            *int    `json:"limit,omitempty"`
@@ -102,23 +104,34 @@ type EntitiesIn struct {
 	IncludeMerged    *bool   `json:"include_merged,omitempty"`
 }
 
+// EntityHitOut is an entity of retrieve_entities; a search says why it
+// matched.
+type EntityHitOut struct {
+	EntityOut
+	Score      *float64 `json:"score,omitempty" jsonschema:"with query: relevance, higher is better"`
+	Similarity *float64 `json:"similarity,omitempty" jsonschema:"cosine similarity to the query, when it matched by meaning"`
+	Matched    []string `json:"matched,omitempty" jsonschema:"with query: the signals that found it: vector, text"`
+}
+
 // EntitiesOut is a page of entities.
 type EntitiesOut struct {
-	Entities       []EntityOut `json:"entities"`
-	Total          int         `json:"total"`
-	Limit          int         `json:"limit"`
-	Offset         int         `json:"offset"`
-	ExcludedMerged bool        `json:"excluded_merged" jsonschema:"true when merged entities were left out"`
+	Entities       []EntityHitOut `json:"entities"`
+	Total          int            `json:"total"`
+	Limit          int            `json:"limit"`
+	Offset         int            `json:"offset"`
+	ExcludedMerged bool           `json:"excluded_merged" jsonschema:"true when merged entities were left out"`
 }
 
 func retrieveEntitiesTool(d Deps) *Tool {
 	return newTool(toolSpec{
 		name:        "retrieve_entities",
 		title:       "Retrieve entities",
-		description: "List entities, most recently observed first, optionally of one type, with their snapshots. Paginated with limit and offset.",
+		description: "List entities, most recently observed first, optionally of one type, with their snapshots; with query, search them, best first. Paginated with limit and offset.",
 		toolset:     ToolsetEntities, ann: readOnly, budget: BudgetList,
 		shape: func(s *jsonschema.Schema) {
 			pageShape(s)
+			maxLen(prop(s, "query"), 512)
+			setDefault(prop(s, "meaning"), false)
 			maxLen(prop(s, "entity_type"), 128)
 			maxLen(prop(s, "user_id"), idLimit)
 			setDefault(prop(s, "include_snapshots"), true)
@@ -132,15 +145,29 @@ func retrieveEntitiesTool(d Deps) *Tool {
 		if in.EntityType != nil {
 			q.EntityType = *in.EntityType
 		}
+		withSnap := in.IncludeSnapshots == nil || *in.IncludeSnapshots
+		out := EntitiesOut{Limit: q.Page.Limit, Offset: q.Page.Offset, ExcludedMerged: !q.IncludeMerged}
+		if in.Query != nil && *in.Query != "" {
+			hits, total, err := d.Knowledge.SearchEntities(ctx, call.Caller(), knowledge.EntitySearchQuery{
+				Text: *in.Query, Meaning: in.Meaning != nil && *in.Meaning,
+				EntityType: q.EntityType, IncludeMerged: q.IncludeMerged, Page: q.Page,
+			})
+			if err != nil {
+				return EntitiesOut{}, err
+			}
+			out.Total = total
+			out.Entities = mapSlice(hits, func(h knowledge.EntitySearchHit) EntityHitOut {
+				return EntityHitOut{EntityOut: entityOut(h.Entity, withSnap), Score: &h.Score, Similarity: h.Similarity, Matched: signalNames(h.Signals)}
+			})
+			return out, nil
+		}
 		ents, total, err := d.Knowledge.ListEntities(ctx, call.Caller(), q)
 		if err != nil {
 			return EntitiesOut{}, err
 		}
-		withSnap := in.IncludeSnapshots == nil || *in.IncludeSnapshots
-		return EntitiesOut{
-			Entities: mapSlice(ents, func(e graph.Entity) EntityOut { return entityOut(e, withSnap) }),
-			Total:    total, Limit: q.Page.Limit, Offset: q.Page.Offset, ExcludedMerged: !q.IncludeMerged,
-		}, nil
+		out.Total = total
+		out.Entities = mapSlice(ents, func(e graph.Entity) EntityHitOut { return EntityHitOut{EntityOut: entityOut(e, withSnap)} })
+		return out, nil
 	})
 }
 
