@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
 	"github.com/cairnkg/cairn/db/postgres"
 	"github.com/cairnkg/cairn/db/sqlite"
 	"github.com/cairnkg/cairn/graph"
@@ -33,6 +35,9 @@ type backend struct {
 	// postgres is the process's one PostgreSQL pool, with pgvector's types
 	// registered; nil on the embedded store.
 	postgres *postgres.DB
+	// neo4j is the process's one Neo4j driver when the graph lives there;
+	// nil otherwise.
+	neo4j neo4j.DriverWithContext
 	// describe names the backend for logs, without secrets.
 	describe string
 }
@@ -40,7 +45,7 @@ type backend struct {
 // openBackend opens (and migrates) the backend cfg selects.
 func openBackend(ctx context.Context, cfg appConfig) (*backend, error) {
 	if cfg.neo4j.enabled() {
-		return nil, openNeo4jGraph(cfg)
+		return openNeo4jBackend(ctx, cfg)
 	}
 	if cfg.databaseURL != "" {
 		pg, err := postgres.Open(ctx, cfg.databaseURL, postgres.Options{})
@@ -72,6 +77,11 @@ func serverName(pg *postgres.DB) string {
 
 // ping reports whether the backend's databases answer.
 func (b *backend) ping(ctx context.Context) error {
+	if b.neo4j != nil {
+		if err := b.neo4j.VerifyConnectivity(ctx); err != nil {
+			return fmt.Errorf("neo4j: %w", err)
+		}
+	}
 	if b.postgres != nil {
 		if err := b.postgres.Pool.Ping(ctx); err != nil {
 			return fmt.Errorf("postgres: %w", err)
@@ -87,6 +97,9 @@ func (b *backend) ping(ctx context.Context) error {
 // Close closes the databases; the graph driver is closed by its Store.
 func (b *backend) Close() error {
 	var errs []error
+	if b.neo4j != nil {
+		errs = append(errs, b.neo4j.Close(context.Background()))
+	}
 	if b.postgres != nil {
 		errs = append(errs, b.postgres.Close())
 	}

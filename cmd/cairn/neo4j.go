@@ -1,11 +1,16 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
+	"net/url"
 	"os"
 	"strings"
+
+	"github.com/cairnkg/cairn/db/postgres"
+	"github.com/cairnkg/cairn/migrations"
 
 	graphneo4j "github.com/cairnkg/cairn/graph/neo4j"
 )
@@ -61,16 +66,45 @@ func (n neo4jSettings) config(databaseURL string) (graphneo4j.Config, error) {
 	return cfg, nil
 }
 
-// errNeo4jNotBuilt is what selecting Neo4j gives until the graph driver on
-// Neo4j exists: a configuration that asks for Neo4j must never run on
-// another backend without saying so.
-var errNeo4jNotBuilt = errors.New("CAIRN_NEO4J_URI is set, but the Neo4j graph driver is not built yet: unset it to keep the graph in PostgreSQL (CAIRN_DATABASE_URL) or the embedded store")
-
-// openNeo4jGraph checks the Neo4j settings of cfg, then refuses: the graph
-// driver on Neo4j is not part of this build.
-func openNeo4jGraph(cfg appConfig) error {
-	if _, err := cfg.neo4j.config(cfg.databaseURL); err != nil {
-		return err
+// openNeo4jBackend opens the split deployment: the graph in Neo4j, and the
+// control plane, memories and embeddings in PostgreSQL. Neo4j comes first,
+// so that a wrong Neo4j setting is the one line the start fails with before
+// PostgreSQL is touched. The graph's outbox lives with the graph, in Neo4j:
+// a store writes its entries in the same Neo4j transaction as the change,
+// and the entity-embedding worker claims them there and writes the vectors
+// to pgvector, so a crash between the two stores is repaired at the next
+// start.
+func openNeo4jBackend(ctx context.Context, cfg appConfig) (*backend, error) {
+	nc, err := cfg.neo4j.config(cfg.databaseURL)
+	if err != nil {
+		return nil, err
 	}
-	return errNeo4jNotBuilt
+	nd, err := graphneo4j.Connect(ctx, nc)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := graphneo4j.Migrate(ctx, nd, nc.Database, graphneo4j.MigrateOptions{}); err != nil {
+		_ = nd.Close(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	pg, err := postgres.Open(ctx, cfg.databaseURL, postgres.Options{})
+	if err != nil {
+		_ = nd.Close(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	return &backend{
+		control: pg.SQL, dialect: migrations.Postgres,
+		graph: graphneo4j.New(nd, nc.Database), postgres: pg, neo4j: nd,
+		describe: fmt.Sprintf("postgres %s with the graph in neo4j %s/%s", serverName(pg), redactURI(nc.URI), nc.Database),
+	}, nil
+}
+
+// redactURI is a Neo4j URI without user information, for logs.
+func redactURI(uri string) string {
+	u, err := url.Parse(uri)
+	if err != nil {
+		return "(unparsable URI)"
+	}
+	u.User = nil
+	return u.String()
 }

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	graphneo4j "github.com/cairnkg/cairn/graph/neo4j"
 )
 
 func TestNeo4jSettings(t *testing.T) {
@@ -52,10 +54,11 @@ func TestNeo4jSettings(t *testing.T) {
 	}
 }
 
-// TestNeo4jSelectedFailsClearly checks that the Neo4j settings reach the
-// backend from the environment, and that selecting Neo4j fails with one
-// line rather than running the graph on another backend.
-func TestNeo4jSelectedFailsClearly(t *testing.T) {
+// TestNeo4jSelected checks that the Neo4j settings reach the backend from
+// the environment, and that a Neo4j that cannot be reached fails the start
+// in one line, before PostgreSQL is touched, rather than running the graph
+// on another backend.
+func TestNeo4jSelected(t *testing.T) {
 	env := map[string]string{
 		"CAIRN_NEO4J_URI":      "bolt://neo4j:7687",
 		"CAIRN_NEO4J_PASSWORD": "p",
@@ -74,8 +77,13 @@ func TestNeo4jSelectedFailsClearly(t *testing.T) {
 		t.Fatalf("without a database URL: %v", err)
 	}
 	cfg.databaseURL = "postgres://cairn@db.invalid:5432/cairn"
+	cfg.neo4j.uri = "bolt://neo4j.invalid:7687"
 	_, err = openBackend(t.Context(), cfg)
-	if !errors.Is(err, errNeo4jNotBuilt) || !strings.Contains(err.Error(), "the Neo4j graph driver is not built yet") {
-		t.Fatalf("with a database URL: %v", err)
+	var startup *graphneo4j.StartupError
+	if !errors.As(err, &startup) || startup.Kind != graphneo4j.Unreachable {
+		t.Fatalf("with an unreachable Neo4j: %v, want a StartupError of kind Unreachable", err)
+	}
+	if msg := err.Error(); strings.Contains(msg, "\n") || !strings.Contains(msg, "cannot reach bolt://neo4j.invalid:7687") || strings.Contains(msg, "postgres") {
+		t.Errorf("the error is not the one line about Neo4j: %q", msg)
 	}
 }
