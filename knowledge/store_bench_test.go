@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/cairnkg/cairn/controlplane"
-	"github.com/cairnkg/cairn/db/postgres/pgtest"
 	dbpostgres "github.com/cairnkg/cairn/db/postgres"
+	"github.com/cairnkg/cairn/db/postgres/pgtest"
 	"github.com/cairnkg/cairn/graph"
 	graphpostgres "github.com/cairnkg/cairn/graph/postgres"
 	"github.com/cairnkg/cairn/knowledge"
