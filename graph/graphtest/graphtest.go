@@ -50,6 +50,7 @@ func Run(t *testing.T, newStore Harness) {
 		{"ShortestPath", testShortestPath},
 		{"Traverse", testTraverse},
 		{"Outbox", testOutbox},
+		{"BulkWrites", testBulkWrites},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
