@@ -77,6 +77,12 @@ type DriverTx interface {
 	// EntityTypeCounts returns how many unmerged entities the user has of
 	// each type.
 	EntityTypeCounts(ctx context.Context, userID string) (map[string]int, error)
+	// EntityTypes returns the types of which the user has unmerged
+	// entities, sorted: the keys of EntityTypeCounts, in time that grows
+	// with the number of types rather than of entities (an index skip
+	// over the types, say), since every call that filters by readable
+	// types asks it.
+	EntityTypes(ctx context.Context, userID string) ([]string, error)
 
 	// InsertObservation stores a new observation.
 	InsertObservation(ctx context.Context, o Observation) error

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"time"
 
@@ -292,11 +291,11 @@ func (s *Service) readableTypes(ctx context.Context, tx *graph.Tx, c Caller) ([]
 	if c.Allowed == nil {
 		return nil, nil
 	}
-	counts, err := tx.EntityTypeCounts(ctx, c.UserID)
+	have, err := tx.EntityTypes(ctx, c.UserID)
 	if err != nil {
 		return nil, err
 	}
-	all := append(s.schemas.Types(), slices.Collect(maps.Keys(counts))...)
+	all := append(s.schemas.Types(), have...)
 	slices.Sort(all)
 	out := []string{}
 	for _, t := range slices.Compact(all) {

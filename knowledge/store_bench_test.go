@@ -2,6 +2,7 @@ package knowledge_test
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
@@ -26,14 +27,18 @@ const storeBatchSize = 100
 // consent filtering that every tool call pays for).
 var consented = knowledge.Caller{UserID: alice.UserID, AgentID: alice.AgentID, Allowed: func(knowledge.Action, string) bool { return true }}
 
-// BenchmarkStoreBatch measures Service.Store of a batch of 100 new people
+// BenchmarkStoreBatch measures Service.Store of a batch of 100 people
 // with three fields each (name, email, company), wired as cmd/cairn wires
 // it (contradiction store, entity embeddings through the outbox, whose
-// worker does not run), on a store that already holds 1,000, 10,000 or
-// 100,000 such entities, on the embedded store and, when
-// CAIRN_TEST_DATABASE_URL is set, on PostgreSQL. Each op adds 100 entities
-// to the store, so keep -benchtime to a few dozen ops for the sizes to
-// stay what their names say:
+// worker does not run), by a caller whose consent is asked as the MCP
+// layer asks it, on a store that already holds 1,000, 10,000 or 100,000
+// such entities, on the embedded store and, when CAIRN_TEST_DATABASE_URL
+// is set, on PostgreSQL. "new" stores 100 people the store does not know
+// (a bulk load); "known" stores 100 it knows, with another company (their
+// snapshots change, each raises a contradiction, and the answer lists
+// their relationships). Each op of "new" adds 100 entities to the store,
+// so keep -benchtime to a few dozen ops for the sizes to stay what their
+// names say:
 //
 //	go test -run '^$' -bench StoreBatch -benchtime 20x ./knowledge/
 //
@@ -51,34 +56,56 @@ func BenchmarkStoreBatch(b *testing.B) {
 					}
 					next += n
 				}
-				var lat []time.Duration
-				for b.Loop() {
-					batch := benchPeople(next, storeBatchSize)
-					next += storeBatchSize
-					start := time.Now()
-					res, err := svc.Store(b.Context(), consented, knowledge.StoreRequest{Entities: batch})
-					lat = append(lat, time.Since(start))
-					if err != nil {
-						b.Fatal(err)
-					}
-					if res.EntitiesCreated != storeBatchSize {
-						b.Fatalf("created %d entities, want %d", res.EntitiesCreated, storeBatchSize)
-					}
-				}
-				slices.Sort(lat)
-				pct := func(p float64) float64 {
-					return float64(lat[int(p*float64(len(lat)-1))].Microseconds()) / 1000
-				}
-				var sum time.Duration
-				for _, d := range lat {
-					sum += d
-				}
-				b.ReportMetric(pct(0.50), "p50-ms")
-				b.ReportMetric(pct(0.95), "p95-ms")
-				b.ReportMetric(float64(storeBatchSize*len(lat))/sum.Seconds(), "entities/s")
+				b.Run("new", func(b *testing.B) {
+					measureStores(b, svc, func(int) ([]map[string]any, int) {
+						batch := benchPeople(next, storeBatchSize)
+						next += storeBatchSize
+						return batch, storeBatchSize
+					})
+				})
+				b.Run("known", func(b *testing.B) {
+					rng := rand.New(rand.NewPCG(uint64(existing), 3))
+					measureStores(b, svc, func(op int) ([]map[string]any, int) {
+						batch := make([]map[string]any, storeBatchSize)
+						for i := range batch {
+							batch[i] = benchPeople(rng.IntN(existing), 1)[0]
+							batch[i]["company"] = fmt.Sprintf("company %d, op %d", i, op)
+						}
+						return batch, 0
+					})
+				})
 			})
 		}
 	}
+}
+
+// measureStores stores the batch next gives at each op (with the number
+// of entities it must create) and reports the latency and entities/s.
+func measureStores(b *testing.B, svc *knowledge.Service, next func(op int) ([]map[string]any, int)) {
+	var lat []time.Duration
+	for b.Loop() {
+		batch, creates := next(len(lat))
+		start := time.Now()
+		res, err := svc.Store(b.Context(), consented, knowledge.StoreRequest{Entities: batch})
+		lat = append(lat, time.Since(start))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if res.EntitiesCreated != creates {
+			b.Fatalf("created %d entities, want %d", res.EntitiesCreated, creates)
+		}
+	}
+	slices.Sort(lat)
+	pct := func(p float64) float64 {
+		return float64(lat[int(p*float64(len(lat)-1))].Microseconds()) / 1000
+	}
+	var sum time.Duration
+	for _, d := range lat {
+		sum += d
+	}
+	b.ReportMetric(pct(0.50), "p50-ms")
+	b.ReportMetric(pct(0.95), "p95-ms")
+	b.ReportMetric(float64(storeBatchSize*len(lat))/sum.Seconds(), "entities/s")
 }
 
 // openStoreBench opens an empty store of the backend with a service wired

@@ -355,6 +355,32 @@ func (t *tx) EntityTypeCounts(ctx context.Context, userID string) (map[string]in
 	return out, wrap("count entity types", err)
 }
 
+// EntityTypes implements graph.DriverTx: a skip over entities_user_type
+// (each step the smallest type above the last), then, per type, the first
+// unmerged entity of it.
+func (t *tx) EntityTypes(ctx context.Context, userID string) ([]string, error) {
+	rows, err := t.tx.QueryContext(ctx, `WITH RECURSIVE types(typ) AS (
+		  SELECT (SELECT min(entity_type) FROM entities WHERE user_id = $1)
+		  UNION ALL
+		  SELECT (SELECT min(entity_type) FROM entities WHERE user_id = $1 AND entity_type > types.typ)
+		  FROM types WHERE types.typ IS NOT NULL)
+		SELECT typ FROM types WHERE typ IS NOT NULL AND EXISTS (
+		  SELECT 1 FROM entities e INDEXED BY entities_user_type
+		  WHERE e.user_id = $1 AND e.entity_type = types.typ AND e.merged_into IS NULL)
+		ORDER BY typ`, userID)
+	if err != nil {
+		return nil, wrap("list entity types", err)
+	}
+	out := []string{}
+	err = eachRow(rows, func(r *sql.Rows) error {
+		var typ string
+		err := r.Scan(&typ)
+		out = append(out, typ)
+		return err
+	})
+	return out, wrap("list entity types", err)
+}
+
 // prefixed qualifies every column of a comma-separated list with p.
 func prefixed(p, columns string) string {
 	parts := strings.Split(columns, ",")

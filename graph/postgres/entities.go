@@ -345,3 +345,25 @@ func (t *tx) EntityTypeCounts(ctx context.Context, userID string) (map[string]in
 	}
 	return out, nil
 }
+
+// EntityTypes implements graph.DriverTx: a skip over entities_user_type
+// (each step the smallest type above the last), then, per type, the first
+// unmerged entity of it.
+func (t *tx) EntityTypes(ctx context.Context, userID string) ([]string, error) {
+	if err := t.enter(ctx, userID); err != nil {
+		return nil, err
+	}
+	out, err := query(ctx, t, func(r rowScanner) (string, error) {
+		var typ string
+		err := r.Scan(&typ)
+		return typ, err
+	}, `WITH RECURSIVE types(typ) AS (
+		  SELECT (SELECT min(entity_type) FROM entities WHERE user_id = $1)
+		  UNION ALL
+		  SELECT (SELECT min(entity_type) FROM entities WHERE user_id = $1 AND entity_type > types.typ)
+		  FROM types WHERE types.typ IS NOT NULL)
+		SELECT typ FROM types WHERE typ IS NOT NULL AND EXISTS (
+		  SELECT 1 FROM entities e WHERE e.user_id = $1 AND e.entity_type = types.typ AND e.merged_into IS NULL)
+		ORDER BY typ`, userID)
+	return out, wrap("list entity types", err)
+}
