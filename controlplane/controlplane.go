@@ -33,11 +33,13 @@ type Store struct {
 	db      *sql.DB
 	dialect migrations.Dialect
 	now     func() time.Time
+	// dict caches the audit log's dictionaries (auditdict.go).
+	dict *auditDict
 }
 
 // New returns a Store on db, which must already be migrated.
 func New(db *sql.DB, dialect migrations.Dialect) *Store {
-	return &Store{db: db, dialect: dialect, now: time.Now}
+	return &Store{db: db, dialect: dialect, now: time.Now, dict: newAuditDict()}
 }
 
 // DB returns the database the store works on.

@@ -191,7 +191,7 @@ func (s *Service) oldTopicVectors(ctx context.Context, topic string, cands []gra
 	}
 	out[0] = vecs[0]
 	for j, k := range at {
-		out[k] = vecs[j+1]
+		out[k] = vector.RoundInt8(vecs[j+1]) // entity vectors count at 8 bits, as stored
 	}
 	return out, nil
 }

@@ -227,7 +227,10 @@ func (s *Service) topicVectors(ctx context.Context, userID, topic string, ents [
 	}
 	out[0] = vecs[0]
 	for j, k := range at {
-		out[k] = vecs[j+1]
+		// As the entity store would give it back (8 bits a
+		// component), so that a ranking is the same whether an
+		// entity's vector was stored yet or not.
+		out[k] = vector.RoundInt8(vecs[j+1])
 	}
 	return out, nil
 }

@@ -36,8 +36,9 @@ type embedBackend struct {
 	undo006 func(t *testing.T, loc string)
 }
 
-// undo006SQL takes a store back to before migration 006.
-const undo006SQL = `DROP TABLE graph_outbox; DROP TABLE entity_embeddings; DELETE FROM cairn_schema_migrations WHERE version = 6`
+// undo006SQL takes a store back to before migration 006, and so before
+// 012, which rebuilds 006's entity_embeddings.
+const undo006SQL = `DROP TABLE graph_outbox; DROP TABLE entity_embeddings; DELETE FROM cairn_schema_migrations WHERE version IN (6, 12)`
 
 var embedBackends = []embedBackend{
 	{

@@ -1,6 +1,7 @@
 package knowledge
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -34,6 +35,76 @@ func (s *Service) CreateRelationship(ctx context.Context, c Caller, req Relation
 	return rel, created, nil
 }
 
+// MaxRelationshipsPerCall bounds one CreateRelationships call.
+const MaxRelationshipsPerCall = 1000
+
+// RelationshipResult is the outcome of one request of CreateRelationships.
+type RelationshipResult struct {
+	Relationship graph.Relationship
+	Created      bool
+	// Err is why this request wrote nothing: what CreateRelationship would
+	// have returned for it alone (a *ValidationError, *NotFoundError,
+	// *RelationshipTypeError or *graph.CycleError).
+	Err error
+}
+
+// CreateRelationships creates many relationships in one transaction, each
+// as CreateRelationship would and in order, so that each sees the ones
+// before it: a repeat of an earlier request finds its edge, and an edge
+// that would close a cycle with earlier ones of the same call is refused.
+// The transaction holds the user's lock (see graph.Tx.CreateRelationship)
+// from the first request to the commit, so concurrent writers cannot build
+// a cycle with the batch either.
+//
+// A request that fails has its own Err in the result, in the request's
+// place, and the others are still written. An error that is not about one
+// request (the store failing) fails the call and writes nothing.
+func (s *Service) CreateRelationships(ctx context.Context, c Caller, reqs []RelationshipRequest) ([]RelationshipResult, error) {
+	if len(reqs) == 0 || len(reqs) > MaxRelationshipsPerCall {
+		return nil, invalid("relationships", fmt.Sprintf("1..%d relationships", MaxRelationshipsPerCall), fmt.Sprintf("%d", len(reqs)),
+			"send between 1 and %d relationships in one call", MaxRelationshipsPerCall)
+	}
+	checked := make([]error, len(reqs))
+	for i, req := range reqs {
+		checked[i] = s.checkFieldSizes("metadata", req.Metadata)
+	}
+	var out []RelationshipResult
+	err := s.graph.Update(ctx, func(tx *graph.Tx) error {
+		out = make([]RelationshipResult, len(reqs)) // fn may be run again
+		now := s.clock()
+		for i, req := range reqs {
+			if checked[i] != nil {
+				out[i].Err = checked[i]
+				continue
+			}
+			rel, created, err := s.createRelationship(ctx, tx, c, req, graph.SourceRelationship, now)
+			if err != nil && !isRequestError(err) {
+				return err
+			}
+			out[i] = RelationshipResult{Relationship: rel, Created: created, Err: err}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("knowledge: create relationships: %w", err)
+	}
+	return out, nil
+}
+
+// isRequestError reports whether err is about a relationship request
+// itself, as createRelationship returns it before writing anything, rather
+// than about the store.
+func isRequestError(err error) bool {
+	var (
+		verr  *ValidationError
+		nf    *NotFoundError
+		typ   *RelationshipTypeError
+		cycle *graph.CycleError
+	)
+	return errors.As(err, &verr) || errors.As(err, &nf) || errors.As(err, &typ) || errors.As(err, &cycle) ||
+		errors.Is(err, graph.ErrInvalidRelationshipType)
+}
+
 // addRelationship is createRelationship for callers that do not care
 // whether the edge is new.
 func (s *Service) addRelationship(ctx context.Context, tx *graph.Tx, c Caller, req RelationshipRequest, kind string, now time.Time) (graph.Relationship, error) {
@@ -41,6 +112,9 @@ func (s *Service) addRelationship(ctx context.Context, tx *graph.Tx, c Caller, r
 	return rel, err
 }
 
+// createRelationship returns every error about the request (see
+// isRequestError) before it writes anything, so that CreateRelationships
+// can report it and go on in the same transaction.
 func (s *Service) createRelationship(ctx context.Context, tx *graph.Tx, c Caller, req RelationshipRequest, kind string, now time.Time) (graph.Relationship, bool, error) {
 	if !graph.ValidRelationshipTypeName(req.Type) || !s.schemas.KnowsRelationshipType(req.Type, graph.IsBuiltinRelationshipType) {
 		return graph.Relationship{}, false, &RelationshipTypeError{Type: req.Type, Known: s.relationshipTypes()}
@@ -59,6 +133,14 @@ func (s *Service) createRelationship(ctx context.Context, tx *graph.Tx, c Caller
 	var nf *graph.NotFoundError
 	if errors.As(err, &nf) {
 		return graph.Relationship{}, false, &NotFoundError{Kind: ErrEntityNotFound, ID: nf.ID}
+	}
+	var cycle *graph.CycleError
+	if errors.As(err, &cycle) {
+		// The edge is refused whatever the caller may read, but the path
+		// is graph data and may cross entities it may not read.
+		if ok, rerr := s.mayReadPath(ctx, tx, c, cycle.Path); rerr != nil || !ok {
+			return graph.Relationship{}, false, cmp.Or(rerr, error(&graph.CycleError{RelationshipType: cycle.RelationshipType}))
+		}
 	}
 	if err != nil {
 		return graph.Relationship{}, false, err
@@ -88,6 +170,27 @@ func (s *Service) createRelationship(ctx context.Context, tx *graph.Tx, c Caller
 		return graph.Relationship{}, false, err
 	}
 	return rel, created, nil
+}
+
+// mayReadPath reports whether the caller may see a path: it may read the
+// graph and every entity on the path.
+func (s *Service) mayReadPath(ctx context.Context, tx *graph.Tx, c Caller, path []string) (bool, error) {
+	if !c.May(Read, ResourceGraph) {
+		return false, nil
+	}
+	ents, err := tx.Entities(ctx, c.UserID, path)
+	if err != nil {
+		return false, err
+	}
+	if len(ents) != len(path) {
+		return false, nil
+	}
+	for _, e := range ents {
+		if !c.readable(e.Type) {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // reduceRelationship recomputes a relationship's metadata from all its

@@ -32,6 +32,9 @@ type StoredEntity struct {
 	EntityID      string
 	EntityType    string
 	ObservationID string
+	// Created says whether the call created the entity; nil for a type the
+	// caller may not read, whose prior existence the result must not tell.
+	Created *bool
 }
 
 // StoreResult reports what a store call did, as far as the caller may
@@ -41,7 +44,7 @@ type StoredEntity struct {
 //
 //   - its line in Entities holds the id the call's identity fields give
 //     (not the entity a merge may have moved it to), its type and the
-//     observation id, all determined by the arguments;
+//     observation id, all determined by the arguments, and no Created;
 //   - EntitiesCreated counts only new entities of readable types;
 //   - when the call names an unreadable type and its content was stored
 //     before, the result is not marked Deduplicated: it reads as a first
@@ -203,7 +206,7 @@ func (s *Service) storeNew(ctx context.Context, tx *graph.Tx, c Caller, prepared
 				EntityType: pe.schema.EntityType, Field: name, Value: pe.unknown[name], CreatedAt: now,
 			})
 		}
-		res.Entities = append(res.Entities, storedLine(c, pe, target, o.ID))
+		res.Entities = append(res.Entities, storedLine(c, pe, target, o.ID, created[target]))
 		res.ObservationsCreated++
 		if !slices.Contains(touched, target) {
 			touched = append(touched, target)
@@ -330,7 +333,7 @@ func (s *Service) deduplicated(ctx context.Context, tx *graph.Tx, c Caller, prep
 		if !ok {
 			target = pe.entityID
 		}
-		res.Entities = append(res.Entities, storedLine(c, pe, target, obsID))
+		res.Entities = append(res.Entities, storedLine(c, pe, target, obsID, false))
 		if c.readable(pe.schema.EntityType) && !slices.Contains(visible, target) {
 			visible = append(visible, target)
 		}
@@ -346,12 +349,12 @@ func (s *Service) deduplicated(ctx context.Context, tx *graph.Tx, c Caller, prep
 // storedLine is an entity's line in a store result. For a type the caller
 // may not read it names the entity by the id its identity fields give, not
 // by where the store resolved it (a merge target exists only if the entity
-// did).
-func storedLine(c Caller, pe preparedEntity, target, observationID string) StoredEntity {
+// did), and does not say whether the call created it.
+func storedLine(c Caller, pe preparedEntity, target, observationID string, created bool) StoredEntity {
 	if !c.readable(pe.schema.EntityType) {
-		target = pe.entityID
+		return StoredEntity{EntityID: pe.entityID, EntityType: pe.schema.EntityType, ObservationID: observationID}
 	}
-	return StoredEntity{EntityID: target, EntityType: pe.schema.EntityType, ObservationID: observationID}
+	return StoredEntity{EntityID: target, EntityType: pe.schema.EntityType, ObservationID: observationID, Created: &created}
 }
 
 // prepare validates a store request and splits each entity's fields into

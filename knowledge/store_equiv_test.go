@@ -121,7 +121,7 @@ func (s *Service) oldStore(ctx context.Context, c Caller, req StoreRequest) (Sto
 					return err
 				}
 			}
-			res.Entities = append(res.Entities, storedLine(c, pe, target, obs.ID))
+			res.Entities = append(res.Entities, storedLine(c, pe, target, obs.ID, created[target]))
 			res.ObservationsCreated++
 			if !slices.Contains(touched, target) {
 				touched = append(touched, target)

@@ -62,8 +62,10 @@ type cursorState struct {
 }
 
 // addCommonArgs declares max_response_bytes on every tool and cursor on the
-// tools that only read (re-running a write to page its result would write
-// again).
+// tools that only read. A write takes a cursor only when its shape declares
+// one with acceptCursor, because repeating it writes nothing new (store,
+// idempotent by content): re-running any other write to page its result
+// would write again.
 func addCommonArgs(in *jsonschema.Schema, budget int, readOnly bool) {
 	if in.Properties == nil {
 		in.Properties = map[string]*jsonschema.Schema{}
@@ -72,10 +74,30 @@ func addCommonArgs(in *jsonschema.Schema, budget int, readOnly bool) {
 	in.Properties[argMaxResponseBytes] = &jsonschema.Schema{Type: "integer", Minimum: &lo, Maximum: &hi,
 		Description: fmt.Sprintf("lower this tool's response budget (%d bytes); lists are cut to fit and meta.next_cursor continues them", budget)}
 	if readOnly {
-		n := 2048
-		in.Properties[argCursor] = &jsonschema.Schema{Type: "string", MaxLength: &n,
-			Description: "meta.next_cursor of a truncated response, to continue it (with the same other arguments)"}
+		acceptCursor(in)
 	}
+}
+
+// acceptCursor declares the cursor argument: the tool continues a cut
+// answer when called again with the same arguments and meta.next_cursor.
+func acceptCursor(in *jsonschema.Schema) {
+	if in.Properties == nil {
+		in.Properties = map[string]*jsonschema.Schema{}
+	}
+	n := 2048
+	in.Properties[argCursor] = &jsonschema.Schema{Type: "string", MaxLength: &n,
+		Description: "meta.next_cursor of a truncated response, to continue it (with the same other arguments)"}
+}
+
+// takesCursor reports whether a tool declares the cursor argument.
+func takesCursor(t *Tool) bool { return t.input != nil && t.input.Properties[argCursor] != nil }
+
+// completeLists is implemented by results with lists that are answered in
+// full whatever the budget (every entity a store touched, every result of a
+// batch): the budget applies to the rest of the result, and a continuation
+// page leaves them out, as its first page held them all.
+type completeLists interface {
+	completeLists() []string
 }
 
 // addMeta declares meta on every tool's output.
@@ -116,7 +138,7 @@ func splitCallArgs(raw json.RawMessage, t *Tool) (callArgs, int, error) {
 		budget = min(budget, int(n)) // a caller may lower the budget, not raise it
 		delete(m, argMaxResponseBytes)
 	}
-	if v, ok := m[argCursor]; ok && t.ReadOnly() {
+	if v, ok := m[argCursor]; ok && takesCursor(t) {
 		if err := json.Unmarshal(v, &cursorText); err != nil {
 			return callArgs{}, 0, &knowledge.ValidationError{Field: argCursor, Expected: "string", Got: rawKind(v), Message: "must be the meta.next_cursor string of an earlier response"}
 		}
@@ -166,13 +188,19 @@ const metaReserve = 320
 
 // fitBudget encodes a tool's result with its meta, cutting the result's
 // top-level lists from the end, largest list first, until it fits the
-// budget. A cut result of a read-only tool carries a cursor that skips what
-// was returned. At least one item is always kept, so that paging with the
-// cursor progresses; one item larger than the budget is returned whole.
+// budget. Lists the result names in completeLists are never cut and do not
+// count against the budget. A cut result of a tool that takes a cursor
+// carries one that skips what was returned. At least one item is always
+// kept, so that paging with the cursor progresses; one item larger than the
+// budget is returned whole.
 func fitBudget(res any, t *Tool, args callArgs, budget int, start time.Time, requestID string) (json.RawMessage, error) {
 	full, err := json.Marshal(res)
 	if err != nil {
 		return nil, err
+	}
+	var complete []string
+	if c, ok := res.(completeLists); ok {
+		complete = c.completeLists()
 	}
 	meta := Meta{BudgetBytes: budget, RequestID: requestID}
 	if args.cursor == nil && len(full)+metaReserve <= budget || len(full) == 0 || full[0] != '{' {
@@ -188,10 +216,11 @@ func fitBudget(res any, t *Tool, args callArgs, budget int, start time.Time, req
 	}
 	// Lists, and the skips earlier pages asked for.
 	type list struct {
-		name  string
-		items []any
-		sizes []int
-		skip  int
+		name     string
+		items    []any
+		sizes    []int
+		skip     int
+		complete bool
 	}
 	var lists []*list
 	for name, v := range obj {
@@ -199,7 +228,7 @@ func fitBudget(res any, t *Tool, args callArgs, budget int, start time.Time, req
 		if !ok {
 			continue
 		}
-		l := &list{name: name}
+		l := &list{name: name, complete: slices.Contains(complete, name)}
 		if args.cursor != nil {
 			l.skip = min(args.cursor.Skip[name], len(items))
 		}
@@ -211,9 +240,14 @@ func fitBudget(res any, t *Tool, args callArgs, budget int, start time.Time, req
 		lists = append(lists, l)
 	}
 	slices.SortFunc(lists, func(a, b *list) int { return strings.Compare(a.name, b.name) })
+	// size measures the result without its complete lists, which the
+	// budget does not count.
 	size := func() int {
 		for _, l := range lists {
 			obj[l.name] = l.items
+			if l.complete {
+				obj[l.name] = []any{}
+			}
 		}
 		b, _ := json.Marshal(obj)
 		return len(b)
@@ -223,7 +257,9 @@ func fitBudget(res any, t *Tool, args callArgs, budget int, start time.Time, req
 	kept := func() int {
 		k := 0
 		for _, l := range lists {
-			k += len(l.items)
+			if !l.complete {
+				k += len(l.items)
+			}
 		}
 		return k
 	}
@@ -235,7 +271,7 @@ func fitBudget(res any, t *Tool, args callArgs, budget int, start time.Time, req
 			for _, x := range l.sizes[:len(l.items)] {
 				s += x
 			}
-			if len(l.items) > 0 && s > bigSize {
+			if !l.complete && len(l.items) > 0 && s > bigSize {
 				biggest, bigSize = l, s
 			}
 		}
@@ -247,14 +283,17 @@ func fitBudget(res any, t *Tool, args callArgs, budget int, start time.Time, req
 	// The running size is an estimate; check and finish exactly.
 	for size()+metaReserve > budget && kept() > 1 {
 		for i := len(lists) - 1; i >= 0; i-- {
-			if l := lists[i]; len(l.items) > 0 {
+			if l := lists[i]; !l.complete && len(l.items) > 0 {
 				l.items = l.items[:len(l.items)-1]
 				cut = true
 				break
 			}
 		}
 	}
-	b, err := json.Marshal(func() map[string]any { size(); return obj }())
+	for _, l := range lists {
+		obj[l.name] = l.items
+	}
+	b, err := json.Marshal(obj)
 	if err != nil {
 		return nil, err
 	}
@@ -262,7 +301,7 @@ func fitBudget(res any, t *Tool, args callArgs, budget int, start time.Time, req
 	meta.Truncated = cut
 	if cut {
 		meta.Hint = "truncated to fit the response budget; use pagination: call again with meta.next_cursor"
-		if t.ReadOnly() {
+		if takesCursor(t) {
 			c := cursorState{Tool: t.Name(), Hash: args.hash, Skip: map[string]int{}}
 			for _, l := range lists {
 				c.Skip[l.name] = l.skip + len(l.items)

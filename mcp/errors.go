@@ -117,9 +117,12 @@ func toError(err error) *Error {
 		return newError(http.StatusBadRequest, CodeEntityMerged, merged.Error(),
 			map[string]any{"entity_id": merged.EntityID, "merged_into": merged.MergedInto})
 	case errors.As(err, &cycle):
+		d := map[string]any{"relationship_type": cycle.RelationshipType}
+		if path := cycle.Cycle(); path != nil { // nil when the caller may not read it
+			d["path"] = path
+		}
 		return newError(http.StatusBadRequest, CodeCycle,
-			"a "+cycle.RelationshipType+" relationship must not form a cycle, and this one would close one",
-			map[string]any{"relationship_type": cycle.RelationshipType, "path": cycle.Cycle()})
+			"a "+cycle.RelationshipType+" relationship must not form a cycle, and this one would close one", d)
 	case errors.As(err, &relType):
 		return newError(http.StatusBadRequest, CodeInvalidRelType, relType.Error(),
 			map[string]any{"relationship_type": relType.Type, "expected": relType.Known})

@@ -143,6 +143,14 @@ var consentMatrix = map[string]matrixCase{
 	"create_relationship": {args: func(f fixture) map[string]any {
 		return map[string]any{"relationship_type": "REFERS_TO", "source_entity_id": f.invoice, "target_entity_id": f.company}
 	}},
+	"create_relationships": {args: func(f fixture) map[string]any {
+		// A new edge, and one that would close a cycle with person
+		// PART_OF company: its path must not show the attacker A's data.
+		return map[string]any{"relationships": []any{
+			map[string]any{"relationship_type": "REFERS_TO", "source_entity_id": f.invoice, "target_entity_id": f.company},
+			map[string]any{"relationship_type": "PART_OF", "source_entity_id": f.company, "target_entity_id": f.person},
+		}}
+	}},
 	"delete_relationship": {args: func(f fixture) map[string]any {
 		return map[string]any{"relationship_type": "PART_OF", "source_entity_id": f.person, "target_entity_id": f.company}
 	}},

@@ -98,6 +98,19 @@ var propertyArgs = map[string]func(r *rand.Rand, ids []string, n int) map[string
 	"create_relationship": func(r *rand.Rand, ids []string, _ int) map[string]any {
 		return map[string]any{"relationship_type": "REFERS_TO", "source_entity_id": pick(r, ids), "target_entity_id": pick(r, ids)}
 	},
+	"create_relationships": func(r *rand.Rand, ids []string, _ int) map[string]any {
+		// PART_OF may close cycles: a refused edge's path must not cross
+		// an entity the agent may not read.
+		var rels []any
+		for range 1 + r.IntN(6) {
+			typ := "REFERS_TO"
+			if r.IntN(2) == 0 {
+				typ = "PART_OF"
+			}
+			rels = append(rels, map[string]any{"relationship_type": typ, "source_entity_id": pick(r, ids), "target_entity_id": pick(r, ids)})
+		}
+		return map[string]any{"relationships": rels}
+	},
 	"delete_relationship": func(r *rand.Rand, ids []string, _ int) map[string]any {
 		return map[string]any{"relationship_type": "REFERS_TO", "source_entity_id": pick(r, ids), "target_entity_id": pick(r, ids)}
 	},
@@ -198,6 +211,11 @@ func TestNoToolAnswersOutsideConsent(t *testing.T) {
 				// Some edges are refused (self-loops); that is fine.
 				e.call(t, "create_relationship", map[string]any{"relationship_type": "REFERS_TO", "source_entity_id": pick(r, ids), "target_entity_id": pick(r, ids)})
 			}
+			for range len(ids) {
+				// Acyclic edges too, for cycle paths to cross (some are
+				// refused as cycles).
+				e.call(t, "create_relationship", map[string]any{"relationship_type": "PART_OF", "source_entity_id": pick(r, ids), "target_entity_id": pick(r, ids)})
+			}
 			// The owner's memories (and an insight) link random entities:
 			// a readable memory must not reveal an unreadable one.
 			collOf := map[string]string{}
@@ -263,6 +281,17 @@ func TestNoToolAnswersOutsideConsent(t *testing.T) {
 						// A write answers no graph read without graph read.
 						if related := res["related_entities"].([]any); !graphOK && len(related) > 0 {
 							t.Errorf("store(%v): related_entities %v without graph read", args, related)
+						}
+					}
+					if tool.Name() == "create_relationships" {
+						// A failed item names the id the agent sent; its
+						// other details (a cycle's path) are checked.
+						for _, it := range res["results"].([]any) {
+							if e, ok := it.(map[string]any)["error"].(map[string]any); ok {
+								if d, ok := e["details"].(map[string]any); ok {
+									delete(d, "id")
+								}
+							}
 						}
 					}
 					checkAnswer(t, tool.Name(), args, res, "", typeOf, readable, graphOK, memoryOK)

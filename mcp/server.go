@@ -48,6 +48,7 @@ func AllTools(d Deps) []*Tool {
 		mergeEntitiesTool(d),
 		listTimelineEventsTool(d),
 		createRelationshipTool(d),
+		createRelationshipsTool(d),
 		deleteRelationshipTool(d),
 		listRelationshipsTool(d),
 		getRelationshipSnapshotTool(d),
@@ -147,7 +148,9 @@ func (s *Server) mcpServer(who PrincipalFunc, transport string) *mcpsdk.Server {
 	srv := mcpsdk.NewServer(&mcpsdk.Implementation{Name: "cairn", Title: "Cairn", Version: s.version}, &mcpsdk.ServerOptions{
 		Logger: s.log,
 		Instructions: "Cairn keeps what you learn about the user as a knowledge graph with provenance. " +
-			"Call list_entity_types before store; every fact can be traced with retrieve_field_provenance.",
+			"Call list_entity_types before store; every fact can be traced with retrieve_field_provenance. " +
+			"Answers fit a budget (max_response_bytes lowers it): when meta.truncated, call again with the same arguments " +
+			"and cursor set to meta.next_cursor for the rest.",
 	})
 	call := func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
 		p, err := who(ctx, req)

@@ -74,7 +74,10 @@ func newEnvWith(t testing.TB, opts envOptions) *env {
 		Limiter:   consent.NewLimiter(control, consent.LimiterOptions{Limits: opts.limits, Now: clock.Now}),
 		Audit:     audit,
 		Consent:   control,
-	}, mcp.Options{Version: "test"})
+		// The deadline has its own test (TestCallTimeout); here a call
+		// that is slow under -race on a loaded machine must not fail a
+		// test about something else.
+	}, mcp.Options{Version: "test", CallTimeout: 10 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,6 +138,7 @@ func (e *env) callAs(t testing.TB, p consent.Principal, tool string, args any) (
 	if merr != nil {
 		return nil, merr
 	}
+	checkOutput(t, e.server, tool, out)
 	var m map[string]any
 	if err := json.Unmarshal(out, &m); err != nil {
 		t.Fatalf("%s returned invalid JSON: %v", tool, err)
@@ -153,6 +157,7 @@ func (e *env) call(t *testing.T, tool string, args any) (map[string]any, *mcp.Er
 	if merr != nil {
 		return nil, merr
 	}
+	checkOutput(t, e.server, tool, out)
 	var m map[string]any
 	if err := json.Unmarshal(out, &m); err != nil {
 		t.Fatalf("%s returned invalid JSON: %v", tool, err)

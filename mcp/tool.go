@@ -96,6 +96,7 @@ type Tool struct {
 	// OwnerOnly tools answer FORBIDDEN to every agent but the owner's.
 	OwnerOnly bool
 	input     *jsonschema.Schema
+	output    *jsonschema.Schema
 	handle    func(ctx context.Context, call *Call, args json.RawMessage) (any, error)
 }
 
@@ -103,8 +104,13 @@ type Tool struct {
 func (t *Tool) Name() string { return t.Def.Name }
 
 // InputSchema returns the schema arguments are validated against. Def
-// carries the same schema as clients receive it (see wireSchema).
+// carries a leaner form of it, the one clients receive (see leanInput).
 func (t *Tool) InputSchema() *jsonschema.Schema { return t.input }
+
+// OutputSchema returns the full schema of the tool's results, nested
+// objects and descriptions included. Clients receive a compact form of it
+// in Def (see compactOutput); tests check results against both.
+func (t *Tool) OutputSchema() *jsonschema.Schema { return t.output }
 
 // ReadOnly reports whether the tool only reads.
 func (t *Tool) ReadOnly() bool { return t.Def.Annotations != nil && t.Def.Annotations.ReadOnlyHint }
@@ -169,6 +175,11 @@ func writes(resources ...string) []Requirement {
 // tag describes it, a field without omitempty is required), then adjusted by
 // spec.shape, and every string without a limit gets DefaultStringLimit. The
 // handler receives arguments that already passed the schema.
+//
+// What tools/list sends (Def) is leaner than what the server enforces and
+// produces: hosts put every tool definition into the model's context on
+// every turn, so Def carries what a model needs to call the tool well and
+// nothing the server checks anyway (see leanInput and compactOutput).
 func newTool[In, Out any](spec toolSpec, h func(context.Context, *Call, In) (Out, error)) *Tool {
 	in, err := jsonschema.For[In](nil)
 	if err != nil {
@@ -184,11 +195,11 @@ func newTool[In, Out any](spec toolSpec, h func(context.Context, *Call, In) (Out
 		panic(fmt.Sprintf("mcp: tool %s: output schema: %v", spec.name, err))
 	}
 	addMeta(out)
-	inWire, err := wireSchema(in)
+	inWire, err := wireSchema(leanInput(in))
 	if err != nil {
 		panic(fmt.Sprintf("mcp: tool %s: input schema: %v", spec.name, err))
 	}
-	outWire, err := wireSchema(out)
+	outWire, err := wireSchema(compactOutput(out))
 	if err != nil {
 		panic(fmt.Sprintf("mcp: tool %s: output schema: %v", spec.name, err))
 	}
@@ -197,8 +208,11 @@ func newTool[In, Out any](spec toolSpec, h func(context.Context, *Call, In) (Out
 		Def: &mcpsdk.Tool{
 			Name: spec.name, Title: spec.title, Description: spec.description,
 			InputSchema: inWire, OutputSchema: outWire,
+			// The title is not repeated in the annotations: hosts show
+			// Tool.Title first, and every byte here is in the model's
+			// context on every turn.
 			Annotations: &mcpsdk.ToolAnnotations{
-				Title: spec.title, ReadOnlyHint: spec.ann.readOnly, IdempotentHint: spec.ann.idempotent,
+				ReadOnlyHint: spec.ann.readOnly, IdempotentHint: spec.ann.idempotent,
 				DestructiveHint: &destructive, OpenWorldHint: &openWorld,
 			},
 		},
@@ -208,6 +222,7 @@ func newTool[In, Out any](spec toolSpec, h func(context.Context, *Call, In) (Out
 		RateClass: spec.rateClass,
 		OwnerOnly: spec.ownerOnly,
 		input:     in,
+		output:    out,
 	}
 	if t.RateClass == "" {
 		t.RateClass = consent.RateClassDefault
@@ -282,3 +297,24 @@ func setDefault(p *jsonschema.Schema, v any) {
 
 // idLimit bounds id arguments.
 const idLimit = 256
+
+// MaxToolsListBytes bounds the answer to tools/list with every tool
+// enabled. Hosts put every tool definition into the model's context on every
+// turn, so this is context an agent pays for before it does anything; a test
+// keeps the default server under it.
+const MaxToolsListBytes = 30_000
+
+// DefinitionsBytes returns the size of the tools' definitions as tools/list
+// sends them: the JSON array of them, in bytes. The whole answer adds a
+// constant envelope of about 150 bytes (result type, server info, JSON-RPC).
+func DefinitionsBytes(tools []*Tool) int {
+	defs := make([]*mcpsdk.Tool, len(tools))
+	for i, t := range tools {
+		defs[i] = t.Def
+	}
+	b, err := json.Marshal(defs)
+	if err != nil {
+		panic(fmt.Sprintf("mcp: tools/list: %v", err))
+	}
+	return len(b)
+}

@@ -46,7 +46,7 @@ func ruleOut(r consent.Rule) RuleOut {
 
 // ListRulesIn are the arguments of list_consent_rules.
 type ListRulesIn struct {
-	Agent *string `json:"agent,omitempty" jsonschema:"only this agent's rules"`
+	Agent *string `json:"agent,omitempty"`
 }
 
 // ListRulesOut lists rules.
@@ -59,8 +59,8 @@ func listConsentRulesTool(d Deps) *Tool {
 	return newTool(toolSpec{
 		name:  "list_consent_rules",
 		title: "List consent rules",
-		description: "List the consent rules of your agents: which agent may read or write which resources. " +
-			"The most specific rule wins, deny wins ties, and no rule means deny. Owner agent only.",
+		description: "List which of your agents may read or write which resources. " +
+			"The most specific rule wins, deny wins ties, no rule means deny. Owner agent only.",
 		toolset: ToolsetConsent, ann: readOnly, budget: BudgetList, ownerOnly: true,
 		shape: func(s *jsonschema.Schema) { maxLen(prop(s, "agent"), 64) },
 	}, func(ctx context.Context, call *Call, in ListRulesIn) (ListRulesOut, error) {
@@ -87,10 +87,10 @@ func listConsentRulesTool(d Deps) *Tool {
 
 // SetRuleIn are the arguments of set_consent_rule.
 type SetRuleIn struct {
-	Agent    string `json:"agent" jsonschema:"the agent the rule is for"`
-	Resource string `json:"resource" jsonschema:"*, profile, graph, schema, sources, audit, entities/<type> (or tables/<type>), memories/<collection> (or vectors/<collection>); a name may end in *"`
-	Action   string `json:"action" jsonschema:"read or write"`
-	Effect   string `json:"effect" jsonschema:"allow or deny"`
+	Agent    string `json:"agent"`
+	Resource string `json:"resource" jsonschema:"*, profile, graph, schema, sources, audit, entities/<type>, memories/<collection>; may end in *"`
+	Action   string `json:"action"`
+	Effect   string `json:"effect"`
 }
 
 // SetRuleOut is the rule as stored.
@@ -102,8 +102,8 @@ func setConsentRuleTool(d Deps) *Tool {
 	return newTool(toolSpec{
 		name:  "set_consent_rule",
 		title: "Set a consent rule",
-		description: "Allow or deny one of your agents reading or writing a resource pattern. A rule for the same agent, " +
-			"resource and action is replaced. Owner agent only.",
+		description: "Allow or deny one of your agents reading or writing resources; replaces its rule for the same resource " +
+			"and action. Owner agent only.",
 		toolset: ToolsetConsent, ann: additive, budget: BudgetList, ownerOnly: true,
 		shape: func(s *jsonschema.Schema) {
 			maxLen(prop(s, "agent"), 64)
@@ -132,7 +132,7 @@ func setConsentRuleTool(d Deps) *Tool {
 
 // DeleteRuleIn are the arguments of delete_consent_rule.
 type DeleteRuleIn struct {
-	RuleID string `json:"rule_id" jsonschema:"the id list_consent_rules shows"`
+	RuleID string `json:"rule_id" jsonschema:"from list_consent_rules"`
 }
 
 // DeleteRuleOut confirms a deletion.
@@ -162,14 +162,14 @@ func deleteConsentRuleTool(d Deps) *Tool {
 
 // AuditQueryIn are the arguments of query_audit_log.
 type AuditQueryIn struct {
-	Agent    *string `json:"agent,omitempty" jsonschema:"only this agent's calls"`
-	Tool     *string `json:"tool,omitempty" jsonschema:"only calls of this tool"`
-	Kind     *string `json:"kind,omitempty" jsonschema:"call (one row per tool call) or consent (one row per consent decision)"`
-	Decision *string `json:"decision,omitempty" jsonschema:"allow or deny"`
-	Since    *string `json:"since,omitempty" jsonschema:"ISO 8601: only records at or after this time"`
-	Until    *string `json:"until,omitempty" jsonschema:"ISO 8601: only records before this time"`
-	BeforeID *int64  `json:"before_id,omitempty" jsonschema:"only records older than this id (to page back)"`
-	Limit    *int    `json:"limit,omitempty" jsonschema:"most records (default 50, at most 1000)"`
+	Agent    *string `json:"agent,omitempty"`
+	Tool     *string `json:"tool,omitempty"`
+	Kind     *string `json:"kind,omitempty" jsonschema:"call: a row per tool call; consent: a row per consent decision"`
+	Decision *string `json:"decision,omitempty"`
+	Since    *string `json:"since,omitempty" jsonschema:"ISO 8601, inclusive"`
+	Until    *string `json:"until,omitempty" jsonschema:"ISO 8601, exclusive"`
+	BeforeID *int64  `json:"before_id,omitempty" jsonschema:"only older records (to page back)"`
+	Limit    *int    `json:"limit,omitempty"`
 }
 
 // AuditRecordOut is one audit record. It never holds stored values.
@@ -199,8 +199,8 @@ func queryAuditLogTool(d Deps) *Tool {
 	return newTool(toolSpec{
 		name:  "query_audit_log",
 		title: "Query the audit log",
-		description: "Read the audit log: every tool call and every consent decision, with agent, tool, resource, decision, result " +
-			"code, latency and request id, newest first. Records never hold stored values. Owner agent only.",
+		description: "Read the audit log, newest first: every tool call and consent decision (agent, tool, resource, decision, " +
+			"result code, latency, request id); never stored values. Owner agent only.",
 		toolset: ToolsetConsent, ann: readOnly, budget: BudgetSummary, ownerOnly: true,
 		requires: reads(consent.ResourceAudit),
 		shape: func(s *jsonschema.Schema) {

@@ -47,8 +47,8 @@ func optionalTime(field string, s *string) (time.Time, error) {
 
 // SnapshotIn are the arguments of retrieve_entity_snapshot.
 type SnapshotIn struct {
-	EntityID string  `json:"entity_id" jsonschema:"the entity id (ent_…)"`
-	At       *string `json:"at,omitempty" jsonschema:"ISO 8601 time: recompute the snapshot from the observations recorded up to then"`
+	EntityID string  `json:"entity_id"`
+	At       *string `json:"at,omitempty" jsonschema:"ISO 8601 time: as it was then"`
 }
 
 // SnapshotOut is an entity snapshot with provenance.
@@ -68,8 +68,8 @@ func retrieveEntitySnapshotTool(d Deps) *Tool {
 	return newTool(toolSpec{
 		name:  "retrieve_entity_snapshot",
 		title: "Retrieve entity snapshot",
-		description: "Return an entity's current truth (its snapshot) with provenance: for every field, the observation it came from. " +
-			"With at, return the snapshot as it was at that time.",
+		description: "Open an entity by id: its snapshot (current truth) and the observation each field came from. " +
+			"For its relationships and sources use retrieve_graph_neighborhood.",
 		toolset: ToolsetEntities, ann: readOnly, budget: BudgetSummary,
 		shape: func(s *jsonschema.Schema) { maxLen(prop(s, "entity_id"), idLimit); maxLen(prop(s, "at"), 64) },
 	}, func(ctx context.Context, call *Call, in SnapshotIn) (SnapshotOut, error) {
@@ -94,31 +94,44 @@ func retrieveEntitySnapshotTool(d Deps) *Tool {
 
 // EntitiesIn are the arguments of retrieve_entities.
 type EntitiesIn struct {
-	EntityType       *string `json:"entity_type,omitempty" jsonschema:"only entities of this type"`
-	UserID           *string `json:"user_id,omitempty" jsonschema:"optional; must be the caller's own user id"`
-	Limit            *int    `json:"limit,omitempty" jsonschema:"page size (default 100, at most 1000)"`
-	Offset           *int    `json:"offset,omitempty" jsonschema:"entities to skip (default 0)"`
-	IncludeSnapshots *bool   `json:"include_snapshots,omitempty" jsonschema:"include each entity's snapshot (default true)"`
-	IncludeMerged    *bool   `json:"include_merged,omitempty" jsonschema:"include entities merged into others (default false)"`
+	Query            *string `json:"query,omitempty" jsonschema:"search words; all must match a name or snapshot value, the last as a prefix; best first"`
+	Meaning          *bool   `json:"meaning,omitempty" jsonschema:"with query, also match by meaning; slower"`
+	EntityType       *string `json:"entity_type,omitempty"`
+	UserID           *string `json:"user_id,omitempty" jsonschema:"optional; only your own"`
+	Limit            *int    `json:"limit,omitempty"`
+	Offset           *int    `json:"offset,omitempty"`
+	IncludeSnapshots *bool   `json:"include_snapshots,omitempty"`
+	IncludeMerged    *bool   `json:"include_merged,omitempty"`
+}
+
+// EntityHitOut is an entity of retrieve_entities; a search says why it
+// matched.
+type EntityHitOut struct {
+	EntityOut
+	Score      *float64 `json:"score,omitempty" jsonschema:"with query: relevance, higher is better"`
+	Similarity *float64 `json:"similarity,omitempty" jsonschema:"cosine similarity to the query, when it matched by meaning"`
+	Matched    []string `json:"matched,omitempty" jsonschema:"with query: the signals that found it: vector, text"`
 }
 
 // EntitiesOut is a page of entities.
 type EntitiesOut struct {
-	Entities       []EntityOut `json:"entities"`
-	Total          int         `json:"total"`
-	Limit          int         `json:"limit"`
-	Offset         int         `json:"offset"`
-	ExcludedMerged bool        `json:"excluded_merged" jsonschema:"true when merged entities were left out"`
+	Entities       []EntityHitOut `json:"entities"`
+	Total          int            `json:"total"`
+	Limit          int            `json:"limit"`
+	Offset         int            `json:"offset"`
+	ExcludedMerged bool           `json:"excluded_merged" jsonschema:"true when merged entities were left out"`
 }
 
 func retrieveEntitiesTool(d Deps) *Tool {
 	return newTool(toolSpec{
 		name:        "retrieve_entities",
 		title:       "Retrieve entities",
-		description: "List entities, most recently observed first, optionally of one type, with their snapshots. Paginated with limit and offset.",
+		description: "List entities, most recently observed first, optionally of one type, with their snapshots; with query, search them, best first. Paginated with limit and offset.",
 		toolset:     ToolsetEntities, ann: readOnly, budget: BudgetList,
 		shape: func(s *jsonschema.Schema) {
 			pageShape(s)
+			maxLen(prop(s, "query"), 512)
+			setDefault(prop(s, "meaning"), false)
 			maxLen(prop(s, "entity_type"), 128)
 			maxLen(prop(s, "user_id"), idLimit)
 			setDefault(prop(s, "include_snapshots"), true)
@@ -132,15 +145,29 @@ func retrieveEntitiesTool(d Deps) *Tool {
 		if in.EntityType != nil {
 			q.EntityType = *in.EntityType
 		}
+		withSnap := in.IncludeSnapshots == nil || *in.IncludeSnapshots
+		out := EntitiesOut{Limit: q.Page.Limit, Offset: q.Page.Offset, ExcludedMerged: !q.IncludeMerged}
+		if in.Query != nil && *in.Query != "" {
+			hits, total, err := d.Knowledge.SearchEntities(ctx, call.Caller(), knowledge.EntitySearchQuery{
+				Text: *in.Query, Meaning: in.Meaning != nil && *in.Meaning,
+				EntityType: q.EntityType, IncludeMerged: q.IncludeMerged, Page: q.Page,
+			})
+			if err != nil {
+				return EntitiesOut{}, err
+			}
+			out.Total = total
+			out.Entities = mapSlice(hits, func(h knowledge.EntitySearchHit) EntityHitOut {
+				return EntityHitOut{EntityOut: entityOut(h.Entity, withSnap), Score: &h.Score, Similarity: h.Similarity, Matched: signalNames(h.Signals)}
+			})
+			return out, nil
+		}
 		ents, total, err := d.Knowledge.ListEntities(ctx, call.Caller(), q)
 		if err != nil {
 			return EntitiesOut{}, err
 		}
-		withSnap := in.IncludeSnapshots == nil || *in.IncludeSnapshots
-		return EntitiesOut{
-			Entities: mapSlice(ents, func(e graph.Entity) EntityOut { return entityOut(e, withSnap) }),
-			Total:    total, Limit: q.Page.Limit, Offset: q.Page.Offset, ExcludedMerged: !q.IncludeMerged,
-		}, nil
+		out.Total = total
+		out.Entities = mapSlice(ents, func(e graph.Entity) EntityHitOut { return EntityHitOut{EntityOut: entityOut(e, withSnap)} })
+		return out, nil
 	})
 }
 
@@ -148,8 +175,8 @@ func retrieveEntitiesTool(d Deps) *Tool {
 
 // ByIdentifierIn are the arguments of retrieve_entity_by_identifier.
 type ByIdentifierIn struct {
-	Identifier string  `json:"identifier" jsonschema:"a name, email, tax id, invoice number…; normalised before matching"`
-	EntityType *string `json:"entity_type,omitempty" jsonschema:"only entities of this type"`
+	Identifier string  `json:"identifier"`
+	EntityType *string `json:"entity_type,omitempty"`
 }
 
 // ByIdentifierOut lists the entities found.
@@ -162,8 +189,8 @@ func retrieveEntityByIdentifierTool(d Deps) *Tool {
 	return newTool(toolSpec{
 		name:  "retrieve_entity_by_identifier",
 		title: "Find entity by identifier",
-		description: "Find entities by a name, email, tax id or other identifier, across types or within one. " +
-			"Matching is exact after normalisation (case, punctuation and spacing are ignored).",
+		description: "Find entities by name, email, tax id or another identifier, in all types or one. " +
+			"Exact match after normalisation (case, punctuation and spacing ignored).",
 		toolset: ToolsetEntities, ann: readOnly, budget: BudgetList,
 		shape: func(s *jsonschema.Schema) { maxLen(prop(s, "identifier"), 512); maxLen(prop(s, "entity_type"), 128) },
 	}, func(ctx context.Context, call *Call, in ByIdentifierIn) (ByIdentifierOut, error) {
@@ -186,9 +213,9 @@ func retrieveEntityByIdentifierTool(d Deps) *Tool {
 
 // ObservationsIn are the arguments of list_observations.
 type ObservationsIn struct {
-	EntityID string `json:"entity_id" jsonschema:"the entity id"`
-	Limit    *int   `json:"limit,omitempty" jsonschema:"page size (default 100, at most 1000)"`
-	Offset   *int   `json:"offset,omitempty" jsonschema:"observations to skip (default 0)"`
+	EntityID string `json:"entity_id"`
+	Limit    *int   `json:"limit,omitempty"`
+	Offset   *int   `json:"offset,omitempty"`
 }
 
 // ObservationsOut is a page of observations, newest first.
@@ -220,8 +247,8 @@ func listObservationsTool(d Deps) *Tool {
 
 // FieldProvenanceIn are the arguments of retrieve_field_provenance.
 type FieldProvenanceIn struct {
-	EntityID string `json:"entity_id" jsonschema:"the entity id"`
-	Field    string `json:"field" jsonschema:"a field of the entity's snapshot"`
+	EntityID string `json:"entity_id"`
+	Field    string `json:"field"`
 }
 
 // SourceObservationOut is the observation a field's value came from.
@@ -246,8 +273,8 @@ func retrieveFieldProvenanceTool(d Deps) *Tool {
 	return newTool(toolSpec{
 		name:  "retrieve_field_provenance",
 		title: "Retrieve field provenance",
-		description: "Trace one field of an entity's snapshot to the observation that won and the source material it came from, " +
-			"with the priority and specificity that made it win.",
+		description: "Why a field of an entity has its value: the observation that won, with its priority and specificity, " +
+			"and the source material it came from.",
 		toolset: ToolsetEntities, ann: readOnly, budget: BudgetSummary,
 		// The answer names the source material a value came from.
 		requires: reads(consent.ResourceSources),
@@ -274,11 +301,11 @@ func retrieveFieldProvenanceTool(d Deps) *Tool {
 
 // CorrectIn are the arguments of correct.
 type CorrectIn struct {
-	UserID     *string `json:"user_id,omitempty" jsonschema:"optional; must be the caller's own user id"`
-	EntityID   string  `json:"entity_id" jsonschema:"the entity to correct"`
-	EntityType string  `json:"entity_type" jsonschema:"its type, as a check"`
-	Field      string  `json:"field" jsonschema:"a field of the type's schema"`
-	Value      any     `json:"value" jsonschema:"the corrected value"`
+	UserID     *string `json:"user_id,omitempty" jsonschema:"optional; only your own"`
+	EntityID   string  `json:"entity_id"`
+	EntityType string  `json:"entity_type" jsonschema:"must be the entity's type"`
+	Field      string  `json:"field"`
+	Value      any     `json:"value"`
 }
 
 // CorrectOut reports the correction.
@@ -294,8 +321,8 @@ func correctTool(d Deps) *Tool {
 	return newTool(toolSpec{
 		name:  "correct",
 		title: "Correct a field",
-		description: "Correct one field of an entity. The correction is an observation of priority 1000: it wins over every extraction, " +
-			"earlier or later, until corrected again. Repeating the same correction changes nothing.",
+		description: "Set one field of an entity by hand: the correction (priority 1000) wins over every extraction, earlier or later, " +
+			"until corrected again. Repeating it changes nothing.",
 		toolset: ToolsetEntities, ann: additive, budget: BudgetList,
 		shape: func(s *jsonschema.Schema) {
 			maxLen(prop(s, "user_id"), idLimit)
@@ -325,10 +352,10 @@ func correctTool(d Deps) *Tool {
 
 // MergeIn are the arguments of merge_entities.
 type MergeIn struct {
-	UserID       *string `json:"user_id,omitempty" jsonschema:"optional; must be the caller's own user id"`
-	FromEntityID string  `json:"from_entity_id" jsonschema:"the duplicate, which is marked merged"`
-	ToEntityID   string  `json:"to_entity_id" jsonschema:"the entity that absorbs it (same type)"`
-	MergeReason  *string `json:"merge_reason,omitempty" jsonschema:"why they are the same"`
+	UserID       *string `json:"user_id,omitempty" jsonschema:"optional; only your own"`
+	FromEntityID string  `json:"from_entity_id" jsonschema:"the duplicate"`
+	ToEntityID   string  `json:"to_entity_id" jsonschema:"the entity that absorbs it"`
+	MergeReason  *string `json:"merge_reason,omitempty"`
 }
 
 // MergeOut reports a merge.
@@ -346,8 +373,8 @@ func mergeEntitiesTool(d Deps) *Tool {
 	return newTool(toolSpec{
 		name:  "merge_entities",
 		title: "Merge duplicate entities",
-		description: "Merge a duplicate entity into another of the same type: its observations and relationships move to the target, " +
-			"whose snapshot is recomputed, and reads of the duplicate's id answer ENTITY_ALREADY_MERGED naming the target.",
+		description: "Merge a duplicate entity into another of the same type: its observations and relationships move to the target; " +
+			"reads of the duplicate then answer ENTITY_ALREADY_MERGED naming the target.",
 		toolset: ToolsetEntities, ann: destroys, budget: BudgetList,
 		shape: func(s *jsonschema.Schema) {
 			maxLen(prop(s, "user_id"), idLimit)

@@ -23,10 +23,10 @@ func directionShape(p *jsonschema.Schema) {
 
 // CreateRelationshipIn are the arguments of create_relationship.
 type CreateRelationshipIn struct {
-	RelationshipType string         `json:"relationship_type" jsonschema:"one of PART_OF, CORRECTS, REFERS_TO, SETTLES, DUPLICATE_OF, DEPENDS_ON, SUPERSEDES, or a type a schema registers"`
-	SourceEntityID   string         `json:"source_entity_id" jsonschema:"the entity the edge starts at"`
-	TargetEntityID   string         `json:"target_entity_id" jsonschema:"the entity the edge points to"`
-	Metadata         map[string]any `json:"metadata,omitempty" jsonschema:"relationship-specific metadata; each call adds an observation of it"`
+	RelationshipType string         `json:"relationship_type" jsonschema:"PART_OF, CORRECTS, REFERS_TO, SETTLES, DUPLICATE_OF, DEPENDS_ON, SUPERSEDES or a schema's own"`
+	SourceEntityID   string         `json:"source_entity_id"`
+	TargetEntityID   string         `json:"target_entity_id"`
+	Metadata         map[string]any `json:"metadata,omitempty"`
 }
 
 // CreateRelationshipOut is the relationship.
@@ -39,10 +39,8 @@ func createRelationshipTool(d Deps) *Tool {
 	return newTool(toolSpec{
 		name:  "create_relationship",
 		title: "Create relationship",
-		description: "Create a typed, directed relationship between two entities. Its id is deterministic from (type, source, target): " +
-			"creating it again returns the same relationship and records another observation of its metadata. " +
-			"PART_OF, DEPENDS_ON, SUPERSEDES and CORRECTS may not form cycles: an edge that would close one is refused with " +
-			"CYCLE_DETECTED and the cycle's path.",
+		description: "Create a typed, directed relationship between two entities; creating it again adds an observation of its metadata. " +
+			"PART_OF, DEPENDS_ON, SUPERSEDES and CORRECTS refuse cycles (CYCLE_DETECTED, with the cycle's path).",
 		toolset: ToolsetRelationships, ann: additive, budget: BudgetList, requires: writes(consent.ResourceGraph),
 		shape: func(s *jsonschema.Schema) {
 			maxLen(prop(s, "relationship_type"), 64)
@@ -64,13 +62,104 @@ func createRelationshipTool(d Deps) *Tool {
 	})
 }
 
+// --- create_relationships ---
+
+// CreateRelationshipsIn are the arguments of create_relationships.
+type CreateRelationshipsIn struct {
+	Relationships []CreateRelationshipIn `json:"relationships"`
+}
+
+// RelationshipResultOut is the outcome of one relationship of
+// create_relationships.
+type RelationshipResultOut struct {
+	Status string     `json:"status" jsonschema:"created, existing, failed, or written without graph read"`
+	ID     string     `json:"id,omitempty"`
+	Error  *ErrorBody `json:"error,omitempty"`
+}
+
+// CreateRelationshipsOut is one result per relationship asked for, in
+// order, and how many ended each way.
+type CreateRelationshipsOut struct {
+	Results  []RelationshipResultOut `json:"results"`
+	Created  *int                    `json:"created,omitempty"`
+	Existing *int                    `json:"existing,omitempty"`
+	Failed   int                     `json:"failed"`
+}
+
+// completeLists answers every result, however many.
+func (CreateRelationshipsOut) completeLists() []string { return []string{"results"} }
+
+// Statuses of a create_relationships result.
+const (
+	statusCreated  = "created"
+	statusExisting = "existing"
+	statusFailed   = "failed"
+	// statusWritten is created or existing, for a caller without graph
+	// read, who may not learn which.
+	statusWritten = "written"
+)
+
+func createRelationshipsTool(d Deps) *Tool {
+	return newTool(toolSpec{
+		name:  "create_relationships",
+		title: "Create relationships",
+		description: "Create many relationships (1..1000) in one call, as create_relationship does each: use it for more than one. " +
+			"Each gets its own result in order (created, existing or failed with its error); one failing does not stop the others.",
+		toolset: ToolsetRelationships, ann: additive, budget: BudgetList, requires: writes(consent.ResourceGraph),
+		shape: func(s *jsonschema.Schema) {
+			list := prop(s, "relationships")
+			lo, hi := 1, knowledge.MaxRelationshipsPerCall
+			list.MinItems, list.MaxItems = &lo, &hi
+			maxLen(prop(list.Items, "relationship_type"), 64)
+			maxLen(prop(list.Items, "source_entity_id"), idLimit)
+			maxLen(prop(list.Items, "target_entity_id"), idLimit)
+		},
+	}, func(ctx context.Context, call *Call, in CreateRelationshipsIn) (CreateRelationshipsOut, error) {
+		reqs := mapSlice(in.Relationships, func(r CreateRelationshipIn) knowledge.RelationshipRequest {
+			return knowledge.RelationshipRequest{Type: r.RelationshipType, SourceEntityID: r.SourceEntityID, TargetEntityID: r.TargetEntityID, Metadata: r.Metadata}
+		})
+		results, err := d.Knowledge.CreateRelationships(ctx, call.Caller(), reqs)
+		if err != nil {
+			return CreateRelationshipsOut{}, err
+		}
+		// Whether an edge existed is graph data: without graph read a
+		// result says only that it was written, as create_relationship
+		// leaves out created.
+		mayRead := call.May(consent.Read, consent.ResourceGraph)
+		out := CreateRelationshipsOut{Results: make([]RelationshipResultOut, len(results))}
+		var created, existing int
+		for i, r := range results {
+			switch {
+			case r.Err != nil:
+				e := toError(r.Err).Body
+				out.Results[i] = RelationshipResultOut{Status: statusFailed, Error: &e}
+				out.Failed++
+				continue
+			case !mayRead:
+				out.Results[i].Status = statusWritten
+			case r.Created:
+				out.Results[i].Status = statusCreated
+				created++
+			default:
+				out.Results[i].Status = statusExisting
+				existing++
+			}
+			out.Results[i].ID = r.Relationship.ID
+		}
+		if mayRead {
+			out.Created, out.Existing = &created, &existing
+		}
+		return out, nil
+	})
+}
+
 // --- delete_relationship ---
 
 // RelationshipKeyIn names a relationship by its (type, source, target).
 type RelationshipKeyIn struct {
-	RelationshipType string `json:"relationship_type" jsonschema:"the relationship's type"`
-	SourceEntityID   string `json:"source_entity_id" jsonschema:"the entity the edge starts at"`
-	TargetEntityID   string `json:"target_entity_id" jsonschema:"the entity the edge points to"`
+	RelationshipType string `json:"relationship_type"`
+	SourceEntityID   string `json:"source_entity_id"`
+	TargetEntityID   string `json:"target_entity_id"`
 }
 
 func relationshipKeyShape(s *jsonschema.Schema) {
@@ -83,8 +172,8 @@ func deleteRelationshipTool(d Deps) *Tool {
 	return newTool(toolSpec{
 		name:  "delete_relationship",
 		title: "Delete relationship",
-		description: "End a live relationship. It stops being returned by reads of the present, but reads with an as-of time " +
-			"(at) from when it was live still see it; creating it again starts a new period.",
+		description: "End a live relationship: reads of the present stop returning it, reads with at from when it was live " +
+			"still see it.",
 		toolset: ToolsetRelationships, ann: destroys, budget: BudgetList, requires: writes(consent.ResourceGraph),
 		shape: relationshipKeyShape,
 	}, func(ctx context.Context, call *Call, in RelationshipKeyIn) (RelationshipOut, error) {
@@ -113,12 +202,12 @@ func writtenRelationship(call *Call, rel graph.Relationship) RelationshipOut {
 
 // ListRelationshipsIn are the arguments of list_relationships.
 type ListRelationshipsIn struct {
-	EntityID         string  `json:"entity_id" jsonschema:"the entity whose relationships to list"`
-	Direction        *string `json:"direction,omitempty" jsonschema:"inbound, outbound or both (default both)"`
-	RelationshipType *string `json:"relationship_type,omitempty" jsonschema:"only relationships of this type"`
-	At               *string `json:"at,omitempty" jsonschema:"ISO 8601 time: list the relationships as they were then"`
-	Limit            *int    `json:"limit,omitempty" jsonschema:"page size (default 100, at most 1000)"`
-	Offset           *int    `json:"offset,omitempty" jsonschema:"relationships to skip (default 0)"`
+	EntityID         string  `json:"entity_id"`
+	Direction        *string `json:"direction,omitempty"`
+	RelationshipType *string `json:"relationship_type,omitempty"`
+	At               *string `json:"at,omitempty" jsonschema:"ISO 8601 time: as they were then"`
+	Limit            *int    `json:"limit,omitempty"`
+	Offset           *int    `json:"offset,omitempty"`
 }
 
 // ListRelationshipsOut is a page of relationships, newest first.
@@ -133,7 +222,7 @@ func listRelationshipsTool(d Deps) *Tool {
 	return newTool(toolSpec{
 		name:        "list_relationships",
 		title:       "List relationships",
-		description: "List an entity's relationships, newest first, inbound, outbound or both, optionally of one type; with at, as they were then.",
+		description: "List an entity's relationships (the edges), newest first. For the entities at their other ends use retrieve_related_entities.",
 		toolset:     ToolsetRelationships, ann: readOnly, budget: BudgetList, requires: reads(consent.ResourceGraph),
 		shape: func(s *jsonschema.Schema) {
 			pageShape(s)
@@ -199,7 +288,7 @@ func getRelationshipSnapshotTool(d Deps) *Tool {
 	return newTool(toolSpec{
 		name:        "get_relationship_snapshot",
 		title:       "Get relationship snapshot",
-		description: "Return a relationship's metadata merged from all its observations, with the observation each field came from.",
+		description: "A relationship's metadata merged from all its observations, with the observation each field came from.",
 		toolset:     ToolsetRelationships, ann: readOnly, budget: BudgetSummary, requires: reads(consent.ResourceGraph),
 		shape: relationshipKeyShape,
 	}, func(ctx context.Context, call *Call, in RelationshipKeyIn) (RelationshipSnapshotOut, error) {
@@ -229,12 +318,12 @@ func getRelationshipSnapshotTool(d Deps) *Tool {
 
 // RelatedIn are the arguments of retrieve_related_entities.
 type RelatedIn struct {
-	EntityID          string   `json:"entity_id" jsonschema:"the entity to start from"`
-	RelationshipTypes []string `json:"relationship_types,omitempty" jsonschema:"follow only relationships of these types"`
-	Direction         *string  `json:"direction,omitempty" jsonschema:"inbound, outbound or both (default both)"`
-	MaxHops           *int     `json:"max_hops,omitempty" jsonschema:"how many relationships away to look, 1..5 (default 1)"`
-	IncludeEntities   *bool    `json:"include_entities,omitempty" jsonschema:"include each entity's snapshot (default true)"`
-	At                *string  `json:"at,omitempty" jsonschema:"ISO 8601 time: traverse the graph as it was then"`
+	EntityID          string   `json:"entity_id"`
+	RelationshipTypes []string `json:"relationship_types,omitempty" jsonschema:"follow only these types"`
+	Direction         *string  `json:"direction,omitempty"`
+	MaxHops           *int     `json:"max_hops,omitempty"`
+	IncludeEntities   *bool    `json:"include_entities,omitempty" jsonschema:"with each entity's snapshot"`
+	At                *string  `json:"at,omitempty" jsonschema:"ISO 8601 time: the graph as it was then"`
 }
 
 // RelatedEntityOut is an entity a traversal reached.
@@ -262,8 +351,8 @@ func retrieveRelatedEntitiesTool(d Deps) *Tool {
 	return newTool(toolSpec{
 		name:  "retrieve_related_entities",
 		title: "Retrieve related entities",
-		description: "Walk the graph from an entity up to max_hops relationships away (1..5). Each entity is reported once, with the " +
-			"hop at which it was first reached and one path to it. Results are deterministic and capped (truncated says when).",
+		description: "The entities up to max_hops relationships away from one, each once with the hop it was first reached at and " +
+			"one shortest path. Deterministic and capped (truncated says when).",
 		toolset: ToolsetRelationships, ann: readOnly, budget: BudgetSummary, requires: reads(consent.ResourceGraph),
 		shape: func(s *jsonschema.Schema) {
 			maxLen(prop(s, "entity_id"), idLimit)
@@ -316,12 +405,12 @@ func relatedOut(res knowledge.Related, withSnapshots bool) RelatedOut {
 
 // NeighborhoodIn are the arguments of retrieve_graph_neighborhood.
 type NeighborhoodIn struct {
-	NodeID               string  `json:"node_id" jsonschema:"an entity id or a source id"`
-	NodeType             *string `json:"node_type,omitempty" jsonschema:"entity or source (default entity)"`
-	IncludeRelationships *bool   `json:"include_relationships,omitempty" jsonschema:"include relationships (default true)"`
-	IncludeSources       *bool   `json:"include_sources,omitempty" jsonschema:"include source material (default true)"`
-	IncludeEvents        *bool   `json:"include_events,omitempty" jsonschema:"include timeline events (default true)"`
-	IncludeObservations  *bool   `json:"include_observations,omitempty" jsonschema:"include observations (default false)"`
+	NodeID               string  `json:"node_id" jsonschema:"an entity or source id"`
+	NodeType             *string `json:"node_type,omitempty"`
+	IncludeRelationships *bool   `json:"include_relationships,omitempty"`
+	IncludeSources       *bool   `json:"include_sources,omitempty"`
+	IncludeEvents        *bool   `json:"include_events,omitempty"`
+	IncludeObservations  *bool   `json:"include_observations,omitempty"`
 }
 
 // NeighborhoodOut is the graph context of a node.
@@ -342,8 +431,8 @@ func retrieveGraphNeighborhoodTool(d Deps) *Tool {
 	return newTool(toolSpec{
 		name:  "retrieve_graph_neighborhood",
 		title: "Retrieve graph neighbourhood",
-		description: "Return the full context of an entity (its relationships, the entities at their other ends, the sources its facts came " +
-			"from, its timeline events and, when asked, its observations) or of a source (the entities it produced and their relationships).",
+		description: "Everything around an entity (relationships, the entities at their other ends, the sources of its facts, " +
+			"its timeline events, optionally its observations) or a source (the entities it produced).",
 		toolset: ToolsetRelationships, ann: readOnly, budget: BudgetSummary, requires: reads(consent.ResourceGraph),
 		shape: func(s *jsonschema.Schema) {
 			maxLen(prop(s, "node_id"), idLimit)
@@ -400,23 +489,23 @@ func retrieveGraphNeighborhoodTool(d Deps) *Tool {
 
 // QueryGraphIn are the arguments of query_graph.
 type QueryGraphIn struct {
-	QueryType string     `json:"queryType" jsonschema:"traverse or pattern"`
-	EntityID  *string    `json:"entityId,omitempty" jsonschema:"traverse: the entity to start from"`
-	Relation  *string    `json:"relation,omitempty" jsonschema:"traverse: follow only this relationship type"`
-	MaxHops   *int       `json:"maxHops,omitempty" jsonschema:"traverse: 1..3 (default 2)"`
-	Pattern   *PatternIn `json:"pattern,omitempty" jsonschema:"pattern: the criteria"`
+	QueryType string     `json:"queryType"`
+	EntityID  *string    `json:"entityId,omitempty" jsonschema:"traverse: the start"`
+	Relation  *string    `json:"relation,omitempty" jsonschema:"traverse: only this relationship type"`
+	MaxHops   *int       `json:"maxHops,omitempty"`
+	Pattern   *PatternIn `json:"pattern,omitempty" jsonschema:"pattern: criteria that must all hold"`
 }
 
 // PatternIn are query_graph's pattern criteria; all given ones must hold.
 type PatternIn struct {
-	EntityType       *string `json:"entity_type,omitempty" jsonschema:"entities of this type"`
-	Field            *string `json:"field,omitempty" jsonschema:"a snapshot field to test"`
-	Equals           any     `json:"equals,omitempty" jsonschema:"the field equals this value (text compares case-insensitively)"`
-	Contains         *string `json:"contains,omitempty" jsonschema:"the field's text contains this, case-insensitively"`
-	RelationshipType *string `json:"relationship_type,omitempty" jsonschema:"the entity has a relationship of this type"`
-	NeighborType     *string `json:"neighbor_type,omitempty" jsonschema:"to (or from) an entity of this type"`
-	Direction        *string `json:"direction,omitempty" jsonschema:"of the relationship, seen from the entity: inbound, outbound or both (default both)"`
-	Limit            *int    `json:"limit,omitempty" jsonschema:"most entities to return (default 100, at most 1000)"`
+	EntityType       *string `json:"entity_type,omitempty"`
+	Field            *string `json:"field,omitempty" jsonschema:"a snapshot field"`
+	Equals           any     `json:"equals,omitempty" jsonschema:"the field's value (text: any case)"`
+	Contains         *string `json:"contains,omitempty" jsonschema:"text the field contains (any case)"`
+	RelationshipType *string `json:"relationship_type,omitempty" jsonschema:"has a relationship of this type"`
+	NeighborType     *string `json:"neighbor_type,omitempty" jsonschema:"to or from an entity of this type"`
+	Direction        *string `json:"direction,omitempty" jsonschema:"of that relationship"`
+	Limit            *int    `json:"limit,omitempty"`
 }
 
 // QueryGraphOut is what query_graph found: entities and the edges between
@@ -435,9 +524,9 @@ func queryGraphTool(d Deps) *Tool {
 	return newTool(toolSpec{
 		name:  "query_graph",
 		title: "Query the knowledge graph",
-		description: "Graph queries. traverse: the entities within maxHops (default 2, at most 3) of entityId, optionally along one relation. " +
-			"pattern: entities matching criteria (entity_type; a snapshot field that equals or contains a value; a relationship of a type " +
-			"to a neighbour of a type). Both return entities and edges.",
+		description: "Query the graph. traverse: the entities within maxHops of entityId, optionally along one relation. " +
+			"pattern: entities by type, by a snapshot field that equals or contains a value, or by a relationship to a neighbour " +
+			"of a type. Both return entities and edges.",
 		toolset: ToolsetRelationships, ann: readOnly, budget: BudgetSummary, requires: reads(consent.ResourceGraph),
 		shape: func(s *jsonschema.Schema) {
 			enum(prop(s, "queryType"), "traverse", "pattern")

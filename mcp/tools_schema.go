@@ -11,7 +11,7 @@ import (
 
 // EntityTypesIn are the arguments of list_entity_types.
 type EntityTypesIn struct {
-	Keyword *string `json:"keyword,omitempty" jsonschema:"find types whose name, fields or description match (e.g. payment, email, date)"`
+	Keyword *string `json:"keyword,omitempty" jsonschema:"e.g. payment, email, date"`
 }
 
 // FieldSummaryOut describes one schema field.
@@ -46,8 +46,8 @@ func listEntityTypesTool(d Deps) *Tool {
 	return newTool(toolSpec{
 		name:  "list_entity_types",
 		title: "List entity types",
-		description: "List the entity types Cairn knows, with their fields, types and merge policies; with a keyword, only the types " +
-			"whose name, field names or description match, best first; when keyword matching finds nothing good, types similar by meaning are added (match_type: vector). Call this before store to choose the entity_type.",
+		description: "List entity types with their fields and merge policies; a keyword keeps the types whose name, fields or " +
+			"description match, best first (or close in meaning). Call before store to choose entity_type.",
 		toolset: ToolsetSchema, ann: readOnly, budget: BudgetSummary, requires: reads(consent.ResourceSchema),
 		shape: func(s *jsonschema.Schema) { maxLen(prop(s, "keyword"), 256) },
 	}, func(ctx context.Context, call *Call, in EntityTypesIn) (EntityTypesOut, error) {

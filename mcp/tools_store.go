@@ -12,17 +12,17 @@ import (
 
 // StoreIn are the arguments of store.
 type StoreIn struct {
-	UserID         *string          `json:"user_id,omitempty" jsonschema:"optional; taken from the API key. If given it must be the caller's own user id"`
-	Entities       []map[string]any `json:"entities,omitempty" jsonschema:"structured entities: each an object with entity_type and its fields. Include every field of the source data: fields the schema does not name are kept as raw fragments"`
-	SourcePriority *int             `json:"source_priority,omitempty" jsonschema:"priority of this source when fields disagree (0..999, default 100; corrections use 1000)"`
-	Provenance     map[string]any   `json:"provenance,omitempty" jsonschema:"where the data came from: extracted_at (ISO 8601, becomes observed_at), extractor_version, agent_id, source_refs"`
+	UserID         *string          `json:"user_id,omitempty" jsonschema:"optional; only your own"`
+	Entities       []map[string]any `json:"entities,omitempty" jsonschema:"[{entity_type, ...fields}]"`
+	SourcePriority *int             `json:"source_priority,omitempty" jsonschema:"wins where fields disagree; corrections use 1000"`
+	Provenance     map[string]any   `json:"provenance,omitempty" jsonschema:"extracted_at (ISO 8601), extractor_version, agent_id, source_refs"`
 
-	FileContent          *string        `json:"file_content,omitempty" jsonschema:"base64 file content (file storage is not available yet)"`
-	FilePath             *string        `json:"file_path,omitempty" jsonschema:"local file path (file storage is not available yet)"`
-	MimeType             *string        `json:"mime_type,omitempty" jsonschema:"MIME type of file_content or file_path"`
-	OriginalFilename     *string        `json:"original_filename,omitempty" jsonschema:"original file name"`
-	Interpret            *bool          `json:"interpret,omitempty" jsonschema:"run interpretation on a file (default true)"`
-	InterpretationConfig map[string]any `json:"interpretation_config,omitempty" jsonschema:"interpretation settings for a file"`
+	FileContent          *string        `json:"file_content,omitempty" jsonschema:"files are not supported yet"`
+	FilePath             *string        `json:"file_path,omitempty"`
+	MimeType             *string        `json:"mime_type,omitempty"`
+	OriginalFilename     *string        `json:"original_filename,omitempty"`
+	Interpret            *bool          `json:"interpret,omitempty"`
+	InterpretationConfig map[string]any `json:"interpretation_config,omitempty"`
 }
 
 // StoredEntityOut is one entity a store call wrote to.
@@ -30,6 +30,7 @@ type StoredEntityOut struct {
 	EntityID      string `json:"entity_id"`
 	EntityType    string `json:"entity_type"`
 	ObservationID string `json:"observation_id"`
+	Created       *bool  `json:"created,omitempty" jsonschema:"absent for a type you may not read"`
 }
 
 // InterpretationOut summarises what a store call created.
@@ -51,14 +52,17 @@ type StoreOut struct {
 	RelatedRelationships []RelationshipOut  `json:"related_relationships" jsonschema:"live relationships of the stored entities you may read, to entities you may read; empty without graph read"`
 }
 
+// completeLists answers every entity a store touched, however many: the
+// budget cuts only the related entities and relationships.
+func (StoreOut) completeLists() []string { return []string{"entities"} }
+
 func storeTool(d Deps) *Tool {
 	return newTool(toolSpec{
 		name:  "store",
 		title: "Store source material",
-		description: "Store structured source material: entities: [{entity_type, ...fields}]. " +
-			"Call list_entity_types first to pick the entity_type and see its fields. Include ALL fields of the source data; " +
-			"fields the schema does not name are kept as raw fragments (counted in unknown_fields_count). " +
-			"Storing the same arguments again returns the same source_id with deduplicated: true and creates nothing.",
+		description: "Store entities from source material; call list_entity_types first to choose each entity_type. " +
+			"Send every field of the source: fields the schema does not name are kept as raw fragments. " +
+			"The same arguments again create nothing (deduplicated: true).",
 		toolset:   ToolsetEntities,
 		ann:       additive,
 		budget:    BudgetSummary,
@@ -70,10 +74,12 @@ func storeTool(d Deps) *Tool {
 			items := prop(s, "entities").Items
 			items.Required = []string{"entity_type"}
 			items.Properties = map[string]*jsonschema.Schema{
-				"entity_type": {Type: "string", Description: "the entity type, e.g. invoice, company, person (see list_entity_types)"},
+				"entity_type": {Type: "string", Description: "e.g. invoice, company, person"},
 			}
 			maxItems := knowledge.MaxEntitiesPerStore
 			prop(s, "entities").MaxItems = &maxItems
+			// Repeating a store writes nothing new, so its answer pages.
+			acceptCursor(s)
 		},
 	}, func(ctx context.Context, call *Call, in StoreIn) (StoreOut, error) {
 		if err := checkUserID(call, in.UserID); err != nil {
@@ -99,13 +105,20 @@ func storeTool(d Deps) *Tool {
 		if err != nil {
 			return StoreOut{}, err
 		}
+		if res.Deduplicated {
+			// A repeat wrote nothing and so listed nothing related; list it
+			// as the first store did, for a cursor's page to continue.
+			if err := d.Knowledge.FillStoreRelated(ctx, call.Caller(), &res); err != nil {
+				return StoreOut{}, err
+			}
+		}
 		out := StoreOut{
 			SourceID: res.Source.ID, ContentHash: res.Source.ContentHash, Deduplicated: res.Deduplicated,
 			Interpretation: &InterpretationOut{
 				RunID: res.RunID, EntitiesCreated: res.EntitiesCreated, ObservationsCreated: res.ObservationsCreated,
 			},
 			Entities: mapSlice(res.Entities, func(e knowledge.StoredEntity) StoredEntityOut {
-				return StoredEntityOut{EntityID: e.EntityID, EntityType: e.EntityType, ObservationID: e.ObservationID}
+				return StoredEntityOut{EntityID: e.EntityID, EntityType: e.EntityType, ObservationID: e.ObservationID, Created: e.Created}
 			}),
 			UnknownFieldsCount: res.UnknownFieldsCount,
 			RelatedEntities:    mapSlice(res.RelatedEntities, func(e graph.Entity) EntityOut { return entityOut(e, true) }),

@@ -46,8 +46,11 @@ func TestToolMetadata(t *testing.T) {
 	}
 }
 
-// TestToolSchemasGolden pins every tool's definition. A change to a schema
-// must show up as a diff of testdata/tools; rewrite with -update.
+// TestToolSchemasGolden pins every tool: its definition as tools/list sends
+// it (what the model reads), and the full schemas the server validates
+// arguments against and its results follow (see leanInput and
+// compactOutput). A change to any of them must show up as a diff of
+// testdata/tools; rewrite with -update.
 func TestToolSchemasGolden(t *testing.T) {
 	dir := filepath.Join("testdata", "tools")
 	tools := mcp.AllTools(mcp.Deps{})
@@ -62,7 +65,9 @@ func TestToolSchemasGolden(t *testing.T) {
 			RateClass string            `json:"rate_class"`
 			OwnerOnly bool              `json:"owner_only,omitempty"`
 			Def       any               `json:"definition"`
-		}{string(tool.Toolset), tool.Budget, tool.Requires, string(tool.RateClass), tool.OwnerOnly, tool.Def}, "", "  ")
+			Input     any               `json:"enforced_input_schema"`
+			Output    any               `json:"full_output_schema"`
+		}{string(tool.Toolset), tool.Budget, tool.Requires, string(tool.RateClass), tool.OwnerOnly, tool.Def, tool.InputSchema(), tool.OutputSchema()}, "", "  ")
 		if err != nil {
 			t.Fatal(err)
 		}

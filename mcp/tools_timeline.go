@@ -10,13 +10,13 @@ import (
 
 // TimelineIn are the arguments of list_timeline_events.
 type TimelineIn struct {
-	EventType  *string `json:"event_type,omitempty" jsonschema:"only events of this type, e.g. InvoiceIssued"`
-	AfterDate  *string `json:"after_date,omitempty" jsonschema:"only events after this ISO 8601 date or time"`
-	BeforeDate *string `json:"before_date,omitempty" jsonschema:"only events before this ISO 8601 date or time"`
-	SourceID   *string `json:"source_id,omitempty" jsonschema:"only events whose date came from this source"`
-	EntityID   *string `json:"entity_id,omitempty" jsonschema:"only events of this entity"`
-	Limit      *int    `json:"limit,omitempty" jsonschema:"page size (default 100, at most 1000)"`
-	Offset     *int    `json:"offset,omitempty" jsonschema:"events to skip (default 0)"`
+	EventType  *string `json:"event_type,omitempty" jsonschema:"e.g. InvoiceIssued"`
+	AfterDate  *string `json:"after_date,omitempty" jsonschema:"ISO 8601"`
+	BeforeDate *string `json:"before_date,omitempty" jsonschema:"ISO 8601"`
+	SourceID   *string `json:"source_id,omitempty"`
+	EntityID   *string `json:"entity_id,omitempty"`
+	Limit      *int    `json:"limit,omitempty"`
+	Offset     *int    `json:"offset,omitempty"`
 }
 
 // TimelineOut is a page of events, newest first.
@@ -31,8 +31,8 @@ func listTimelineEventsTool(d Deps) *Tool {
 	return newTool(toolSpec{
 		name:  "list_timeline_events",
 		title: "List timeline events",
-		description: "List dated events (an invoice issued, a task due, a contract signed) derived from the date fields of entities, " +
-			"newest first, filtered by type, date range, source or entity.",
+		description: "List dated events (an invoice issued, a task due, a contract signed) derived from the date fields of " +
+			"entities, newest first.",
 		toolset: ToolsetTimeline, ann: readOnly, budget: BudgetList,
 		shape: func(s *jsonschema.Schema) {
 			pageShape(s)

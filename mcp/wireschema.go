@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"iter"
+	"maps"
+	"slices"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -162,4 +165,94 @@ func (w *schemaWriter) close(d json.Delim) error {
 	}
 	w.out.WriteByte(byte(d))
 	return nil
+}
+
+// leanInput returns a copy of an input schema without what a model does not
+// need to call the tool well and the server checks anyway; every byte of it
+// is in the model's context on every turn, in every tool:
+//   - string lengths (maxLength): guards against runaway or hostile clients
+//     (DefaultStringLimit on every string, 256 on ids, 64 on times), not
+//     guidance; a longer string is refused with a VALIDATION_ERROR naming
+//     the limit. Counts (maxItems) stay: they say how much one call carries.
+//   - null in the types of optional arguments: leaving an argument out means
+//     what null would, so the model is told the one type to send.
+//   - additionalProperties: false: an unknown argument is refused with a
+//     VALIDATION_ERROR naming it. additionalProperties: true stays, since it
+//     says that an object takes fields of the caller's choosing.
+//   - the common arguments (addCommonArgs), explained once in the server's
+//     instructions rather than in every tool: max_response_bytes is left
+//     out (every tool accepts it) and cursor keeps only its type.
+//
+// Validation keeps using the schema itself (Tool.InputSchema).
+func leanInput(s *jsonschema.Schema) *jsonschema.Schema {
+	s = s.CloneSchemas()
+	delete(s.Properties, argMaxResponseBytes)
+	if c := s.Properties[argCursor]; c != nil {
+		c.Description = ""
+	}
+	for sub := range allSchemas(s) {
+		sub.MaxLength = nil
+		if i := slices.Index(sub.Types, "null"); i >= 0 && len(sub.Types) > 1 {
+			sub.Types = slices.Delete(slices.Clone(sub.Types), i, i+1)
+			if len(sub.Types) == 1 {
+				sub.Type, sub.Types = sub.Types[0], nil
+			}
+		}
+		if isFalseSchema(sub.AdditionalProperties) {
+			sub.AdditionalProperties = nil
+		}
+	}
+	return s
+}
+
+// compactOutput returns the output schema that clients receive: an object,
+// and nothing more. The full schema (Tool.OutputSchema, with every property,
+// nested objects and descriptions) is what the golden files pin and what the
+// tests check every result against; sent in tools/list it made up 60% of the
+// bytes (56 of 95 KB for 28 tools), and even its top-level properties with
+// their types a quarter of the 25 KB a host can afford, for information that
+// the model hardly ever receives (the Anthropic and OpenAI tool formats
+// carry a name, a description and an input schema only) and that it learns
+// from the result itself. It only loosens the full schema, so structured
+// content still validates where clients check it, as the official
+// TypeScript SDK does.
+func compactOutput(*jsonschema.Schema) *jsonschema.Schema {
+	return &jsonschema.Schema{Type: "object"}
+}
+
+// isFalseSchema reports whether s is the schema nothing matches ({"not":
+// {}}, which jsonschema-go writes as false).
+func isFalseSchema(s *jsonschema.Schema) bool {
+	if s == nil {
+		return false
+	}
+	b, err := json.Marshal(s)
+	return err == nil && string(b) == "false"
+}
+
+// allSchemas yields s and every schema below it.
+func allSchemas(s *jsonschema.Schema) iter.Seq[*jsonschema.Schema] {
+	return func(yield func(*jsonschema.Schema) bool) {
+		var walk func(*jsonschema.Schema) bool
+		walk = func(s *jsonschema.Schema) bool {
+			if s == nil {
+				return true
+			}
+			if !yield(s) {
+				return false
+			}
+			for _, name := range slices.Sorted(maps.Keys(s.Properties)) {
+				if !walk(s.Properties[name]) {
+					return false
+				}
+			}
+			for _, sub := range slices.Concat([]*jsonschema.Schema{s.Items, s.AdditionalProperties, s.Not}, s.AnyOf, s.AllOf, s.OneOf, s.PrefixItems) {
+				if !walk(sub) {
+					return false
+				}
+			}
+			return true
+		}
+		walk(s)
+	}
 }

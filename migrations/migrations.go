@@ -7,6 +7,9 @@
 // Concurrent runners are safe: on PostgreSQL they serialise on a session
 // advisory lock, on SQLite on the database's write lock (BEGIN IMMEDIATE), and
 // each re-checks the version table under the lock before applying a file.
+//
+// The graph in Neo4j has its own files, neo4j/NNN_name.cypher (LoadCypher);
+// graph/neo4j applies them.
 package migrations
 
 import (

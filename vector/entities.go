@@ -3,6 +3,7 @@ package vector
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -24,7 +25,9 @@ type EntityEmbedding struct {
 	// TextHash identifies the text the vector was made from (a hash the
 	// caller computes), so that a caller can tell a current vector from
 	// one of an older version of the entity.
-	TextHash  string
+	TextHash string
+	// Embedding is the vector. The store keeps it packed to 8 bits
+	// (PackInt8), so a vector read back is RoundInt8 of the one written.
 	Embedding []float32
 	// UpdatedAt is when the vector was written (UTC, microseconds); Put
 	// sets it when zero.
@@ -41,7 +44,9 @@ type EntityKey struct {
 // method but EntityEmbeddingsOutside is scoped to one user.
 type EntityDriver interface {
 	// PutEntityEmbeddings inserts the embeddings or replaces the stored
-	// ones of the same user and entity, all or none.
+	// ones of the same user and entity, all or none. It stores each vector
+	// as PackInt8 encodes it, and EntityEmbeddings returns it decoded by
+	// UnpackInt8, so that every backend reads back the same vector.
 	PutEntityEmbeddings(ctx context.Context, es []EntityEmbedding) error
 	// EntityEmbeddings returns the user's stored embeddings of those of ids
 	// that have one, in the order of ids, with their vectors.
@@ -69,7 +74,9 @@ type EntityStore struct {
 func NewEntityStore(d EntityDriver) *EntityStore { return &EntityStore{d: d, now: time.Now} }
 
 // Put stores embeddings, replacing those of the same entities. Each must
-// name its user and entity, and have a vector of its space's dimension.
+// name its user and entity, and have a vector of its space's dimension,
+// of finite components. Vectors are stored packed to 8 bits (PackInt8):
+// Get returns RoundInt8 of what Put was given.
 func (s *EntityStore) Put(ctx context.Context, es ...EntityEmbedding) error {
 	if len(es) == 0 {
 		return nil
@@ -88,6 +95,11 @@ func (s *EntityStore) Put(ctx context.Context, es ...EntityEmbedding) error {
 		}
 		if len(e.Embedding) != e.Space.Dimension {
 			return invalid("embedding", "has %d dimensions, its space %s has %d", len(e.Embedding), e.Space.Embedder, e.Space.Dimension)
+		}
+		for _, x := range e.Embedding {
+			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+				return invalid("embedding", "has a component that is not a finite number")
+			}
 		}
 		if e.UpdatedAt.IsZero() {
 			e.UpdatedAt = now

@@ -28,6 +28,9 @@ type app struct {
 	// stopWorker stops the entity-embedding worker and waits for it; nil
 	// until startEntityEmbeddings.
 	stopWorker func()
+	// stopRetention stops the audit retention job; nil unless
+	// startAuditRetention started one.
+	stopRetention func()
 	// discardStore removes the store a start created, should the start
 	// fail; nil once it succeeded (see startApp).
 	discardStore func()
@@ -46,6 +49,12 @@ type appConfig struct {
 	// maxFieldBytes bounds a stored field value; 0 means
 	// knowledge.DefaultMaxFieldBytes.
 	maxFieldBytes int
+
+	// neo4j puts the graph in Neo4j when its URI is set.
+	neo4j neo4jSettings
+	// auditRetention is how long audit records are kept; zero Keep keeps
+	// them forever.
+	auditRetention controlplane.AuditRetention
 }
 
 // openApp opens the backend (migrating it) and wires the services.
@@ -98,6 +107,9 @@ func (a *app) startEntityEmbeddings(ctx context.Context) {
 func (a *app) Close() {
 	if a.stopWorker != nil {
 		a.stopWorker()
+	}
+	if a.stopRetention != nil {
+		a.stopRetention()
 	}
 	a.closeConsent()
 	if err := errors.Join(a.memories.Close(), a.graph.Close(), a.backend.Close()); err != nil {

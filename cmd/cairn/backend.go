@@ -39,6 +39,9 @@ type backend struct {
 
 // openBackend opens (and migrates) the backend cfg selects.
 func openBackend(ctx context.Context, cfg appConfig) (*backend, error) {
+	if cfg.neo4j.enabled() {
+		return nil, openNeo4jGraph(cfg)
+	}
 	if cfg.databaseURL != "" {
 		pg, err := postgres.Open(ctx, cfg.databaseURL, postgres.Options{})
 		if err != nil {

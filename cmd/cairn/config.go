@@ -43,6 +43,7 @@ type environment struct {
 type commonFlags struct {
 	dataDir     string
 	databaseURL string
+	neo4j       neo4jSettings
 	logLevel    string
 	logFormat   string
 }
@@ -57,13 +58,14 @@ func (c *commonFlags) register(fs *flag.FlagSet) {
 func (c *commonFlags) registerStore(fs *flag.FlagSet) {
 	fs.StringVar(&c.dataDir, "data-dir", "./cairn-data", "directory of the embedded store (serve, stdio and migrate create it if missing); unused with --database-url")
 	fs.StringVar(&c.databaseURL, "database-url", "", "PostgreSQL (with pgvector) to run on instead of the embedded store, as postgres://user:password@host:5432/db;\n        prefer the environment variable, which does not show the password to ps")
+	c.neo4j.register(fs)
 }
 
 // storeEnv binds the flags that select the stores.
-var storeEnv = []envVar{
+var storeEnv = slices.Concat([]envVar{
 	{"data-dir", "CAIRN_DATA_DIR"},
 	{"database-url", "CAIRN_DATABASE_URL"},
-}
+}, neo4jEnv)
 
 var commonEnv = slices.Concat(storeEnv, []envVar{
 	{"log-level", "CAIRN_LOG_LEVEL"},
@@ -72,7 +74,7 @@ var commonEnv = slices.Concat(storeEnv, []envVar{
 
 // appConfig returns the configuration of the stores these flags select.
 func (c *commonFlags) appConfig() appConfig {
-	return appConfig{dataDir: c.dataDir, databaseURL: c.databaseURL}
+	return appConfig{dataDir: c.dataDir, databaseURL: c.databaseURL, neo4j: c.neo4j}
 }
 
 // logger builds the logger every command writes to stderr with: in stdio

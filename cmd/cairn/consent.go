@@ -63,7 +63,8 @@ type toolFlags struct {
 }
 
 func (t *toolFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&t.toolsets, "toolsets", "", "comma-separated toolsets to expose (default all: "+toolsetNames()+")")
+	fs.StringVar(&t.toolsets, "toolsets", "", "comma-separated toolsets to expose (default all: "+toolsetNames()+
+		"); fewer tools, a smaller tools/list in the model's context (each one's tools and size: README, Toolsets)")
 	fs.BoolVar(&t.readOnly, "read-only", false, "expose only tools that do not write")
 	fs.DurationVar(&t.callTimeout, "call-timeout", mcp.DefaultCallTimeout, "deadline of one tool call; past it the call is cancelled and answers TIMEOUT")
 }

@@ -213,3 +213,37 @@ scan:
 	}
 	return words
 }
+
+// TestReadmeToolsetTable keeps the README's table of toolsets, their tools
+// and their share of tools/list in step with the tools.
+func TestReadmeToolsetTable(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want strings.Builder
+	want.WriteString("| Toolset | Tools | Size in `tools/list` |\n| --- | --- | --- |\n")
+	row := func(name string, opts mcp.Options, list bool) {
+		srv, err := mcp.NewServer(mcp.Deps{}, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tools := fmt.Sprintf("%d", len(srv.Tools()))
+		if list {
+			names := make([]string, len(srv.Tools()))
+			for i, tool := range srv.Tools() {
+				names[i] = "`" + tool.Name() + "`"
+			}
+			tools += ": " + strings.Join(names, ", ")
+		}
+		fmt.Fprintf(&want, "| %s | %s | %.1f KB |\n", name, tools, float64(mcp.DefinitionsBytes(srv.Tools()))/1000)
+	}
+	for _, ts := range mcp.AllToolsets {
+		row("`"+string(ts)+"`", mcp.Options{Toolsets: []mcp.Toolset{ts}}, true)
+	}
+	row("all (the default)", mcp.Options{}, false)
+	row("all, `--read-only`", mcp.Options{ReadOnly: true}, false)
+	if !strings.Contains(string(readme), want.String()) {
+		t.Errorf("the README's toolset table is out of date; it should read:\n\n%s", want.String())
+	}
+}

@@ -46,9 +46,9 @@ A request body must arrive within --read-timeout, and one address may hold
 at most --max-conns-per-client connections; a request refused before its
 body is read (no key, a foreign origin) is answered at once and its
 connection closed.`,
-		env: append(append(append(append(append([]envVar{{"addr", "CAIRN_ADDR"}, {"max-request-bytes", "CAIRN_MAX_REQUEST_BYTES"},
+		env: append(append(append(append(append(append([]envVar{{"addr", "CAIRN_ADDR"}, {"max-request-bytes", "CAIRN_MAX_REQUEST_BYTES"},
 			{"allowed-origins", "CAIRN_ALLOWED_ORIGINS"}, {"read-timeout", "CAIRN_READ_TIMEOUT"},
-			{"max-conns-per-client", "CAIRN_MAX_CONNS_PER_CLIENT"}}, limitEnv...), toolEnv...), commonEnv...), embedEnv...), fieldEnv...),
+			{"max-conns-per-client", "CAIRN_MAX_CONNS_PER_CLIENT"}}, limitEnv...), toolEnv...), commonEnv...), embedEnv...), fieldEnv...), retentionEnv...),
 		setup: func(fs *flag.FlagSet) runFunc {
 			var common commonFlags
 			common.register(fs)
@@ -65,6 +65,8 @@ connection closed.`,
 			toolF.register(fs)
 			var fieldF fieldFlags
 			fieldF.register(fs)
+			var retentionF retentionFlags
+			retentionF.register(fs)
 			return func(ctx context.Context, env *environment) error {
 				if fs.NArg() > 0 {
 					return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
@@ -87,6 +89,9 @@ connection closed.`,
 				cfg := common.appConfig()
 				cfg.mcp, cfg.limits, cfg.embedder = toolF.options(), limits, embedder
 				if err := fieldF.apply(&cfg); err != nil {
+					return err
+				}
+				if err := retentionF.apply(&cfg); err != nil {
 					return err
 				}
 				// Listen first: an address in use fails the start before
@@ -119,6 +124,7 @@ connection closed.`,
 				// that a failed start leaves nothing running and writes
 				// nothing after its error.
 				a.startEntityEmbeddings(ctx)
+				a.startAuditRetention(ctx, cfg.auditRetention)
 				a.started()
 				log.Info("serving", "mcp", mcpURL, "store", a.backend.describe, "version", version())
 				return serveUntilDone(ctx, srv, mcp.LimitConnsPerClient(ln, *maxConns, log))

@@ -25,7 +25,7 @@ under that agent's consent rules (create it with cairn admin agent create).
 --database-url (or CAIRN_DATABASE_URL) selects PostgreSQL, as for serve. On
 first run it creates the owner and prints the owner key to stderr, for use
 over HTTP.`,
-		env: append(append(append(append([]envVar{{"agent", "CAIRN_AGENT"}}, toolEnv...), commonEnv...), embedEnv...), fieldEnv...),
+		env: append(append(append(append(append([]envVar{{"agent", "CAIRN_AGENT"}}, toolEnv...), commonEnv...), embedEnv...), fieldEnv...), retentionEnv...),
 		setup: func(fs *flag.FlagSet) runFunc {
 			var common commonFlags
 			common.register(fs)
@@ -36,6 +36,8 @@ over HTTP.`,
 			emb.register(fs)
 			var fieldF fieldFlags
 			fieldF.register(fs)
+			var retentionF retentionFlags
+			retentionF.register(fs)
 			return func(ctx context.Context, env *environment) error {
 				if fs.NArg() > 0 {
 					return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
@@ -51,6 +53,9 @@ over HTTP.`,
 				cfg := common.appConfig()
 				cfg.mcp, cfg.embedder = toolF.options(), embedder
 				if err := fieldF.apply(&cfg); err != nil {
+					return err
+				}
+				if err := retentionF.apply(&cfg); err != nil {
 					return err
 				}
 				a, err := startApp(ctx, cfg, log)
@@ -78,6 +83,7 @@ over HTTP.`,
 				// that a failed start leaves nothing running and writes
 				// nothing after its error.
 				a.startEntityEmbeddings(ctx)
+				a.startAuditRetention(ctx, cfg.auditRetention)
 				a.started()
 				log.Info("serving MCP on stdio", "user", owner.UserName, "agent", owner.AgentName, "store", a.backend.describe)
 				err = a.mcp.MCPServer(mcp.FixedPrincipal(owner)).Run(ctx, &mcp.StdioTransport{})

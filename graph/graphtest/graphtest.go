@@ -51,6 +51,7 @@ func Run(t *testing.T, newStore Harness) {
 		{"Traverse", testTraverse},
 		{"Outbox", testOutbox},
 		{"BulkWrites", testBulkWrites},
+		{"EntitySearch", testEntitySearch},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -3,9 +3,7 @@ package embedded
 import (
 	"context"
 	"database/sql"
-	"encoding/binary"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/cairnkg/cairn/vector"
@@ -26,7 +24,7 @@ func (d *Driver) PutEntityEmbeddings(ctx context.Context, es []vector.EntityEmbe
 		defer st.Close()
 		for _, e := range es {
 			if _, err := st.ExecContext(ctx, e.UserID, e.EntityID, e.Space.Embedder, e.Space.Dimension, e.TextHash,
-				encodeVector(e.Embedding), e.UpdatedAt.UnixMicro()); err != nil {
+				vector.PackInt8(e.Embedding), e.UpdatedAt.UnixMicro()); err != nil {
 				return fmt.Errorf("vector/embedded: put entity embeddings: %w", err)
 			}
 		}
@@ -59,7 +57,10 @@ func (d *Driver) EntityEmbeddings(ctx context.Context, userID string, ids []stri
 				rows.Close()
 				return nil, fmt.Errorf("vector/embedded: entity embeddings: %w", err)
 			}
-			e.Embedding = decodeVector(blob)
+			if e.Embedding, err = vector.UnpackInt8(blob, e.Space.Dimension); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("vector/embedded: entity embeddings: %s: %w", e.EntityID, err)
+			}
 			e.UpdatedAt = time.UnixMicro(updated).UTC()
 			byID[e.EntityID] = e
 		}
@@ -112,12 +113,4 @@ func (d *Driver) EntityEmbeddingsOutside(ctx context.Context, embedder string, a
 		return nil, fmt.Errorf("vector/embedded: entity embeddings outside: %w", err)
 	}
 	return out, nil
-}
-
-func decodeVector(b []byte) []float32 {
-	v := make([]float32, len(b)/4)
-	for i := range v {
-		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return v
 }

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	pgv "github.com/pgvector/pgvector-go"
 
 	"github.com/cairnkg/cairn/vector"
 )
@@ -22,7 +21,7 @@ func (d *Driver) PutEntityEmbeddings(ctx context.Context, es []vector.EntityEmbe
 			(user_id, entity_id, embedder, dimension, text_hash, embedding, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7)
 			ON CONFLICT (user_id, entity_id) DO UPDATE SET embedder = excluded.embedder, dimension = excluded.dimension,
 				text_hash = excluded.text_hash, embedding = excluded.embedding, updated_at = excluded.updated_at`,
-			e.UserID, e.EntityID, e.Space.Embedder, e.Space.Dimension, e.TextHash, pgv.NewVector(e.Embedding), e.UpdatedAt.UnixMicro())
+			e.UserID, e.EntityID, e.Space.Embedder, e.Space.Dimension, e.TextHash, vector.PackInt8(e.Embedding), e.UpdatedAt.UnixMicro())
 	}
 	err := pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error { return tx.SendBatch(ctx, batch).Close() })
 	if err != nil {
@@ -41,11 +40,15 @@ func (d *Driver) EntityEmbeddings(ctx context.Context, userID string, ids []stri
 	byID := make(map[string]vector.EntityEmbedding, len(ids))
 	var (
 		e       vector.EntityEmbedding
-		vec     pgv.Vector
+		packed  []byte
 		updated int64
 	)
-	_, err = pgx.ForEachRow(rows, []any{&e.EntityID, &e.Space.Embedder, &e.Space.Dimension, &e.TextHash, &vec, &updated}, func() error {
-		e.UserID, e.Embedding, e.UpdatedAt = userID, vec.Slice(), time.UnixMicro(updated).UTC()
+	_, err = pgx.ForEachRow(rows, []any{&e.EntityID, &e.Space.Embedder, &e.Space.Dimension, &e.TextHash, &packed, &updated}, func() error {
+		vec, err := vector.UnpackInt8(packed, e.Space.Dimension)
+		if err != nil {
+			return fmt.Errorf("%s: %w", e.EntityID, err)
+		}
+		e.UserID, e.Embedding, e.UpdatedAt = userID, vec, time.UnixMicro(updated).UTC()
 		byID[e.EntityID] = e
 		return nil
 	})

@@ -1,0 +1,22 @@
+// graph.DriverTx.Edges: the relationships live at $at (null: now) that
+// touch any of $entityIds in $direction ('outbound', 'inbound' or 'both'),
+// of $types (null: any), with the types of both ends, by id. Edges to
+// merged entities are included; the caller decides.
+UNWIND $entityIds AS entityId
+MATCH (x:Entity {user_id: $userId, id: entityId})-[r]-(:Entity)
+WHERE r.user_id = $userId
+  AND (($at IS NULL AND r.ended_at IS NULL)
+    OR ($at IS NOT NULL AND r.created_at <= $at AND (r.ended_at IS NULL OR r.ended_at > $at)))
+  AND ($types IS NULL OR type(r) IN $types)
+  AND ($direction = 'both'
+    OR ($direction = 'outbound' AND startNode(r) = x)
+    OR ($direction = 'inbound' AND endNode(r) = x))
+WITH DISTINCT r
+WITH r, startNode(r) AS s, endNode(r) AS t
+RETURN r {
+  .id, .user_id, .metadata_json, .provenance_json, .observation_count,
+  .created_at, .last_observation_at, .ended_at,
+  type: type(r), source_entity_id: s.id, target_entity_id: t.id,
+  source_type: s.entity_type, target_type: t.entity_type
+} AS relationship
+ORDER BY r.id, r.created_at

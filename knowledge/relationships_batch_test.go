@@ -1,0 +1,290 @@
+package knowledge_test
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	dbpostgres "github.com/cairnkg/cairn/db/postgres"
+	"github.com/cairnkg/cairn/db/postgres/pgtest"
+	"github.com/cairnkg/cairn/db/sqlite"
+	"github.com/cairnkg/cairn/graph"
+	"github.com/cairnkg/cairn/graph/embedded"
+	graphpostgres "github.com/cairnkg/cairn/graph/postgres"
+	"github.com/cairnkg/cairn/knowledge"
+)
+
+// graphBackends open a fresh graph store of each backend; PostgreSQL skips
+// without CAIRN_TEST_DATABASE_URL.
+var graphBackends = []struct {
+	name string
+	open func(t *testing.T) *graph.Store
+}{
+	{"embedded", func(t *testing.T) *graph.Store {
+		db, err := sqlite.OpenFile(t.Context(), filepath.Join(t.TempDir(), "cairn.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := graph.NewStore(embedded.New(db))
+		t.Cleanup(func() { g.Close(); db.Close() })
+		return g
+	}},
+	{"postgres", func(t *testing.T) *graph.Store {
+		db, err := dbpostgres.Open(t.Context(), pgtest.URL(t), dbpostgres.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := graph.NewStore(graphpostgres.New(db.Pool))
+		t.Cleanup(func() { g.Close(); db.Close() })
+		return g
+	}},
+}
+
+// TestCreateRelationshipsMatchesOneByOne is the batch's oracle test: the
+// same requests sent one by one with CreateRelationship, on a store seeded
+// alike, give the same outcome for each (relationship, created, error) and
+// leave the same relationships with the same merged metadata. The requests
+// cover repeats (of an edge that existed and of one made earlier in the
+// batch), a cycle closed by edges of the same batch, a self-loop, unknown
+// types, missing, merged and other users' entities, and metadata over the
+// field bound.
+func TestCreateRelationshipsMatchesOneByOne(t *testing.T) {
+	for _, b := range graphBackends {
+		t.Run(b.name, func(t *testing.T) {
+			now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+			seed := func(t *testing.T) (*knowledge.Service, map[string]string) {
+				s := knowledge.NewService(b.open(t), knowledge.NewRegistry(), knowledge.Options{Now: func() time.Time { return now }, MaxFieldBytes: 64})
+				ids := map[string]string{}
+				for _, n := range []string{"A", "B", "C", "D", "Dup"} {
+					ids[n] = company(t, s, alice, n)
+				}
+				ids["bob"] = company(t, s, bob, "Bob's")
+				relate(t, s, alice, graph.PartOf, ids["A"], ids["B"], map[string]any{"since": "2020"})
+				if _, err := s.MergeEntities(t.Context(), alice, ids["Dup"], ids["D"], "same"); err != nil {
+					t.Fatal(err)
+				}
+				return s, ids
+			}
+			batchSvc, ids := seed(t)
+			singleSvc, _ := seed(t)
+			req := func(typ, from, to string, meta map[string]any) knowledge.RelationshipRequest {
+				return knowledge.RelationshipRequest{Type: typ, SourceEntityID: ids[from], TargetEntityID: ids[to], Metadata: meta}
+			}
+			reqs := []knowledge.RelationshipRequest{
+				req(graph.PartOf, "A", "B", map[string]any{"role": "division"}),                // existed: another observation
+				req(graph.PartOf, "B", "C", nil),                                               // new
+				req(graph.PartOf, "B", "C", map[string]any{"note": "again"}),                   // made earlier in this batch
+				req(graph.PartOf, "C", "A", nil),                                               // closes A → B → C → A
+				req(graph.DependsOn, "C", "C", nil),                                            // self-loop
+				req("LIKES", "A", "B", nil),                                                    // unknown type
+				req("not a type!", "A", "B", nil),                                              // malformed type
+				req(graph.RefersTo, "A", "nope", nil),                                          // missing
+				req(graph.RefersTo, "A", "bob", nil),                                           // another user's
+				req(graph.RefersTo, "Dup", "A", nil),                                           // merged: lands on D
+				req(graph.RefersTo, "A", "C", map[string]any{"big": strings.Repeat("x", 100)}), // over the field bound
+				req(graph.RefersTo, "", "C", nil),                                              // empty id
+				req(graph.RefersTo, "A", "C", nil),                                             // fine after the failures
+				req(graph.RefersTo, "A", "C", nil),                                             // the same again: existing, no second observation
+			}
+			reqs[7].TargetEntityID = "ent_nope"
+			got, err := batchSvc.CreateRelationships(t.Context(), alice, reqs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(reqs) {
+				t.Fatalf("%d results for %d requests", len(got), len(reqs))
+			}
+			for i, r := range reqs {
+				rel, created, err := singleSvc.CreateRelationship(t.Context(), alice, r)
+				want := knowledge.RelationshipResult{Relationship: rel, Created: created, Err: err}
+				if diff := cmp.Diff(outcome(want), outcome(got[i])); diff != "" {
+					t.Errorf("request %d (%s %s → %s): batch differs from one by one (-one by one +batch):\n%s", i, r.Type, r.SourceEntityID, r.TargetEntityID, diff)
+				}
+			}
+			// Spot checks, so that the oracle cannot agree on nonsense.
+			var cycle *graph.CycleError
+			if !errors.As(got[3].Err, &cycle) || !cmp.Equal(cycle.Cycle(), []string{ids["C"], ids["A"], ids["B"], ids["C"]}) {
+				t.Errorf("C PART_OF A: %v, want the cycle C → A → B → C through the batch's own B → C", got[3].Err)
+			}
+			if got[0].Created || !got[1].Created || got[2].Created || got[2].Relationship.ID != got[1].Relationship.ID {
+				t.Errorf("created = %v %v %v, want existing, created, existing (same id)", got[0].Created, got[1].Created, got[2].Created)
+			}
+			if got[9].Relationship.SourceEntityID != ids["D"] || !got[12].Created {
+				t.Errorf("merged source landed on %s (want D %s); last request created = %v", got[9].Relationship.SourceEntityID, ids["D"], got[12].Created)
+			}
+			for _, key := range [][2]string{{"A", "B"}, {"B", "C"}} {
+				a, _, err := batchSvc.RelationshipSnapshot(t.Context(), alice, graph.PartOf, ids[key[0]], ids[key[1]])
+				if err != nil {
+					t.Fatal(err)
+				}
+				o, _, err := singleSvc.RelationshipSnapshot(t.Context(), alice, graph.PartOf, ids[key[0]], ids[key[1]])
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(o, a); diff != "" {
+					t.Errorf("%s PART_OF %s after the batch differs from one by one (-one by one +batch):\n%s", key[0], key[1], diff)
+				}
+			}
+		})
+	}
+}
+
+// outcome is what a result says, comparable across services: the error's
+// text without the single call's prefix.
+func outcome(r knowledge.RelationshipResult) map[string]any {
+	if r.Err != nil {
+		return map[string]any{"err": strings.TrimPrefix(r.Err.Error(), "knowledge: create relationship: ")}
+	}
+	return map[string]any{"rel": r.Relationship, "created": r.Created}
+}
+
+func TestCreateRelationshipsBounds(t *testing.T) {
+	s, _ := newService(t)
+	for _, n := range []int{0, knowledge.MaxRelationshipsPerCall + 1} {
+		_, err := s.CreateRelationships(t.Context(), alice, make([]knowledge.RelationshipRequest, n))
+		if !errors.Is(err, knowledge.ErrValidation) {
+			t.Errorf("%d requests: err = %v, want a validation error", n, err)
+		}
+	}
+}
+
+// TestCreateRelationshipsConcurrentCycle runs two batches at once, each
+// with one half of a cycle: A PART_OF B and B PART_OF A. Whichever commits
+// second must see the first's edge, so exactly one edge of each pair is
+// created and the other is refused as a cycle, on every backend.
+func TestCreateRelationshipsConcurrentCycle(t *testing.T) {
+	for _, b := range graphBackends {
+		t.Run(b.name, func(t *testing.T) {
+			s := knowledge.NewService(b.open(t), knowledge.NewRegistry(), knowledge.Options{})
+			const pairs = 20
+			var fwd, back []knowledge.RelationshipRequest
+			for i := range pairs {
+				a, c := company(t, s, alice, fmt.Sprint("A", i)), company(t, s, alice, fmt.Sprint("B", i))
+				fwd = append(fwd, knowledge.RelationshipRequest{Type: graph.PartOf, SourceEntityID: a, TargetEntityID: c})
+				back = append(back, knowledge.RelationshipRequest{Type: graph.PartOf, SourceEntityID: c, TargetEntityID: a})
+			}
+			var wg sync.WaitGroup
+			results := make([][]knowledge.RelationshipResult, 2)
+			errs := make([]error, 2)
+			for i, reqs := range [][]knowledge.RelationshipRequest{fwd, back} {
+				wg.Go(func() { results[i], errs[i] = s.CreateRelationships(t.Context(), alice, reqs) })
+			}
+			wg.Wait()
+			for _, err := range errs {
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i := range pairs {
+				f, r := results[0][i], results[1][i]
+				created := 0
+				for _, x := range []knowledge.RelationshipResult{f, r} {
+					switch {
+					case x.Err == nil && x.Created:
+						created++
+					case !errors.Is(x.Err, graph.ErrCycle):
+						t.Errorf("pair %d: %+v, want created or a cycle", i, x)
+					}
+				}
+				if created != 1 {
+					t.Errorf("pair %d: %d edges created (%v, %v), want exactly one", i, created, f.Err, r.Err)
+				}
+			}
+		})
+	}
+}
+
+// TestCycleErrorShowsOnlyAReadablePath: a refused edge's path is graph
+// data, shown only to a caller that may read the graph and every entity on
+// it; the edge is refused all the same.
+func TestCycleErrorShowsOnlyAReadablePath(t *testing.T) {
+	s, _ := newService(t)
+	a, p, b := company(t, s, alice, "A"), store(t, s, alice, map[string]any{"entity_type": "person", "name": "P"}).Entities[0].EntityID, company(t, s, alice, "B")
+	relate(t, s, alice, graph.PartOf, a, p, nil)
+	relate(t, s, alice, graph.PartOf, p, b, nil)
+	allow := func(deny ...string) knowledge.Caller {
+		return knowledge.Caller{UserID: alice.UserID, Allowed: func(_ knowledge.Action, r string) bool {
+			for _, d := range deny {
+				if r == d {
+					return false
+				}
+			}
+			return true
+		}}
+	}
+	for _, tc := range []struct {
+		name     string
+		c        knowledge.Caller
+		wantPath []string
+	}{
+		{"reads everything", allow(), []string{b, a, p, b}},
+		{"no graph read", allow(knowledge.ResourceGraph), nil},
+		{"no person read", allow(knowledge.EntityResource("person")), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := knowledge.RelationshipRequest{Type: graph.PartOf, SourceEntityID: b, TargetEntityID: a}
+			_, _, single := s.CreateRelationship(t.Context(), tc.c, req)
+			res, err := s.CreateRelationships(t.Context(), tc.c, []knowledge.RelationshipRequest{req})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for name, err := range map[string]error{"CreateRelationship": single, "CreateRelationships": res[0].Err} {
+				var cycle *graph.CycleError
+				if !errors.As(err, &cycle) {
+					t.Fatalf("%s: err = %v, want a cycle", name, err)
+				}
+				if diff := cmp.Diff(tc.wantPath, cycle.Cycle()); diff != "" {
+					t.Errorf("%s: path (-want +got):\n%s", name, diff)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkCreateRelationships writes 100 relationships among fresh
+// companies, in one CreateRelationships call or in 100 CreateRelationship
+// calls, on the embedded store.
+func BenchmarkCreateRelationships(b *testing.B) {
+	for _, batch := range []bool{true, false} {
+		b.Run(fmt.Sprint("batch=", batch), func(b *testing.B) {
+			_, g := openEmbedded(b)
+			s := knowledge.NewService(g, knowledge.NewRegistry(), knowledge.Options{})
+			var ents []map[string]any
+			for i := range 200 {
+				ents = append(ents, map[string]any{"entity_type": "company", "name": fmt.Sprint("Co ", i)})
+			}
+			res, err := s.Store(b.Context(), alice, knowledge.StoreRequest{Entities: ents})
+			if err != nil {
+				b.Fatal(err)
+			}
+			round := 0
+			for b.Loop() {
+				reqs := make([]knowledge.RelationshipRequest, 100)
+				for i := range reqs {
+					// New edges for 100 rounds, then repeats.
+					reqs[i] = knowledge.RelationshipRequest{Type: graph.PartOf, SourceEntityID: res.Entities[i].EntityID,
+						TargetEntityID: res.Entities[100+(i+round)%100].EntityID}
+				}
+				round++
+				if batch {
+					if _, err := s.CreateRelationships(b.Context(), alice, reqs); err != nil {
+						b.Fatal(err)
+					}
+					continue
+				}
+				for _, r := range reqs {
+					if _, _, err := s.CreateRelationship(b.Context(), alice, r); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(b.N*100)/b.Elapsed().Seconds(), "rels/s")
+		})
+	}
+}

@@ -1,0 +1,229 @@
+package knowledge
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/cairnkg/cairn/graph"
+	"github.com/cairnkg/cairn/vector"
+)
+
+// Entity search (retrieve_entities with a query).
+//
+// The text signal is the graph's full-text search (graph.Tx.SearchEntities:
+// every word of the query, the last as a prefix, in the canonical name or
+// the snapshot's text; FTS5 or a tsvector): one indexed query, whose page
+// comes straight from the index, and one read of the page's entities.
+//
+// With Meaning, when the service keeps entity embeddings (entityembed.go),
+// the meaning signal also ranks the readable entities whose stored
+// embedding, of the configured embedder, has a cosine similarity of at
+// least SearchMinSimilarity to the query's, and the two rankings are fused
+// with reciprocal rank fusion (vector.Fuse, as memory search does): a hit
+// found by both comes first. Each signal brings at most searchDepth
+// candidates beyond the page. Meaning is asked for, not implied by an
+// embedder being configured (the local one always is), because entity
+// embeddings have no index yet: the signal reads every readable entity's
+// vector, some 50-200 ms at 10,000 entities on the embedded store against
+// well under a millisecond for the text signal (docs/performance.md). When
+// the user has no embedding of the configured embedder, or the embedder
+// does not answer, the text signal ranks alone.
+//
+// Consent is a filter of the query, not of its answer: only the types the
+// caller may read are searched, so that a page is never short because of
+// consent and a total never counts what the caller may not see.
+
+// SearchMinSimilarity is the cosine similarity an entity's embedding needs
+// to match a query by meaning.
+const SearchMinSimilarity = 0.4
+
+// searchDepth is how many candidates each signal of a fused search brings
+// beyond the end of the page asked for.
+const searchDepth = vector.MinDepth
+
+// EntitySearchQuery is a search of the caller's entities.
+type EntitySearchQuery struct {
+	// Text is what the user typed; it must hold a letter or a digit.
+	Text string
+	// Meaning asks for the meaning signal besides the text one.
+	Meaning       bool
+	EntityType    string
+	IncludeMerged bool
+	Page          graph.Page
+}
+
+// EntitySearchHit is an entity a search found.
+type EntitySearchHit struct {
+	Entity graph.Entity
+	// Score is the text signal's relevance when it ranked the hits alone,
+	// and the fused reciprocal-rank score otherwise; higher is better.
+	Score float64
+	// Similarity is the cosine similarity of the entity's embedding to
+	// the query, when it matched by meaning.
+	Similarity *float64
+	// Signals says which signals found the hit, vector first.
+	Signals []vector.Signal
+}
+
+// SearchEntities returns a page of the caller's readable entities that
+// match q.Text, best first (ties by id), and how many match in all: every
+// text match and every meaning match (one that is both, but beyond the
+// depth of text matches the fusion read, counts twice).
+func (s *Service) SearchEntities(ctx context.Context, c Caller, q EntitySearchQuery) ([]EntitySearchHit, int, error) {
+	terms := graph.SearchTerms(q.Text)
+	if len(terms) == 0 {
+		return nil, 0, invalid("query", "words to search for", "string", "has no letter or digit to search for")
+	}
+	var out []EntitySearchHit
+	var total int
+	err := s.graph.View(ctx, func(tx *graph.Tx) error {
+		types, err := s.readableTypes(ctx, tx, c)
+		if err != nil {
+			return err
+		}
+		if q.EntityType != "" {
+			if types == nil || slices.Contains(types, q.EntityType) {
+				types = []string{q.EntityType}
+			} else {
+				types = []string{}
+			}
+		}
+		gq := graph.EntitySearch{UserID: c.UserID, Terms: terms, Types: types, IncludeMerged: q.IncludeMerged, Page: q.Page}
+		var vec []graph.EntityHit
+		if q.Meaning {
+			if vec, err = s.meaningHits(ctx, tx, c.UserID, q.Text, types); err != nil {
+				return err
+			}
+		}
+		if len(vec) == 0 {
+			hits, n, err := tx.SearchEntities(ctx, gq)
+			if err != nil {
+				return err
+			}
+			total = n
+			out, err = s.searchHits(ctx, tx, c.UserID, hits, nil)
+			return err
+		}
+		limit := q.Page.Limit
+		if limit <= 0 {
+			limit = 100
+		}
+		gq.Page = graph.Page{Limit: q.Page.Offset + limit + searchDepth}
+		text, n, err := tx.SearchEntities(ctx, gq)
+		if err != nil {
+			return err
+		}
+		fused := vector.Fuse(toScored(vec, gq.Page.Limit), toScored(text, gq.Page.Limit))
+		// Every text match, and the meaning matches among none of those
+		// read (one among the text matches beyond the depth counts twice).
+		inText := make(map[string]bool, len(text))
+		for _, h := range text {
+			inText[h.ID] = true
+		}
+		total = n
+		for _, h := range vec {
+			if !inText[h.ID] {
+				total++
+			}
+		}
+		start := min(max(q.Page.Offset, 0), len(fused))
+		fused = fused[start:min(start+limit, len(fused))]
+		out, err = s.searchHits(ctx, tx, c.UserID, nil, fused)
+		return err
+	})
+	return out, total, err
+}
+
+// searchHits reads the entities of a page of hits, text hits or fused ones.
+func (s *Service) searchHits(ctx context.Context, tx *graph.Tx, userID string, text []graph.EntityHit, fused []vector.Hit) ([]EntitySearchHit, error) {
+	ids := make([]string, 0, len(text)+len(fused))
+	for _, h := range text {
+		ids = append(ids, h.ID)
+	}
+	for _, h := range fused {
+		ids = append(ids, h.ID)
+	}
+	ents, err := tx.Entities(ctx, userID, ids)
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[string]graph.Entity, len(ents))
+	for _, e := range ents {
+		byID[e.ID] = e
+	}
+	out := make([]EntitySearchHit, 0, len(ids))
+	for _, h := range text {
+		if e, ok := byID[h.ID]; ok {
+			out = append(out, EntitySearchHit{Entity: e, Score: h.Score, Signals: []vector.Signal{vector.SignalText}})
+		}
+	}
+	for _, h := range fused {
+		if e, ok := byID[h.ID]; ok {
+			out = append(out, EntitySearchHit{Entity: e, Score: h.Score, Similarity: h.Similarity, Signals: h.Signals})
+		}
+	}
+	return out, nil
+}
+
+// meaningHits ranks the user's unmerged entities of types (nil: any) by the
+// similarity of their stored embeddings to text, best first, keeping those
+// of at least SearchMinSimilarity. It returns nil when the service keeps no
+// entity embeddings or the user has none of the configured embedder.
+func (s *Service) meaningHits(ctx context.Context, tx *graph.Tx, userID, text string, types []string) ([]graph.EntityHit, error) {
+	if s.entityVecs == nil || (types != nil && len(types) == 0) {
+		return nil, nil
+	}
+	stats, err := tx.ListEntityStats(ctx, graph.EntityFilter{UserID: userID, Types: types, Page: graph.Page{Limit: MaxContextCandidates}})
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(stats))
+	for i, e := range stats {
+		ids[i] = e.ID
+	}
+	stored, err := s.entityVecs.Get(ctx, userID, ids)
+	if err != nil {
+		// The vectors are a cache of what the text signal need not have.
+		s.log.Warn("search entities: read entity embeddings", "err", err)
+		return nil, nil
+	}
+	name, dim := s.embedder.Name(), s.embedder.Dimension()
+	stored = slices.DeleteFunc(stored, func(e vector.EntityEmbedding) bool {
+		return e.Space.Embedder != name || (dim != 0 && e.Space.Dimension != dim)
+	})
+	if len(stored) == 0 {
+		return nil, nil
+	}
+	qv, err := s.embedder.Embed(ctx, []string{text})
+	if err == nil && len(qv) != 1 {
+		err = fmt.Errorf("%d vectors for 1 text", len(qv))
+	}
+	if err != nil {
+		// A keyword search still answers while the provider does not.
+		s.log.Warn("search entities: embed query", "embedder", name, "err", err)
+		return nil, nil
+	}
+	var out []graph.EntityHit
+	for _, e := range stored {
+		if sim := cosine(qv[0], e.Embedding); sim >= SearchMinSimilarity {
+			out = append(out, graph.EntityHit{ID: e.EntityID, Score: sim})
+		}
+	}
+	slices.SortFunc(out, func(a, b graph.EntityHit) int {
+		return cmp.Or(cmp.Compare(b.Score, a.Score), strings.Compare(a.ID, b.ID))
+	})
+	return out, nil
+}
+
+// toScored is a ranking of entity hits, best first, cut to depth, as
+// vector.Fuse takes it.
+func toScored(hits []graph.EntityHit, depth int) []vector.Scored {
+	out := make([]vector.Scored, min(len(hits), depth))
+	for i := range out {
+		out[i] = vector.Scored{ID: hits[i].ID, Score: hits[i].Score}
+	}
+	return out
+}
