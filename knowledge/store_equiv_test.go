@@ -274,6 +274,9 @@ func TestStoreMatchesEntityByEntity(t *testing.T) {
 			if d := gocmp.Diff(single.contradictions.all(), bulk.contradictions.all()); d != "" {
 				t.Errorf("the contradictions differ (-entity by entity +bulk):\n%s", d)
 			}
+			if len(wantRows["entity_search (terms)"]) == 0 {
+				t.Error("the search index holds no terms: comparing it proves nothing")
+			}
 			if n := len(gotRows["observations"]); n < 300 {
 				t.Errorf("only %d observations: the script exercises too little", n)
 			}
@@ -471,21 +474,30 @@ func (sc *storeScript) next(rnd *rand.Rand) storeOp {
 	}
 }
 
-// answer is what a call answered, comparable with go-cmp.
+// answer is what a call answered, comparable with go-cmp: its JSON, so
+// that pointers (StoredEntity.Created) compare by what they point to.
 func answer(v any, err error) any {
 	if err != nil {
 		return "error: " + err.Error()
 	}
-	return fmt.Sprintf("%+v", v)
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprintf("unencodable %T: %v", v, err)
+	}
+	return string(b)
 }
 
 // dumpTables returns every row of every table of db but the migrations'
-// bookkeeping, each row as text, sorted.
+// bookkeeping and the FTS5 index's own storage (entity_search_data, _idx
+// and _docsize: how the index happens to be laid out after a different
+// sequence of writes; what it indexes is compared instead as its
+// fts5vocab instances: each term with the document, column and offset),
+// each row as text, sorted.
 func dumpTables(t *testing.T, db *sqlite.DB) map[string][]string {
 	t.Helper()
 	ctx := t.Context()
 	rows, err := db.Read.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'table'
-		AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '%_fts%' AND name NOT IN ('cairn_schema_migrations', 'cairn_write_probe')`)
+		AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '%_fts%' AND name NOT IN ('cairn_schema_migrations', 'cairn_write_probe', 'entity_search_data', 'entity_search_idx', 'entity_search_docsize')`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -504,6 +516,41 @@ func dumpTables(t *testing.T, db *sqlite.DB) map[string][]string {
 	for _, table := range tables {
 		out[table] = dumpTable(t, db.Read, table)
 	}
+	out["entity_search (terms)"] = dumpSearchTerms(t, db.Write)
+	return out
+}
+
+// dumpSearchTerms returns what the entity search index holds, whatever its
+// layout: every term with its document, column and offset.
+func dumpSearchTerms(t *testing.T, db *sql.DB) []string {
+	t.Helper()
+	ctx := t.Context()
+	conn, err := db.Conn(ctx) // a temp table lives on one connection
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `CREATE VIRTUAL TABLE IF NOT EXISTS temp.search_terms USING fts5vocab(main, entity_search, instance)`); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := conn.QueryContext(ctx, `SELECT term, doc, col, offset FROM temp.search_terms`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var term, col string
+		var doc, offset int64
+		if err := rows.Scan(&term, &doc, &col, &offset); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, fmt.Sprintf("%s %d %s %d", term, doc, col, offset))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(out)
 	return out
 }
 
