@@ -49,6 +49,10 @@ type DriverTx interface {
 
 	// PutEntity inserts the entity or replaces the stored one with the same id.
 	PutEntity(ctx context.Context, e Entity) error
+	// PutEntities does what PutEntity does for each of es, in as few
+	// statements as the backend can (one UNWIND, one multi-row upsert):
+	// what a store of many entities writes. The ids must be distinct.
+	PutEntities(ctx context.Context, es []Entity) error
 	// Entity returns an entity by id, merged or not.
 	Entity(ctx context.Context, userID, id string) (Entity, error)
 	// Entities returns the entities with these ids that exist, in the order
@@ -64,15 +68,29 @@ type DriverTx interface {
 	ListEntityStats(ctx context.Context, f EntityFilter) ([]EntityStat, error)
 	// SetIdentifiers replaces the identifiers an entity can be found under.
 	SetIdentifiers(ctx context.Context, userID, entityID string, ids []Identifier) error
+	// SetEntityIdentifiers does what SetIdentifiers does for each entity of
+	// sets, at once. The entity ids must be distinct.
+	SetEntityIdentifiers(ctx context.Context, userID string, sets []EntityIdentifiers) error
 	// EntitiesByIdentifier returns the unmerged entities with an identifier
 	// equal to value, of entityType when it is not empty, ordered by id.
 	EntitiesByIdentifier(ctx context.Context, userID, value, entityType string) ([]Entity, error)
 	// EntityTypeCounts returns how many unmerged entities the user has of
 	// each type.
 	EntityTypeCounts(ctx context.Context, userID string) (map[string]int, error)
+	// EntityTypes returns the types of which the user has unmerged
+	// entities, sorted: the keys of EntityTypeCounts, in time that grows
+	// with the number of types rather than of entities (an index skip
+	// over the types, say), since every call that filters by readable
+	// types asks it.
+	EntityTypes(ctx context.Context, userID string) ([]string, error)
 
 	// InsertObservation stores a new observation.
 	InsertObservation(ctx context.Context, o Observation) error
+	// InsertObservations stores new observations at once. If an id exists
+	// already, or twice in obs, it returns an error wrapping ErrConflict;
+	// which of the others were stored is then unspecified, so the caller
+	// must not commit the transaction.
+	InsertObservations(ctx context.Context, obs []Observation) error
 	// Observation returns one observation by id.
 	Observation(ctx context.Context, userID, id string) (Observation, error)
 	// Observations returns a page of an entity's observations ordered by
@@ -81,6 +99,14 @@ type DriverTx interface {
 	// AllObservations returns every observation of an entity, in no
 	// particular order; the reducer orders them itself.
 	AllObservations(ctx context.Context, userID, entityID string) ([]Observation, error)
+	// EntitiesObservations returns every observation of any of the
+	// entities, in no particular order (callers group them by EntityID):
+	// AllObservations of many entities in one query.
+	EntitiesObservations(ctx context.Context, userID string, entityIDs []string) ([]Observation, error)
+	// ObservationsByID returns the observations with these ids that exist,
+	// in the order of ids (an id given twice gives its observation once, at
+	// its first place).
+	ObservationsByID(ctx context.Context, userID string, ids []string) ([]Observation, error)
 	// ObservationsBySource returns the observations a source produced,
 	// ordered by id.
 	ObservationsBySource(ctx context.Context, userID, sourceID string) ([]Observation, error)
@@ -90,9 +116,15 @@ type DriverTx interface {
 
 	// InsertRawFragment stores a field that no schema names.
 	InsertRawFragment(ctx context.Context, f RawFragment) error
+	// InsertRawFragments stores fragments at once; an existing id is an
+	// ErrConflict as for InsertObservations, with the same consequence.
+	InsertRawFragments(ctx context.Context, fs []RawFragment) error
 
 	// ReplaceTimelineEvents replaces every timeline event of an entity.
 	ReplaceTimelineEvents(ctx context.Context, userID, entityID string, events []TimelineEvent) error
+	// ReplaceEntityTimelines does what ReplaceTimelineEvents does for each
+	// entity of timelines, at once. The entity ids must be distinct.
+	ReplaceEntityTimelines(ctx context.Context, userID string, timelines []EntityTimeline) error
 	// ListTimelineEvents returns a page of events ordered by Time
 	// descending, then id ascending, and the total that match.
 	ListTimelineEvents(ctx context.Context, f TimelineFilter) ([]TimelineEvent, int, error)

@@ -93,5 +93,31 @@ func (tx *Tx) ResolveEntity(ctx context.Context, userID, id string) (Entity, err
 	return e, nil
 }
 
+// ResolveEntities returns what ResolveEntity returns for each of ids, keyed
+// by the id asked for; an id for which ResolveEntity would return
+// ErrNotFound is absent. It reads the entities in one Entities call, and
+// follows merges (rare) one entity at a time.
+func (tx *Tx) ResolveEntities(ctx context.Context, userID string, ids []string) (map[string]Entity, error) {
+	found, err := tx.Entities(ctx, userID, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]Entity, len(found))
+	for _, e := range found {
+		if !e.Merged() {
+			out[e.ID] = e
+			continue
+		}
+		r, err := tx.ResolveEntity(ctx, userID, e.ID)
+		switch {
+		case err == nil:
+			out[e.ID] = r
+		case !errors.Is(err, ErrNotFound):
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
 // IsNotFound reports whether err says that something does not exist.
 func IsNotFound(err error) bool { return errors.Is(err, ErrNotFound) }

@@ -84,6 +84,20 @@ type Identifier struct {
 	Value string
 }
 
+// EntityIdentifiers are every identifier of one entity, for
+// DriverTx.SetEntityIdentifiers.
+type EntityIdentifiers struct {
+	EntityID    string
+	Identifiers []Identifier
+}
+
+// EntityTimeline is every timeline event of one entity, for
+// DriverTx.ReplaceEntityTimelines.
+type EntityTimeline struct {
+	EntityID string
+	Events   []TimelineEvent
+}
+
 // TimelineEvent is a dated event derived from a date field of an entity.
 type TimelineEvent struct {
 	ID         string

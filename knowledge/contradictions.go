@@ -148,37 +148,64 @@ type ContradictionStore interface {
 // for every schema field whose current value is different and came from
 // another source. Arrays merged by union (merge_array) never contradict.
 // It is the detection hook of the store pipeline, run inside its
-// transaction before the observation counts; it writes nothing.
-func contradictionsIn(ctx context.Context, tx *graph.Tx, schema *Schema, current graph.Entity, o graph.Observation, now time.Time) ([]Contradiction, error) {
+// transaction before the observation counts; it writes nothing. prev holds
+// the observations that the current values came from, at least those
+// that disagreeing names; one that is missing is an error wrapping
+// graph.ErrNotFound.
+func contradictionsIn(schema *Schema, current graph.Entity, o graph.Observation, now time.Time, prev map[string]graph.Observation) ([]Contradiction, error) {
 	var out []Contradiction
 	for _, name := range sortedKeys(o.Fields) {
-		f, ok := schema.Fields[name]
-		nv := o.Fields[name]
-		if !ok || nv == nil || f.policy() == MergeArray {
-			continue
-		}
-		cv, ok := current.Snapshot[name]
-		if !ok || cv == nil || equivalent(cv, nv) {
-			continue
-		}
-		curObs, ok := current.Provenance[name]
+		cv, curObs, ok := disagrees(schema, current, o, name)
 		if !ok {
 			continue
 		}
-		prev, err := tx.Observation(ctx, o.UserID, curObs)
-		if err != nil {
-			return nil, err
+		p, ok := prev[curObs]
+		if !ok {
+			return nil, &graph.NotFoundError{What: "observation", ID: curObs}
 		}
-		if prev.SourceID == o.SourceID {
+		if p.SourceID == o.SourceID {
 			continue
 		}
 		out = append(out, Contradiction{
 			ID: hashID("ctr_", o.UserID, o.ID, name), UserID: o.UserID, EntityID: current.ID, EntityType: current.Type, Field: name,
-			CurrentValue: cv, CurrentObservationID: prev.ID, CurrentSourceID: prev.SourceID,
-			NewValue: nv, NewObservationID: o.ID, NewSourceID: o.SourceID, DetectedAt: now, Status: ContradictionOpen,
+			CurrentValue: cv, CurrentObservationID: p.ID, CurrentSourceID: p.SourceID,
+			NewValue: o.Fields[name], NewObservationID: o.ID, NewSourceID: o.SourceID, DetectedAt: now, Status: ContradictionOpen,
 		})
 	}
 	return out, nil
+}
+
+// disagreeing returns the observations that the current values of the
+// fields that o disagrees with came from: what contradictionsIn needs to
+// read.
+func disagreeing(schema *Schema, current graph.Entity, o graph.Observation) []string {
+	var out []string
+	for _, name := range sortedKeys(o.Fields) {
+		if _, curObs, ok := disagrees(schema, current, o, name); ok {
+			out = append(out, curObs)
+		}
+	}
+	return out
+}
+
+// disagrees reports whether o's value of a schema field differs from the
+// current one, which has provenance (merge_array fields never disagree),
+// and returns the current value and the observation it came from.
+func disagrees(schema *Schema, current graph.Entity, o graph.Observation, name string) (any, string, bool) {
+	f, ok := schema.Fields[name]
+	nv := o.Fields[name]
+	if !ok || nv == nil || f.policy() == MergeArray {
+		return nil, "", false
+	}
+	cv, ok := current.Snapshot[name]
+	if !ok || cv == nil || equivalent(cv, nv) {
+		return nil, "", false
+	}
+	curObs, ok := current.Provenance[name]
+	if !ok {
+		return nil, "", false
+	}
+	return cv, curObs, true
 }
 
 // equivalent reports whether two field values say the same thing: strings

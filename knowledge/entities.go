@@ -4,22 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"time"
 
 	"github.com/cairnkg/cairn/graph"
 )
 
-// recompute reduces an entity's observations into its snapshot and rewrites
-// the entity row, its identifiers and its timeline events. An entity with no
-// observations left (all merged away) keeps its row as it is.
+// recompute reduces an entity's observations into its snapshot and writes
+// the snapshot, identifiers, timeline events and outbox entry (see
+// rewrite). An entity without observations is returned as it is stored.
 func (s *Service) recompute(ctx context.Context, tx *graph.Tx, userID, entityID string) (graph.Entity, error) {
 	obs, err := tx.AllObservations(ctx, userID, entityID)
 	if err != nil {
-		return graph.Entity{}, err
-	}
-	if obs, err = s.counted(ctx, userID, obs); err != nil {
 		return graph.Entity{}, err
 	}
 	prev, err := tx.Entity(ctx, userID, entityID)
@@ -27,38 +23,96 @@ func (s *Service) recompute(ctx context.Context, tx *graph.Tx, userID, entityID 
 	if err != nil && !errors.Is(err, graph.ErrNotFound) {
 		return graph.Entity{}, err
 	}
-	if len(obs) == 0 {
-		return prev, nil
+	out, err := s.rewrite(ctx, tx, userID, []entityState{{id: entityID, observations: obs, prev: prev, exists: exists}})
+	if err != nil {
+		return graph.Entity{}, err
 	}
-	schema := s.schemaFor(obs[0].EntityType)
-	red := Reduce(schema, obs)
+	return out[0], nil
+}
+
+// entityState is what rewrite needs of an entity: every observation it has
+// (those a resolution rejected included: rewrite drops them) and its
+// stored row, if it exists.
+type entityState struct {
+	id           string
+	observations []graph.Observation
+	prev         graph.Entity
+	exists       bool
+}
+
+// rewrite recomputes entities from their observations: for each, the
+// observations that count (see counted) reduce into a snapshot, written
+// with its identifiers, timeline events and outbox entry. An entity has a
+// stored row afterwards if it has observations that count; one without
+// keeps its row as it is (the zero Entity if it has none), and that row is
+// what rewrite returns for it. Whatever the number of entities, it is one
+// read of the rejected observations and one bulk write of each kind, so
+// that a store of many entities costs a few statements rather than a few
+// per entity. The ids must be distinct; the result is in their order.
+func (s *Service) rewrite(ctx context.Context, tx *graph.Tx, userID string, in []entityState) ([]graph.Entity, error) {
+	var all []graph.Observation
+	for _, st := range in {
+		all = append(all, st.observations...)
+	}
+	all, err := s.counted(ctx, userID, all)
+	if err != nil {
+		return nil, err
+	}
+	counting := make(map[string][]graph.Observation, len(in))
+	for _, o := range all {
+		counting[o.EntityID] = append(counting[o.EntityID], o)
+	}
 	now := s.clock()
-	e := graph.Entity{
-		ID: entityID, UserID: userID, Type: schema.EntityType, SchemaVersion: schema.Version,
-		CanonicalName: canonicalName(schema, red.Snapshot, entityID),
-		Snapshot:      red.Snapshot, Provenance: red.Provenance, ObservationCount: red.ObservationCount,
-		LastObservationAt: red.LastObservationAt, CreatedAt: now, ComputedAt: now,
+	out := make([]graph.Entity, len(in))
+	var (
+		puts      []graph.Entity
+		idents    []graph.EntityIdentifiers
+		timelines []graph.EntityTimeline
+		changed   []string
+	)
+	for i, st := range in {
+		obs := counting[st.id]
+		if len(obs) == 0 {
+			out[i] = st.prev
+			continue
+		}
+		schema := s.schemaFor(obs[0].EntityType)
+		red := Reduce(schema, obs)
+		e := graph.Entity{
+			ID: st.id, UserID: userID, Type: schema.EntityType, SchemaVersion: schema.Version,
+			CanonicalName: canonicalName(schema, red.Snapshot, st.id),
+			Snapshot:      red.Snapshot, Provenance: red.Provenance, ObservationCount: red.ObservationCount,
+			LastObservationAt: red.LastObservationAt, CreatedAt: now, ComputedAt: now,
+		}
+		if st.exists {
+			e.CreatedAt, e.MergedInto, e.MergedAt = st.prev.CreatedAt, st.prev.MergedInto, st.prev.MergedAt
+		}
+		sourceOf := make(map[string]string, len(obs))
+		for _, o := range obs {
+			sourceOf[o.ID] = o.SourceID
+		}
+		out[i] = e
+		puts = append(puts, e)
+		idents = append(idents, graph.EntityIdentifiers{EntityID: st.id, Identifiers: identifiers(schema, e)})
+		timelines = append(timelines, graph.EntityTimeline{EntityID: st.id, Events: timelineEvents(schema, e, sourceOf)})
+		changed = append(changed, st.id)
 	}
-	if exists {
-		e.CreatedAt, e.MergedInto, e.MergedAt = prev.CreatedAt, prev.MergedInto, prev.MergedAt
+	if len(puts) == 0 {
+		return out, nil
 	}
-	if err := tx.PutEntity(ctx, e); err != nil {
-		return graph.Entity{}, err
+	if err := tx.PutEntities(ctx, puts); err != nil {
+		return nil, err
 	}
-	if err := tx.SetIdentifiers(ctx, userID, entityID, identifiers(schema, e)); err != nil {
-		return graph.Entity{}, err
+	if err := tx.SetEntityIdentifiers(ctx, userID, idents); err != nil {
+		return nil, err
 	}
-	sourceOf := make(map[string]string, len(obs))
-	for _, o := range obs {
-		sourceOf[o.ID] = o.SourceID
+	if err := tx.ReplaceEntityTimelines(ctx, userID, timelines); err != nil {
+		return nil, err
 	}
-	if err := tx.ReplaceTimelineEvents(ctx, userID, entityID, timelineEvents(schema, e, sourceOf)); err != nil {
-		return graph.Entity{}, err
+	if err := s.enqueueEmbedding(ctx, tx, userID, changed...); err != nil {
+		return nil, err
 	}
-	if err := s.enqueueEmbedding(ctx, tx, userID, entityID); err != nil {
-		return graph.Entity{}, err
-	}
-	return e, nil
+	return out, nil
 }
 
 // schemaFor returns the schema of a type, or an empty schema for a type that
@@ -237,11 +291,11 @@ func (s *Service) readableTypes(ctx context.Context, tx *graph.Tx, c Caller) ([]
 	if c.Allowed == nil {
 		return nil, nil
 	}
-	counts, err := tx.EntityTypeCounts(ctx, c.UserID)
+	have, err := tx.EntityTypes(ctx, c.UserID)
 	if err != nil {
 		return nil, err
 	}
-	all := append(s.schemas.Types(), slices.Collect(maps.Keys(counts))...)
+	all := append(s.schemas.Types(), have...)
 	slices.Sort(all)
 	out := []string{}
 	for _, t := range slices.Compact(all) {

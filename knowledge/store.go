@@ -132,64 +132,8 @@ func (s *Service) Store(ctx context.Context, c Caller, req StoreRequest) (StoreR
 		if err := tx.InsertSource(ctx, src); err != nil {
 			return err
 		}
-		var touched []string
-		created := map[string]bool{}
-		for i, pe := range prepared {
-			target := pe.entityID
-			ent, err := tx.ResolveEntity(ctx, c.UserID, pe.entityID)
-			switch {
-			case err == nil:
-				target = ent.ID
-			case errors.Is(err, graph.ErrNotFound):
-				created[target] = true
-			default:
-				return err
-			}
-			obs := graph.Observation{
-				ID: hashID("obs_", src.ID, strconv.Itoa(i)), UserID: c.UserID, EntityID: target,
-				EntityType: pe.schema.EntityType, SchemaVersion: pe.schema.Version, SourceID: src.ID,
-				ObservedAt: observedAt, CreatedAt: now, SpecificityScore: specificity(pe.schema, pe.fields),
-				SourcePriority: priority, Fields: pe.fields, OriginalEntityID: pe.entityID,
-			}
-			if err := tx.InsertObservation(ctx, obs); err != nil {
-				return err
-			}
-			if !created[target] && s.contradictions != nil {
-				cs, err := contradictionsIn(ctx, tx, pe.schema, ent, obs, now)
-				if err != nil {
-					return err
-				}
-				found = append(found, cs...)
-			}
-			for _, name := range sortedKeys(pe.unknown) {
-				if err := tx.InsertRawFragment(ctx, graph.RawFragment{
-					ID: hashID("frag_", obs.ID, name), UserID: c.UserID, SourceID: src.ID, EntityID: target,
-					EntityType: pe.schema.EntityType, Field: name, Value: pe.unknown[name], CreatedAt: now,
-				}); err != nil {
-					return err
-				}
-			}
-			res.Entities = append(res.Entities, storedLine(c, pe, target, obs.ID, created[target]))
-			res.ObservationsCreated++
-			if !slices.Contains(touched, target) {
-				touched = append(touched, target)
-			}
-		}
-		var visible []string
-		for _, id := range touched {
-			e, err := s.recompute(ctx, tx, c.UserID, id)
-			if err != nil {
-				return err
-			}
-			if !c.readable(e.Type) {
-				continue
-			}
-			visible = append(visible, id)
-			if created[id] {
-				res.EntitiesCreated++
-			}
-		}
-		return s.related(ctx, tx, c, visible, &res)
+		found, err = s.storeNew(ctx, tx, c, prepared, src, observedAt, priority, now, &res)
+		return err
 	}
 	err = s.graph.Update(ctx, write)
 	if errors.Is(err, graph.ErrConflict) {
@@ -203,6 +147,167 @@ func (s *Service) Store(ctx context.Context, c Caller, req StoreRequest) (StoreR
 	}
 	s.recordDetected(ctx, found)
 	return res, nil
+}
+
+// storeNew writes the observations of a call whose source is new, and
+// recomputes every entity they touch, with one call of each bulk graph
+// method rather than one per entity (a call of 100 entities is about a
+// dozen statements, whatever the size of the store):
+//
+//  1. every entity of the call is resolved (merges followed) in one read;
+//  2. the current values that the new observations disagree with are
+//     traced to their observations in one read, for the contradiction
+//     checks, and the observations of the entities that existed are read
+//     in one query, before the new ones are written (so that nothing just
+//     written is read back);
+//  3. the observations and the raw fragments are inserted, each in one
+//     statement;
+//  4. rewrite reduces every touched entity and writes the snapshots,
+//     identifiers, timeline events and outbox entries, each in one
+//     statement.
+//
+// It fills res and returns the contradictions found, which Store records
+// once the transaction commits.
+func (s *Service) storeNew(ctx context.Context, tx *graph.Tx, c Caller, prepared []preparedEntity, src graph.Source,
+	observedAt time.Time, priority int, now time.Time, res *StoreResult) ([]Contradiction, error) {
+	ids := make([]string, len(prepared))
+	for i, pe := range prepared {
+		ids[i] = pe.entityID
+	}
+	resolved, err := tx.ResolveEntities(ctx, c.UserID, ids)
+	if err != nil {
+		return nil, err
+	}
+	var (
+		touched []string
+		created = map[string]bool{}
+		obs     = make([]graph.Observation, len(prepared))
+		frags   []graph.RawFragment
+		newObs  = map[string][]graph.Observation{}
+	)
+	for i, pe := range prepared {
+		target := pe.entityID
+		if ent, ok := resolved[pe.entityID]; ok {
+			target = ent.ID
+		} else {
+			created[target] = true
+		}
+		o := graph.Observation{
+			ID: hashID("obs_", src.ID, strconv.Itoa(i)), UserID: c.UserID, EntityID: target,
+			EntityType: pe.schema.EntityType, SchemaVersion: pe.schema.Version, SourceID: src.ID,
+			ObservedAt: observedAt, CreatedAt: now, SpecificityScore: specificity(pe.schema, pe.fields),
+			SourcePriority: priority, Fields: pe.fields, OriginalEntityID: pe.entityID,
+		}
+		obs[i] = o
+		newObs[target] = append(newObs[target], o)
+		for _, name := range sortedKeys(pe.unknown) {
+			frags = append(frags, graph.RawFragment{
+				ID: hashID("frag_", o.ID, name), UserID: c.UserID, SourceID: src.ID, EntityID: target,
+				EntityType: pe.schema.EntityType, Field: name, Value: pe.unknown[name], CreatedAt: now,
+			})
+		}
+		res.Entities = append(res.Entities, storedLine(c, pe, target, o.ID, created[target]))
+		res.ObservationsCreated++
+		if !slices.Contains(touched, target) {
+			touched = append(touched, target)
+		}
+	}
+
+	var found []Contradiction
+	if s.contradictions != nil {
+		if found, err = s.contradictionsOf(ctx, tx, prepared, obs, resolved, created, now); err != nil {
+			return nil, err
+		}
+	}
+	var existing []string
+	for _, id := range touched {
+		if !created[id] {
+			existing = append(existing, id)
+		}
+	}
+	stored := map[string][]graph.Observation{}
+	if len(existing) > 0 {
+		old, err := tx.EntitiesObservations(ctx, c.UserID, existing)
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range old {
+			stored[o.EntityID] = append(stored[o.EntityID], o)
+		}
+	}
+	if err := tx.InsertObservations(ctx, obs); err != nil {
+		return nil, err
+	}
+	if err := tx.InsertRawFragments(ctx, frags); err != nil {
+		return nil, err
+	}
+
+	rows := make(map[string]graph.Entity, len(resolved))
+	for _, e := range resolved {
+		rows[e.ID] = e
+	}
+	in := make([]entityState, len(touched))
+	for i, id := range touched {
+		prev, exists := rows[id]
+		in[i] = entityState{id: id, observations: append(stored[id], newObs[id]...), prev: prev, exists: exists}
+	}
+	ents, err := s.rewrite(ctx, tx, c.UserID, in)
+	if err != nil {
+		return nil, err
+	}
+	// Entities created by this call have no relationships yet (an edge
+	// needs both of its ends to exist, and store makes none), so related
+	// is asked only about those that existed: it finds the same.
+	var before []string
+	for i, e := range ents {
+		if !c.readable(e.Type) {
+			continue
+		}
+		if created[touched[i]] {
+			res.EntitiesCreated++
+		} else {
+			before = append(before, touched[i])
+		}
+	}
+	return found, s.related(ctx, tx, c, before, res)
+}
+
+// contradictionsOf runs the contradiction checks of a call's new
+// observations against the entities they resolved to as they were before
+// the call (an entity the call creates contradicts nothing), reading the
+// observations that the current values came from in one query.
+func (s *Service) contradictionsOf(ctx context.Context, tx *graph.Tx, prepared []preparedEntity, obs []graph.Observation,
+	resolved map[string]graph.Entity, created map[string]bool, now time.Time) ([]Contradiction, error) {
+	var need []string
+	for i, pe := range prepared {
+		if created[obs[i].EntityID] {
+			continue
+		}
+		need = append(need, disagreeing(pe.schema, resolved[pe.entityID], obs[i])...)
+	}
+	if len(need) == 0 {
+		return nil, nil
+	}
+	prevs, err := tx.ObservationsByID(ctx, obs[0].UserID, need)
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[string]graph.Observation, len(prevs))
+	for _, o := range prevs {
+		byID[o.ID] = o
+	}
+	var found []Contradiction
+	for i, pe := range prepared {
+		if created[obs[i].EntityID] {
+			continue
+		}
+		cs, err := contradictionsIn(pe.schema, resolved[pe.entityID], obs[i], now, byID)
+		if err != nil {
+			return nil, err
+		}
+		found = append(found, cs...)
+	}
+	return found, nil
 }
 
 // deduplicated fills the result of a call whose content the user stored

@@ -33,7 +33,7 @@ var buildOnce struct {
 }
 
 // cairnBinary builds cmd/cairn once per test process.
-func cairnBinary(t *testing.T) string {
+func cairnBinary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "cairn-e2e-bin")

@@ -39,6 +39,8 @@ type DB struct {
 	Write *sql.DB
 	// Read is the handle for read-only transactions.
 	Read *sql.DB
+	// ckpt checkpoints the WAL in the background (see checkpoint.go).
+	ckpt *checkpointer
 }
 
 // Open opens (creating if needed) the store in dataDir and applies pending
@@ -71,11 +73,20 @@ func OpenFile(ctx context.Context, path string) (*DB, error) {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
 	read.SetMaxOpenConns(max(4, runtime.GOMAXPROCS(0)))
-	return &DB{Path: path, Write: write, Read: read}, nil
+	ckpt, err := startCheckpointer(path)
+	if err != nil {
+		read.Close()
+		write.Close()
+		return nil, err
+	}
+	return &DB{Path: path, Write: write, Read: read, ckpt: ckpt}, nil
 }
 
-// Close closes both handles.
+// Close stops the background checkpointer and closes both handles.
 func (db *DB) Close() error {
+	if db.ckpt != nil {
+		_ = db.ckpt.stop()
+	}
 	rerr := db.Read.Close()
 	if err := db.Write.Close(); err != nil {
 		return fmt.Errorf("sqlite: close: %w", err)
@@ -97,6 +108,7 @@ func dsn(path string, readOnly bool) string {
 	q.Add("_pragma", "synchronous(NORMAL)")
 	q.Add("_pragma", "cache_size(-32768)")
 	q.Add("_pragma", "mmap_size(1073741824)")
+	q.Add("_pragma", fmt.Sprintf("wal_autocheckpoint(%d)", walBackstop))
 	if readOnly {
 		q.Add("_pragma", "query_only(1)")
 		q.Set("_txlock", "deferred")

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/cairnkg/cairn/graph"
@@ -96,4 +97,46 @@ func limitOr(p graph.Page, def int) int {
 		return def
 	}
 	return p.Limit
+}
+
+// maxParams bounds the parameters of one multi-row statement, far below
+// SQLite's limit (32,766), so that a statement stays cheap to prepare.
+const maxParams = 10_000
+
+// rowChunk is how many rows of cols parameters each one statement takes.
+func rowChunk(cols int) int { return max(1, maxParams/cols) }
+
+// valueRows returns "(?, …), (?, …), …": n rows of cols parameters each.
+//
+// Statements with many parameters use anonymous ones (?): SQLite keeps the
+// names of numbered and named ones ($1) in a list that it searches from the
+// start for each, both when it parses the statement and when the driver
+// binds it, which makes a statement of n of them cost n² (a multi-row
+// insert of 100 entities spent more time there than writing the rows).
+func valueRows(n, cols int) string {
+	row := "(" + qmarks(cols) + ")"
+	var b bytes.Buffer
+	for r := range n {
+		if r > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(row)
+	}
+	return b.String()
+}
+
+// qmarks returns "?, ?, …" for n anonymous parameters (see valueRows).
+func qmarks(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
+}
+
+// chunks calls fn with consecutive windows [start, end) of at most size
+// of n items, stopping at the first error.
+func chunks(n, size int, fn func(start, end int) error) error {
+	for start := 0; start < n; start += size {
+		if err := fn(start, min(start+size, n)); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -60,32 +60,45 @@ func (t *tx) SourceByHash(ctx context.Context, userID, hash string) (graph.Sourc
 }
 
 func (t *tx) PutEntity(ctx context.Context, e graph.Entity) error {
-	snap, err := jsoncodec.Encode(orEmpty(e.Snapshot))
-	if err != nil {
-		return err
-	}
-	prov, err := jsoncodec.Encode(orEmptyStrings(e.Provenance))
-	if err != nil {
-		return err
-	}
-	var mergedInto any
-	if e.MergedInto != "" {
-		mergedInto = e.MergedInto
-	}
-	_, err = t.tx.ExecContext(ctx, `INSERT INTO entities
+	return t.PutEntities(ctx, []graph.Entity{e})
+}
+
+// entityPutColumns is how many parameters one row of PutEntities takes.
+const entityPutColumns = 13
+
+// PutEntities implements graph.DriverTx: one multi-row upsert per chunk.
+func (t *tx) PutEntities(ctx context.Context, es []graph.Entity) error {
+	return chunks(len(es), rowChunk(entityPutColumns), func(start, end int) error {
+		args := make([]any, 0, (end-start)*entityPutColumns)
+		for _, e := range es[start:end] {
+			snap, err := jsoncodec.Encode(orEmpty(e.Snapshot))
+			if err != nil {
+				return err
+			}
+			prov, err := jsoncodec.Encode(orEmptyStrings(e.Provenance))
+			if err != nil {
+				return err
+			}
+			var mergedInto any
+			if e.MergedInto != "" {
+				mergedInto = e.MergedInto
+			}
+			args = append(args, e.ID, e.UserID, e.Type, e.CanonicalName, e.SchemaVersion, snap, prov, e.ObservationCount,
+				micros(e.LastObservationAt), micros(e.CreatedAt), micros(e.ComputedAt), mergedInto, nullMicros(e.MergedAt))
+		}
+		_, err := t.tx.ExecContext(ctx, `INSERT INTO entities
 		(id, user_id, entity_type, canonical_name, schema_version, snapshot, provenance, observation_count,
 		 last_observation_at, created_at, computed_at, merged_into, merged_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+		VALUES `+valueRows(end-start, entityPutColumns)+`
 		ON CONFLICT (id) DO UPDATE SET
 		  entity_type = excluded.entity_type, canonical_name = excluded.canonical_name,
 		  schema_version = excluded.schema_version, snapshot = excluded.snapshot,
 		  provenance = excluded.provenance, observation_count = excluded.observation_count,
 		  last_observation_at = excluded.last_observation_at, created_at = excluded.created_at,
 		  computed_at = excluded.computed_at, merged_into = excluded.merged_into, merged_at = excluded.merged_at
-		WHERE entities.user_id = excluded.user_id`,
-		e.ID, e.UserID, e.Type, e.CanonicalName, e.SchemaVersion, snap, prov, e.ObservationCount,
-		micros(e.LastObservationAt), micros(e.CreatedAt), micros(e.ComputedAt), mergedInto, nullMicros(e.MergedAt))
-	return wrap("put entity", err)
+		WHERE entities.user_id = excluded.user_id`, args...)
+		return wrap("put entities", err)
+	})
 }
 
 const entityColumns = `id, user_id, entity_type, canonical_name, schema_version, snapshot, provenance,
@@ -129,7 +142,7 @@ func (t *tx) Entities(ctx context.Context, userID string, ids []string) ([]graph
 		// and then scan every entity of the user: the primary key finds
 		// each id directly, and the user check filters the rows it finds.
 		rows, err := t.tx.QueryContext(ctx, `SELECT `+entityColumns+` FROM entities
-			WHERE +user_id = $1 AND id IN (`+placeholders(2, len(chunk))+`)`, append([]any{userID}, anySlice(chunk)...)...)
+			WHERE +user_id = ? AND id IN (`+qmarks(len(chunk))+`)`, append([]any{userID}, anySlice(chunk)...)...)
 		if err != nil {
 			return nil, wrap("read entities", err)
 		}
@@ -271,16 +284,36 @@ func (t *tx) addDegrees(ctx context.Context, userID string, stats []graph.Entity
 }
 
 func (t *tx) SetIdentifiers(ctx context.Context, userID, entityID string, ids []graph.Identifier) error {
-	if _, err := t.tx.ExecContext(ctx, `DELETE FROM entity_identifiers WHERE user_id = $1 AND entity_id = $2`, userID, entityID); err != nil {
+	return t.SetEntityIdentifiers(ctx, userID, []graph.EntityIdentifiers{{EntityID: entityID, Identifiers: ids}})
+}
+
+// SetEntityIdentifiers implements graph.DriverTx: one delete and one
+// multi-row insert per chunk of entities.
+func (t *tx) SetEntityIdentifiers(ctx context.Context, userID string, sets []graph.EntityIdentifiers) error {
+	err := chunks(len(sets), 500, func(start, end int) error {
+		args := []any{userID}
+		for _, set := range sets[start:end] {
+			args = append(args, set.EntityID)
+		}
+		_, err := t.tx.ExecContext(ctx, `DELETE FROM entity_identifiers WHERE user_id = ? AND entity_id IN (`+
+			qmarks(end-start)+`)`, args...)
 		return wrap("clear identifiers", err)
+	})
+	if err != nil {
+		return err
 	}
-	for _, id := range ids {
-		if _, err := t.tx.ExecContext(ctx, `INSERT INTO entity_identifiers (user_id, value, entity_id, field)
-			VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`, userID, id.Value, entityID, id.Field); err != nil {
-			return wrap("set identifiers", err)
+	var rows []any
+	for _, set := range sets {
+		for _, id := range set.Identifiers {
+			rows = append(rows, userID, id.Value, set.EntityID, id.Field)
 		}
 	}
-	return nil
+	const cols = 4
+	return chunks(len(rows)/cols, rowChunk(cols), func(start, end int) error {
+		_, err := t.tx.ExecContext(ctx, `INSERT INTO entity_identifiers (user_id, value, entity_id, field)
+			VALUES `+valueRows(end-start, cols)+` ON CONFLICT DO NOTHING`, rows[start*cols:end*cols]...)
+		return wrap("set identifiers", err)
+	})
 }
 
 func (t *tx) EntitiesByIdentifier(ctx context.Context, userID, value, entityType string) ([]graph.Entity, error) {
@@ -320,6 +353,32 @@ func (t *tx) EntityTypeCounts(ctx context.Context, userID string) (map[string]in
 		return err
 	})
 	return out, wrap("count entity types", err)
+}
+
+// EntityTypes implements graph.DriverTx: a skip over entities_user_type
+// (each step the smallest type above the last), then, per type, the first
+// unmerged entity of it.
+func (t *tx) EntityTypes(ctx context.Context, userID string) ([]string, error) {
+	rows, err := t.tx.QueryContext(ctx, `WITH RECURSIVE types(typ) AS (
+		  SELECT (SELECT min(entity_type) FROM entities WHERE user_id = $1)
+		  UNION ALL
+		  SELECT (SELECT min(entity_type) FROM entities WHERE user_id = $1 AND entity_type > types.typ)
+		  FROM types WHERE types.typ IS NOT NULL)
+		SELECT typ FROM types WHERE typ IS NOT NULL AND EXISTS (
+		  SELECT 1 FROM entities e INDEXED BY entities_user_type
+		  WHERE e.user_id = $1 AND e.entity_type = types.typ AND e.merged_into IS NULL)
+		ORDER BY typ`, userID)
+	if err != nil {
+		return nil, wrap("list entity types", err)
+	}
+	out := []string{}
+	err = eachRow(rows, func(r *sql.Rows) error {
+		var typ string
+		err := r.Scan(&typ)
+		out = append(out, typ)
+		return err
+	})
+	return out, wrap("list entity types", err)
 }
 
 // prefixed qualifies every column of a comma-separated list with p.

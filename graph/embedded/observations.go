@@ -10,24 +10,49 @@ import (
 )
 
 func (t *tx) InsertObservation(ctx context.Context, o graph.Observation) error {
-	fields, err := jsoncodec.Encode(orEmpty(o.Fields))
-	if err != nil {
-		return err
-	}
-	orig := o.OriginalEntityID
-	if orig == "" {
-		orig = o.EntityID
-	}
-	_, err = t.tx.ExecContext(ctx, `INSERT INTO observations
+	return t.InsertObservations(ctx, []graph.Observation{o})
+}
+
+// observationInsertColumns is how many parameters one row of
+// InsertObservations takes.
+const observationInsertColumns = 12
+
+// InsertObservations implements graph.DriverTx: one multi-row insert per
+// chunk. A chunk that would repeat an id fails whole (SQLite undoes the
+// statement), so nothing of it is stored.
+func (t *tx) InsertObservations(ctx context.Context, obs []graph.Observation) error {
+	return chunks(len(obs), rowChunk(observationInsertColumns), func(start, end int) error {
+		args := make([]any, 0, (end-start)*observationInsertColumns)
+		for _, o := range obs[start:end] {
+			fields, err := jsoncodec.Encode(orEmpty(o.Fields))
+			if err != nil {
+				return err
+			}
+			orig := o.OriginalEntityID
+			if orig == "" {
+				orig = o.EntityID
+			}
+			args = append(args, o.ID, o.UserID, o.EntityID, o.EntityType, o.SchemaVersion, o.SourceID, micros(o.ObservedAt),
+				micros(o.CreatedAt), o.SpecificityScore, o.SourcePriority, fields, orig)
+		}
+		_, err := t.tx.ExecContext(ctx, `INSERT INTO observations
 		(id, user_id, entity_id, entity_type, schema_version, source_id, observed_at, created_at,
 		 specificity_score, source_priority, fields, original_entity_id)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-		o.ID, o.UserID, o.EntityID, o.EntityType, o.SchemaVersion, o.SourceID, micros(o.ObservedAt), micros(o.CreatedAt),
-		o.SpecificityScore, o.SourcePriority, fields, orig)
-	if isUniqueViolation(err) {
-		return fmt.Errorf("graph/embedded: observation %s: %w", o.ID, graph.ErrConflict)
+		VALUES `+valueRows(end-start, observationInsertColumns), args...)
+		if isUniqueViolation(err) {
+			return fmt.Errorf("graph/embedded: observation %s: %w", firstID(obs[start:end], func(o graph.Observation) string { return o.ID }), graph.ErrConflict)
+		}
+		return wrap("insert observations", err)
+	})
+}
+
+// firstID names a row of a failed insert: the only one, or the first one
+// followed by how many others there were.
+func firstID[T any](rows []T, id func(T) string) string {
+	if len(rows) == 1 {
+		return id(rows[0])
 	}
-	return wrap("insert observation", err)
+	return fmt.Sprintf("%s (or one of %d others)", id(rows[0]), len(rows)-1)
 }
 
 const observationColumns = `id, user_id, entity_id, entity_type, schema_version, source_id, observed_at, created_at,
@@ -77,6 +102,54 @@ func (t *tx) AllObservations(ctx context.Context, userID, entityID string) ([]gr
 	return collectObservations(rows)
 }
 
+// EntitiesObservations implements graph.DriverTx.
+func (t *tx) EntitiesObservations(ctx context.Context, userID string, entityIDs []string) ([]graph.Observation, error) {
+	out := []graph.Observation{}
+	err := chunks(len(entityIDs), 500, func(start, end int) error {
+		rows, err := t.tx.QueryContext(ctx, `SELECT `+observationColumns+` FROM observations
+			WHERE user_id = ? AND entity_id IN (`+qmarks(end-start)+`)`,
+			append([]any{userID}, anySlice(entityIDs[start:end])...)...)
+		if err != nil {
+			return wrap("list observations", err)
+		}
+		obs, err := collectObservations(rows)
+		out = append(out, obs...)
+		return err
+	})
+	return out, err
+}
+
+// ObservationsByID implements graph.DriverTx.
+func (t *tx) ObservationsByID(ctx context.Context, userID string, ids []string) ([]graph.Observation, error) {
+	found := make(map[string]graph.Observation, len(ids))
+	err := chunks(len(ids), 500, func(start, end int) error {
+		// "+user_id" makes SQLite find each id by the primary key rather
+		// than walk the user's rows of an index (see Entities).
+		rows, err := t.tx.QueryContext(ctx, `SELECT `+observationColumns+` FROM observations
+			WHERE +user_id = ? AND id IN (`+qmarks(end-start)+`)`,
+			append([]any{userID}, anySlice(ids[start:end])...)...)
+		if err != nil {
+			return wrap("read observations", err)
+		}
+		obs, err := collectObservations(rows)
+		for _, o := range obs {
+			found[o.ID] = o
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]graph.Observation, 0, len(found))
+	for _, id := range ids {
+		if o, ok := found[id]; ok {
+			out = append(out, o)
+			delete(found, id)
+		}
+	}
+	return out, nil
+}
+
 func (t *tx) ObservationsBySource(ctx context.Context, userID, sourceID string) ([]graph.Observation, error) {
 	rows, err := t.tx.QueryContext(ctx, `SELECT `+observationColumns+` FROM observations WHERE user_id = $1 AND source_id = $2 ORDER BY id`, userID, sourceID)
 	if err != nil {
@@ -105,15 +178,29 @@ func (t *tx) MoveObservations(ctx context.Context, userID, from, to string) (int
 }
 
 func (t *tx) InsertRawFragment(ctx context.Context, f graph.RawFragment) error {
-	val, err := jsoncodec.Encode(f.Value)
-	if err != nil {
-		return err
-	}
-	_, err = t.tx.ExecContext(ctx, `INSERT INTO raw_fragments (id, user_id, source_id, entity_id, entity_type, field, value, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-		f.ID, f.UserID, f.SourceID, f.EntityID, f.EntityType, f.Field, val, micros(f.CreatedAt))
-	if isUniqueViolation(err) {
-		return fmt.Errorf("graph/embedded: raw fragment %s: %w", f.ID, graph.ErrConflict)
-	}
-	return wrap("insert raw fragment", err)
+	return t.InsertRawFragments(ctx, []graph.RawFragment{f})
+}
+
+// rawFragmentColumns is how many parameters one row of InsertRawFragments
+// takes.
+const rawFragmentColumns = 8
+
+// InsertRawFragments implements graph.DriverTx, as InsertObservations does.
+func (t *tx) InsertRawFragments(ctx context.Context, fs []graph.RawFragment) error {
+	return chunks(len(fs), rowChunk(rawFragmentColumns), func(start, end int) error {
+		args := make([]any, 0, (end-start)*rawFragmentColumns)
+		for _, f := range fs[start:end] {
+			val, err := jsoncodec.Encode(f.Value)
+			if err != nil {
+				return err
+			}
+			args = append(args, f.ID, f.UserID, f.SourceID, f.EntityID, f.EntityType, f.Field, val, micros(f.CreatedAt))
+		}
+		_, err := t.tx.ExecContext(ctx, `INSERT INTO raw_fragments (id, user_id, source_id, entity_id, entity_type, field, value, created_at)
+			VALUES `+valueRows(end-start, rawFragmentColumns), args...)
+		if isUniqueViolation(err) {
+			return fmt.Errorf("graph/embedded: raw fragment %s: %w", firstID(fs[start:end], func(f graph.RawFragment) string { return f.ID }), graph.ErrConflict)
+		}
+		return wrap("insert raw fragments", err)
+	})
 }

@@ -4,22 +4,29 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/cairnkg/cairn/graph"
 )
 
-// EnqueueOutbox implements graph.DriverTx.
+// EnqueueOutbox implements graph.DriverTx: one multi-row upsert per chunk.
 func (t *tx) EnqueueOutbox(ctx context.Context, userID string, entityIDs []string, at time.Time) error {
-	for _, id := range entityIDs {
-		if _, err := t.tx.ExecContext(ctx, `INSERT INTO graph_outbox (user_id, entity_id, seq, enqueued_at)
-			VALUES ($1, $2, 1, $3)
-			ON CONFLICT (user_id, entity_id) DO UPDATE SET seq = graph_outbox.seq + 1`,
-			userID, id, micros(at)); err != nil {
+	const cols = 3
+	return chunks(len(entityIDs), rowChunk(cols), func(start, end int) error {
+		args := make([]any, 0, (end-start)*cols)
+		for _, id := range entityIDs[start:end] {
+			args = append(args, userID, id, micros(at))
+		}
+		// Each row is ($user, $id, $at); seq starts at 1.
+		values := strings.ReplaceAll(valueRows(end-start, cols), ")", ", 1)")
+		if _, err := t.tx.ExecContext(ctx, `INSERT INTO graph_outbox (user_id, entity_id, enqueued_at, seq)
+			VALUES `+values+`
+			ON CONFLICT (user_id, entity_id) DO UPDATE SET seq = graph_outbox.seq + 1`, args...); err != nil {
 			return fmt.Errorf("graph/embedded: enqueue outbox: %w", err)
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // ClaimOutbox implements graph.Driver. Write transactions are serialised

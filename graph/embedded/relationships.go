@@ -98,13 +98,20 @@ func (t *tx) ListRelationships(ctx context.Context, f graph.RelationshipFilter) 
 	if f.EntityID != "" {
 		args = append(args, f.EntityID)
 		n := len(args)
+		// The entity's edges are found through relationships_out and
+		// relationships_in, and "+r.user_id" keeps SQLite from walking
+		// relationships_recent instead (for its order) over every
+		// relationship of the user, which it otherwise prefers.
+		where[0] = "+r.user_id = $1"
+		out := fmt.Sprintf("SELECT rowid FROM relationships WHERE user_id = $1 AND source_entity_id = $%d", n)
+		in := fmt.Sprintf("SELECT rowid FROM relationships WHERE user_id = $1 AND target_entity_id = $%d", n)
 		switch f.Direction {
 		case graph.Outbound:
-			where = append(where, fmt.Sprintf("r.source_entity_id = $%d", n))
+			where = append(where, "r.rowid IN ("+out+")")
 		case graph.Inbound:
-			where = append(where, fmt.Sprintf("r.target_entity_id = $%d", n))
+			where = append(where, "r.rowid IN ("+in+")")
 		default:
-			where = append(where, fmt.Sprintf("(r.source_entity_id = $%[1]d OR r.target_entity_id = $%[1]d)", n))
+			where = append(where, "r.rowid IN ("+out+" UNION ALL "+in+")")
 		}
 		otherType = fmt.Sprintf(otherType, n)
 	}

@@ -11,22 +11,41 @@ import (
 )
 
 func (t *tx) ReplaceTimelineEvents(ctx context.Context, userID, entityID string, events []graph.TimelineEvent) error {
-	if _, err := t.tx.ExecContext(ctx, `DELETE FROM timeline_events WHERE user_id = $1 AND entity_id = $2`, userID, entityID); err != nil {
+	return t.ReplaceEntityTimelines(ctx, userID, []graph.EntityTimeline{{EntityID: entityID, Events: events}})
+}
+
+// ReplaceEntityTimelines implements graph.DriverTx: one delete and one
+// multi-row insert per chunk of entities.
+func (t *tx) ReplaceEntityTimelines(ctx context.Context, userID string, timelines []graph.EntityTimeline) error {
+	err := chunks(len(timelines), 500, func(start, end int) error {
+		args := []any{userID}
+		for _, tl := range timelines[start:end] {
+			args = append(args, tl.EntityID)
+		}
+		_, err := t.tx.ExecContext(ctx, `DELETE FROM timeline_events WHERE user_id = ? AND entity_id IN (`+
+			qmarks(end-start)+`)`, args...)
 		return wrap("clear timeline events", err)
+	})
+	if err != nil {
+		return err
 	}
-	for _, ev := range events {
-		props, err := jsoncodec.Encode(orEmpty(ev.Properties))
-		if err != nil {
-			return err
+	const cols = 8
+	var rows []any
+	for _, tl := range timelines {
+		for _, ev := range tl.Events {
+			props, err := jsoncodec.Encode(orEmpty(ev.Properties))
+			if err != nil {
+				return err
+			}
+			rows = append(rows, ev.ID, userID, tl.EntityID, ev.EventType, ev.Timestamp, micros(ev.Time), ev.SourceID, props)
 		}
-		if _, err := t.tx.ExecContext(ctx, `INSERT INTO timeline_events
+	}
+	return chunks(len(rows)/cols, rowChunk(cols), func(start, end int) error {
+		_, err := t.tx.ExecContext(ctx, `INSERT INTO timeline_events
 			(id, user_id, entity_id, event_type, event_timestamp, event_time, source_id, properties)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-			ev.ID, userID, entityID, ev.EventType, ev.Timestamp, micros(ev.Time), ev.SourceID, props); err != nil {
-			return wrap("insert timeline event", err)
-		}
-	}
-	return nil
+			VALUES `+valueRows(end-start, cols), rows[start*cols:end*cols]...)
+		return wrap("insert timeline events", err)
+	})
 }
 
 func (t *tx) ListTimelineEvents(ctx context.Context, f graph.TimelineFilter) ([]graph.TimelineEvent, int, error) {

@@ -68,6 +68,7 @@ func testEntities(t *testing.T, newStore Harness) {
 	t.Run("ListEntities", func(t *testing.T) { testListEntities(t, newStore) })
 	t.Run("ListEntityStats", func(t *testing.T) { testListEntityStats(t, newStore) })
 	t.Run("EntityTypeCounts", func(t *testing.T) { testEntityTypeCounts(t, newStore) })
+	t.Run("EntityTypes", func(t *testing.T) { testEntityTypes(t, newStore) })
 }
 
 // testEntitiesByIDs checks Entities: order of the ids asked, missing ids
@@ -208,4 +209,20 @@ func testEntityTypeCounts(t *testing.T, newStore Harness) {
 		return tx.EntityTypeCounts(ctx, alice)
 	})
 	diff(t, "EntityTypeCounts", map[string]int{"person": 2, "org": 2, "project": 1}, got)
+}
+
+func testEntityTypes(t *testing.T, newStore Harness) {
+	s := newStore(t)
+	listFixture(t, s)
+	// A type whose only entity is merged is not among the types, as it is
+	// not among EntityTypeCounts.
+	gone := newEntity(alice, "ent_alice_7", "archive", at(epoch, 2))
+	gone.MergedInto, gone.MergedAt = "ent_alice_1", at(epoch, 3)
+	putEntities(t, s, gone)
+	types := func(user string) []string {
+		return view(t, s, func(ctx context.Context, tx *graph.Tx) ([]string, error) { return tx.EntityTypes(ctx, user) })
+	}
+	diff(t, "EntityTypes of alice", []string{"org", "person", "project"}, types(alice))
+	diff(t, "EntityTypes of bob", []string{"person"}, types(bob))
+	diff(t, "EntityTypes of a user without entities", []string{}, types("nobody"))
 }

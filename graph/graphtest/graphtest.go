@@ -50,6 +50,7 @@ func Run(t *testing.T, newStore Harness) {
 		{"ShortestPath", testShortestPath},
 		{"Traverse", testTraverse},
 		{"Outbox", testOutbox},
+		{"BulkWrites", testBulkWrites},
 		{"EntitySearch", testEntitySearch},
 	}
 	for _, tc := range tests {

@@ -80,6 +80,21 @@ func inserted(tag pgconn.CommandTag, err error, what, id string) error {
 	return nil
 }
 
+// insertedAll is inserted for a statement that inserts a row per id: fewer
+// rows than ids means that some id existed (or was given twice).
+func insertedAll(tag pgconn.CommandTag, err error, what string, ids []string) error {
+	if err != nil {
+		return wrap("insert "+what+"s", err)
+	}
+	if n := int(tag.RowsAffected()); n < len(ids) {
+		if len(ids) == 1 {
+			return conflict(what, ids[0])
+		}
+		return conflict(what, fmt.Sprintf("(%d of %d, from %s)", len(ids)-n, len(ids), ids[0]))
+	}
+	return nil
+}
+
 func limitOr(p graph.Page, def int) int {
 	if p.Limit <= 0 {
 		return def

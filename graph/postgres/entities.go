@@ -61,25 +61,49 @@ func (t *tx) SourceByHash(ctx context.Context, userID, hash string) (graph.Sourc
 }
 
 func (t *tx) PutEntity(ctx context.Context, e graph.Entity) error {
-	if err := t.enter(ctx, e.UserID); err != nil {
-		return err
+	return t.PutEntities(ctx, []graph.Entity{e})
+}
+
+// PutEntities implements graph.DriverTx: one upsert from arrays, whatever
+// the number of entities.
+func (t *tx) PutEntities(ctx context.Context, es []graph.Entity) error {
+	if len(es) == 0 {
+		return nil
 	}
-	snap, err := jsoncodec.Encode(orEmpty(e.Snapshot))
-	if err != nil {
-		return err
+	n := len(es)
+	var (
+		ids, users, types, names, versions, snaps, provs = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		counts                                           = make([]int64, n)
+		last, created, computed                          = make([]time.Time, n), make([]time.Time, n), make([]time.Time, n)
+		mergedInto                                       = make([]*string, n)
+		mergedAt                                         = make([]*time.Time, n)
+	)
+	for i, e := range es {
+		if err := t.enter(ctx, e.UserID); err != nil {
+			return err
+		}
+		snap, err := jsoncodec.Encode(orEmpty(e.Snapshot))
+		if err != nil {
+			return err
+		}
+		prov, err := jsoncodec.Encode(orEmptyStrings(e.Provenance))
+		if err != nil {
+			return err
+		}
+		ids[i], users[i], types[i], names[i], versions[i], snaps[i], provs[i] = e.ID, e.UserID, e.Type, e.CanonicalName, e.SchemaVersion, snap, prov
+		counts[i], last[i], created[i], computed[i] = int64(e.ObservationCount), e.LastObservationAt, e.CreatedAt, e.ComputedAt
+		if e.MergedInto != "" {
+			mergedInto[i] = &es[i].MergedInto
+		}
+		mergedAt[i] = nullTime(e.MergedAt)
 	}
-	prov, err := jsoncodec.Encode(orEmptyStrings(e.Provenance))
-	if err != nil {
-		return err
-	}
-	var mergedInto *string
-	if e.MergedInto != "" {
-		mergedInto = &e.MergedInto
-	}
-	_, err = t.tx.Exec(ctx, `INSERT INTO entities
+	_, err := t.tx.Exec(ctx, `INSERT INTO entities
 		(id, user_id, entity_type, canonical_name, schema_version, snapshot, provenance, observation_count,
 		 last_observation_at, created_at, computed_at, merged_into, merged_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+		SELECT id, u, typ, name, ver, snap::jsonb, prov::jsonb, n, last, created, computed, mi, ma
+		FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::bigint[],
+			$9::timestamptz[], $10::timestamptz[], $11::timestamptz[], $12::text[], $13::timestamptz[])
+			AS u(id, u, typ, name, ver, snap, prov, n, last, created, computed, mi, ma)
 		ON CONFLICT (id) DO UPDATE SET
 		  entity_type = excluded.entity_type, canonical_name = excluded.canonical_name,
 		  schema_version = excluded.schema_version, snapshot = excluded.snapshot,
@@ -87,9 +111,8 @@ func (t *tx) PutEntity(ctx context.Context, e graph.Entity) error {
 		  last_observation_at = excluded.last_observation_at, created_at = excluded.created_at,
 		  computed_at = excluded.computed_at, merged_into = excluded.merged_into, merged_at = excluded.merged_at
 		WHERE entities.user_id = excluded.user_id`,
-		e.ID, e.UserID, e.Type, e.CanonicalName, e.SchemaVersion, snap, prov, e.ObservationCount,
-		e.LastObservationAt, e.CreatedAt, e.ComputedAt, mergedInto, nullTime(e.MergedAt))
-	return wrap("put entity", err)
+		ids, users, types, names, versions, snaps, provs, counts, last, created, computed, mergedInto, mergedAt)
+	return wrap("put entities", err)
 }
 
 const entityColumns = `id, user_id, entity_type, canonical_name, schema_version, snapshot::text, provenance::text,
@@ -252,22 +275,35 @@ func scanEntityStat(row rowScanner) (graph.EntityStat, error) {
 }
 
 func (t *tx) SetIdentifiers(ctx context.Context, userID, entityID string, ids []graph.Identifier) error {
+	return t.SetEntityIdentifiers(ctx, userID, []graph.EntityIdentifiers{{EntityID: entityID, Identifiers: ids}})
+}
+
+// SetEntityIdentifiers implements graph.DriverTx: one delete and one insert
+// from arrays.
+func (t *tx) SetEntityIdentifiers(ctx context.Context, userID string, sets []graph.EntityIdentifiers) error {
 	if err := t.enter(ctx, userID); err != nil {
 		return err
 	}
-	if _, err := t.tx.Exec(ctx, `DELETE FROM entity_identifiers WHERE user_id = $1 AND entity_id = $2`, userID, entityID); err != nil {
-		return wrap("clear identifiers", err)
-	}
-	if len(ids) == 0 {
+	if len(sets) == 0 {
 		return nil
 	}
-	values, fields := make([]string, len(ids)), make([]string, len(ids))
-	for i, id := range ids {
-		values[i], fields[i] = id.Value, id.Field
+	entityIDs := make([]string, len(sets))
+	var values, owners, fields []string
+	for i, set := range sets {
+		entityIDs[i] = set.EntityID
+		for _, id := range set.Identifiers {
+			values, owners, fields = append(values, id.Value), append(owners, set.EntityID), append(fields, id.Field)
+		}
+	}
+	if _, err := t.tx.Exec(ctx, `DELETE FROM entity_identifiers WHERE user_id = $1 AND entity_id = ANY($2)`, userID, entityIDs); err != nil {
+		return wrap("clear identifiers", err)
+	}
+	if len(values) == 0 {
+		return nil
 	}
 	_, err := t.tx.Exec(ctx, `INSERT INTO entity_identifiers (user_id, value, entity_id, field)
-		SELECT $1, v, $2, f FROM unnest($3::text[], $4::text[]) AS u(v, f)
-		ON CONFLICT DO NOTHING`, userID, entityID, values, fields)
+		SELECT $1, v, e, f FROM unnest($2::text[], $3::text[], $4::text[]) AS u(v, e, f)
+		ON CONFLICT DO NOTHING`, userID, values, owners, fields)
 	return wrap("set identifiers", err)
 }
 
@@ -308,4 +344,26 @@ func (t *tx) EntityTypeCounts(ctx context.Context, userID string) (map[string]in
 		out[c.typ] = c.n
 	}
 	return out, nil
+}
+
+// EntityTypes implements graph.DriverTx: a skip over entities_user_type
+// (each step the smallest type above the last), then, per type, the first
+// unmerged entity of it.
+func (t *tx) EntityTypes(ctx context.Context, userID string) ([]string, error) {
+	if err := t.enter(ctx, userID); err != nil {
+		return nil, err
+	}
+	out, err := query(ctx, t, func(r rowScanner) (string, error) {
+		var typ string
+		err := r.Scan(&typ)
+		return typ, err
+	}, `WITH RECURSIVE types(typ) AS (
+		  SELECT (SELECT min(entity_type) FROM entities WHERE user_id = $1)
+		  UNION ALL
+		  SELECT (SELECT min(entity_type) FROM entities WHERE user_id = $1 AND entity_type > types.typ)
+		  FROM types WHERE types.typ IS NOT NULL)
+		SELECT typ FROM types WHERE typ IS NOT NULL AND EXISTS (
+		  SELECT 1 FROM entities e WHERE e.user_id = $1 AND e.entity_type = types.typ AND e.merged_into IS NULL)
+		ORDER BY typ`, userID)
+	return out, wrap("list entity types", err)
 }

@@ -2,26 +2,55 @@ package postgres
 
 import (
 	"context"
+	"time"
 
 	"github.com/cairnkg/cairn/graph"
 	"github.com/cairnkg/cairn/graph/internal/jsoncodec"
 )
 
 func (t *tx) InsertObservation(ctx context.Context, o graph.Observation) error {
-	if err := t.enter(ctx, o.UserID); err != nil {
-		return err
+	return t.InsertObservations(ctx, []graph.Observation{o})
+}
+
+// InsertObservations implements graph.DriverTx: one insert from arrays.
+// Rows whose id exists are skipped (ON CONFLICT DO NOTHING keeps the
+// transaction usable) and reported as ErrConflict.
+func (t *tx) InsertObservations(ctx context.Context, obs []graph.Observation) error {
+	if len(obs) == 0 {
+		return nil
 	}
-	fields, err := jsoncodec.Encode(orEmpty(o.Fields))
-	if err != nil {
-		return err
+	n := len(obs)
+	var (
+		ids, users, entities, types, versions, sources, fields, origs = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		observed, created                                             = make([]time.Time, n), make([]time.Time, n)
+		specificity                                                   = make([]float64, n)
+		priority                                                      = make([]int64, n)
+	)
+	for i, o := range obs {
+		if err := t.enter(ctx, o.UserID); err != nil {
+			return err
+		}
+		f, err := jsoncodec.Encode(orEmpty(o.Fields))
+		if err != nil {
+			return err
+		}
+		orig := o.OriginalEntityID
+		if orig == "" {
+			orig = o.EntityID
+		}
+		ids[i], users[i], entities[i], types[i], versions[i], sources[i], fields[i], origs[i] = o.ID, o.UserID, o.EntityID, o.EntityType, o.SchemaVersion, o.SourceID, f, orig
+		observed[i], created[i], specificity[i], priority[i] = o.ObservedAt, o.CreatedAt, o.SpecificityScore, int64(o.SourcePriority)
 	}
 	tag, err := t.tx.Exec(ctx, `INSERT INTO observations
 		(id, user_id, entity_id, entity_type, schema_version, source_id, observed_at, created_at,
 		 specificity_score, source_priority, fields, original_entity_id)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT DO NOTHING`,
-		o.ID, o.UserID, o.EntityID, o.EntityType, o.SchemaVersion, o.SourceID, o.ObservedAt, o.CreatedAt,
-		o.SpecificityScore, o.SourcePriority, fields, o.OriginalEntityID)
-	return inserted(tag, err, "observation", o.ID)
+		SELECT id, u, e, typ, ver, src, observed, created, spec, prio, f::jsonb, orig
+		FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::timestamptz[],
+			$9::float8[], $10::bigint[], $11::text[], $12::text[])
+			AS u(id, u, e, typ, ver, src, observed, created, spec, prio, f, orig)
+		ON CONFLICT DO NOTHING`,
+		ids, users, entities, types, versions, sources, observed, created, specificity, priority, fields, origs)
+	return insertedAll(tag, err, "observation", ids)
 }
 
 const observationColumns = `id, user_id, entity_id, entity_type, schema_version, source_id, observed_at, created_at,
@@ -72,6 +101,38 @@ func (t *tx) AllObservations(ctx context.Context, userID, entityID string) ([]gr
 	return out, wrap("list observations", err)
 }
 
+// EntitiesObservations implements graph.DriverTx.
+func (t *tx) EntitiesObservations(ctx context.Context, userID string, entityIDs []string) ([]graph.Observation, error) {
+	if err := t.enter(ctx, userID); err != nil {
+		return nil, err
+	}
+	out, err := query(ctx, t, scanObservation, `SELECT `+observationColumns+` FROM observations WHERE user_id = $1 AND entity_id = ANY($2)`, userID, entityIDs)
+	return out, wrap("list observations", err)
+}
+
+// ObservationsByID implements graph.DriverTx.
+func (t *tx) ObservationsByID(ctx context.Context, userID string, ids []string) ([]graph.Observation, error) {
+	if err := t.enter(ctx, userID); err != nil {
+		return nil, err
+	}
+	rows, err := query(ctx, t, scanObservation, `SELECT `+observationColumns+` FROM observations WHERE user_id = $1 AND id = ANY($2)`, userID, ids)
+	if err != nil {
+		return nil, wrap("read observations", err)
+	}
+	found := make(map[string]graph.Observation, len(rows))
+	for _, o := range rows {
+		found[o.ID] = o
+	}
+	out := make([]graph.Observation, 0, len(found))
+	for _, id := range ids {
+		if o, ok := found[id]; ok {
+			out = append(out, o)
+			delete(found, id)
+		}
+	}
+	return out, nil
+}
+
 func (t *tx) ObservationsBySource(ctx context.Context, userID, sourceID string) ([]graph.Observation, error) {
 	if err := t.enter(ctx, userID); err != nil {
 		return nil, err
@@ -92,15 +153,34 @@ func (t *tx) MoveObservations(ctx context.Context, userID, from, to string) (int
 }
 
 func (t *tx) InsertRawFragment(ctx context.Context, f graph.RawFragment) error {
-	if err := t.enter(ctx, f.UserID); err != nil {
-		return err
+	return t.InsertRawFragments(ctx, []graph.RawFragment{f})
+}
+
+// InsertRawFragments implements graph.DriverTx, as InsertObservations does.
+func (t *tx) InsertRawFragments(ctx context.Context, fs []graph.RawFragment) error {
+	if len(fs) == 0 {
+		return nil
 	}
-	val, err := jsoncodec.Encode(f.Value)
-	if err != nil {
-		return err
+	n := len(fs)
+	var (
+		ids, users, sources, entities, types, fields, values = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		created                                              = make([]time.Time, n)
+	)
+	for i, f := range fs {
+		if err := t.enter(ctx, f.UserID); err != nil {
+			return err
+		}
+		val, err := jsoncodec.Encode(f.Value)
+		if err != nil {
+			return err
+		}
+		ids[i], users[i], sources[i], entities[i], types[i], fields[i], values[i], created[i] = f.ID, f.UserID, f.SourceID, f.EntityID, f.EntityType, f.Field, val, f.CreatedAt
 	}
 	tag, err := t.tx.Exec(ctx, `INSERT INTO raw_fragments (id, user_id, source_id, entity_id, entity_type, field, value, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING`,
-		f.ID, f.UserID, f.SourceID, f.EntityID, f.EntityType, f.Field, val, f.CreatedAt)
-	return inserted(tag, err, "raw fragment", f.ID)
+		SELECT id, u, src, e, typ, f, v::jsonb, created
+		FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::timestamptz[])
+			AS u(id, u, src, e, typ, f, v, created)
+		ON CONFLICT DO NOTHING`,
+		ids, users, sources, entities, types, fields, values, created)
+	return insertedAll(tag, err, "raw fragment", ids)
 }

@@ -3,31 +3,52 @@ package postgres
 import (
 	"context"
 	"strings"
+	"time"
 
 	"github.com/cairnkg/cairn/graph"
 	"github.com/cairnkg/cairn/graph/internal/jsoncodec"
 )
 
 func (t *tx) ReplaceTimelineEvents(ctx context.Context, userID, entityID string, events []graph.TimelineEvent) error {
+	return t.ReplaceEntityTimelines(ctx, userID, []graph.EntityTimeline{{EntityID: entityID, Events: events}})
+}
+
+// ReplaceEntityTimelines implements graph.DriverTx: one delete and one
+// insert from arrays.
+func (t *tx) ReplaceEntityTimelines(ctx context.Context, userID string, timelines []graph.EntityTimeline) error {
 	if err := t.enter(ctx, userID); err != nil {
 		return err
 	}
-	if _, err := t.tx.Exec(ctx, `DELETE FROM timeline_events WHERE user_id = $1 AND entity_id = $2`, userID, entityID); err != nil {
+	if len(timelines) == 0 {
+		return nil
+	}
+	entityIDs := make([]string, len(timelines))
+	var ids, owners, types, stamps, sources, props []string
+	var times []time.Time
+	for i, tl := range timelines {
+		entityIDs[i] = tl.EntityID
+		for _, ev := range tl.Events {
+			p, err := jsoncodec.Encode(orEmpty(ev.Properties))
+			if err != nil {
+				return err
+			}
+			ids, owners, types, stamps = append(ids, ev.ID), append(owners, tl.EntityID), append(types, ev.EventType), append(stamps, ev.Timestamp)
+			times, sources, props = append(times, ev.Time), append(sources, ev.SourceID), append(props, p)
+		}
+	}
+	if _, err := t.tx.Exec(ctx, `DELETE FROM timeline_events WHERE user_id = $1 AND entity_id = ANY($2)`, userID, entityIDs); err != nil {
 		return wrap("clear timeline events", err)
 	}
-	for _, ev := range events {
-		props, err := jsoncodec.Encode(orEmpty(ev.Properties))
-		if err != nil {
-			return err
-		}
-		if _, err := t.tx.Exec(ctx, `INSERT INTO timeline_events
-			(id, user_id, entity_id, event_type, event_timestamp, event_time, source_id, properties)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-			ev.ID, userID, entityID, ev.EventType, ev.Timestamp, ev.Time, ev.SourceID, props); err != nil {
-			return wrap("insert timeline event", err)
-		}
+	if len(ids) == 0 {
+		return nil
 	}
-	return nil
+	_, err := t.tx.Exec(ctx, `INSERT INTO timeline_events
+		(id, user_id, entity_id, event_type, event_timestamp, event_time, source_id, properties)
+		SELECT id, $1, e, typ, stamp, at, src, props::jsonb
+		FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::text[], $8::text[])
+			AS u(id, e, typ, stamp, at, src, props)`,
+		userID, ids, owners, types, stamps, times, sources, props)
+	return wrap("insert timeline events", err)
 }
 
 func (t *tx) ListTimelineEvents(ctx context.Context, f graph.TimelineFilter) ([]graph.TimelineEvent, int, error) {
