@@ -70,13 +70,13 @@ func TestLoadUnknown(t *testing.T) {
 }
 
 func TestRender(t *testing.T) {
-	put := Must("entity_put")
+	put := Must("entities_put")
 	got, err := put.Render(Fill{EntityType: "bank_account"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(got, "e:BankAccount") || strings.Contains(got, labelPlaceholder) {
-		t.Errorf("entity_put rendered without its label:\n%s", got)
+		t.Errorf("entities_put rendered without its label:\n%s", got)
 	}
 
 	tests := []struct {
@@ -84,15 +84,15 @@ func TestRender(t *testing.T) {
 		stmt string
 		fill Fill
 	}{
-		{"label missing", "entity_put", Fill{}},
-		{"label invalid", "entity_put", Fill{EntityType: "Company"}},
-		{"label reserved", "entity_put", Fill{EntityType: "source"}},
-		{"label injected", "entity_put", Fill{EntityType: "company SET e.user_id = 'other'"}},
+		{"label missing", "entities_put", Fill{}},
+		{"label invalid", "entities_put", Fill{EntityType: "Company"}},
+		{"label reserved", "entities_put", Fill{EntityType: "source"}},
+		{"label injected", "entities_put", Fill{EntityType: "company SET e.user_id = 'other'"}},
 		{"label not used", "entity_get", Fill{EntityType: "company"}},
 		{"type missing", "relationship_put", Fill{}},
 		{"type invalid", "relationship_put", Fill{RelType: "part_of"}},
 		{"type injected", "relationship_put", Fill{RelType: "PART_OF]->(t) DETACH DELETE t //"}},
-		{"type not used", "entity_put", Fill{EntityType: "company", RelType: "PART_OF"}},
+		{"type not used", "entities_put", Fill{EntityType: "company", RelType: "PART_OF"}},
 		{"hops missing", "reach_hops_directed", Fill{}},
 		{"hops negative", "reach_hops_directed", Fill{MaxHops: -1}},
 		{"hops too many", "reach_hops_directed", Fill{MaxHops: MaxHopsLimit + 1}},
@@ -105,7 +105,7 @@ func TestRender(t *testing.T) {
 			}
 		})
 	}
-	if _, err := Must("entity_put").Cypher(); err == nil {
+	if _, err := Must("entities_put").Cypher(); err == nil {
 		t.Error("Cypher() of a statement with a placeholder succeeded")
 	}
 	if _, err := Must("entity_get").Cypher(); err != nil {

@@ -12,17 +12,16 @@ var (
 	sourceInsert         = cypher.Must("source_insert")
 	sourceGet            = cypher.Must("source_get")
 	sourceByHash         = cypher.Must("source_by_hash")
-	entityPut            = cypher.Must("entity_put")
-	entityLinkObs        = cypher.Must("entity_link_observations")
+	entitiesPut          = cypher.Must("entities_put")
 	entityGet            = cypher.Must("entity_get")
 	entitiesGet          = cypher.Must("entities_get")
 	entityCount          = cypher.Must("entity_count")
 	entityList           = cypher.Must("entity_list")
 	entityStatsList      = cypher.Must("entity_stats_list")
-	identifiersClear     = cypher.Must("identifiers_clear")
-	identifiersAdd       = cypher.Must("identifiers_add")
+	identifiersSet       = cypher.Must("identifiers_set")
 	entitiesByIdentifier = cypher.Must("entities_by_identifier")
 	entityTypeCounts     = cypher.Must("entity_type_counts")
+	entityTypesNext      = cypher.Must("entity_types_next")
 )
 
 func (t *tx) InsertSource(ctx context.Context, s graph.Source) error {
@@ -77,16 +76,16 @@ func (t *tx) source(ctx context.Context, st cypher.Statement, params map[string]
 	return out[0], nil
 }
 
-// entityProps are the properties entity_put sets itself: a snapshot field
-// of one of these names stays in snapshot_json only.
+// entityProps are the properties entities_put sets itself: a snapshot
+// field of one of these names stays in snapshot_json only.
 var entityProps = map[string]bool{
 	"id": true, "user_id": true, "entity_type": true, "canonical_name": true, "schema_version": true,
 	"snapshot_json": true, "provenance_json": true, "observation_count": true, "last_observation_at": true,
 	"created_at": true, "computed_at": true, "merged_into": true, "merged_at": true,
 }
 
-// entityParams are the parameters of entity_put for e.
-func entityParams(e graph.Entity) (map[string]any, error) {
+// entityPutRow is the row of $rows in entities_put for e.
+func entityPutRow(e graph.Entity) (map[string]any, error) {
 	snap, err := encodeJSON(e.Snapshot)
 	if err != nil {
 		return nil, err
@@ -96,35 +95,65 @@ func entityParams(e graph.Entity) (map[string]any, error) {
 		return nil, err
 	}
 	return map[string]any{
-		"id": e.ID, "userId": e.UserID, "entityType": e.Type, "canonicalName": e.CanonicalName,
-		"schemaVersion": e.SchemaVersion, "snapshotJson": snap, "provenanceJson": prov,
-		"snapshotProps":    storableProps(e.Snapshot, entityProps),
-		"observationCount": int64(e.ObservationCount), "lastObservationAt": e.LastObservationAt.UTC(),
-		"createdAt": e.CreatedAt.UTC(), "computedAt": e.ComputedAt.UTC(),
-		"mergedInto": nullString(e.MergedInto), "mergedAt": nullTime(e.MergedAt),
+		"id": e.ID, "entity_type": e.Type, "canonical_name": e.CanonicalName,
+		"schema_version": e.SchemaVersion, "snapshot_json": snap, "provenance_json": prov,
+		"snapshot_props":    storableProps(e.Snapshot, entityProps),
+		"observation_count": int64(e.ObservationCount), "last_observation_at": e.LastObservationAt.UTC(),
+		"created_at": e.CreatedAt.UTC(), "computed_at": e.ComputedAt.UTC(),
+		"merged_into": nullString(e.MergedInto), "merged_at": nullTime(e.MergedAt),
 	}, nil
 }
 
-// PutEntity implements graph.DriverTx. The entity's type is its second
-// label (cypher.Label); then the observations recorded for it before it
-// existed are linked to it, so that provenance is a traversal.
+// PutEntity implements graph.DriverTx: a batch of one.
 func (t *tx) PutEntity(ctx context.Context, e graph.Entity) error {
-	if err := t.enter(ctx, e.UserID); err != nil {
+	return t.PutEntities(ctx, []graph.Entity{e})
+}
+
+// PutEntities implements graph.DriverTx with one entities_put per user and
+// type of es (in practice one user, and a few types): the type is the
+// entity's second label (cypher.Label), which no parameter can set. The
+// same statement links each entity to the observations recorded for it
+// before it existed, so that provenance is a traversal.
+func (t *tx) PutEntities(ctx context.Context, es []graph.Entity) error {
+	type userType struct{ user, typ string }
+	for _, group := range groupBy(es, func(e graph.Entity) userType { return userType{e.UserID, e.Type} }) {
+		if err := t.putEntities(ctx, group); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// putEntities runs entities_put for es, all of one user and one type.
+func (t *tx) putEntities(ctx context.Context, es []graph.Entity) error {
+	userID, typ := es[0].UserID, es[0].Type
+	if err := t.enter(ctx, userID); err != nil {
 		return err
 	}
-	params, err := entityParams(e)
+	rows := make([]any, len(es))
+	for i, e := range es {
+		row, err := entityPutRow(e)
+		if err != nil {
+			return err
+		}
+		rows[i] = row
+	}
+	recs, err := t.run(ctx, entitiesPut, cypher.Fill{EntityType: typ}, map[string]any{"userId": userID, "rows": rows})
 	if err != nil {
 		return err
 	}
-	rows, err := t.run(ctx, entityPut, cypher.Fill{EntityType: e.Type}, params)
+	n, err := written(recs, entitiesPut.Name())
 	if err != nil {
 		return err
 	}
-	if len(rows) == 0 {
-		return fmt.Errorf("graph/neo4j: put entity %s: the id belongs to another user: %w", e.ID, graph.ErrConflict)
+	switch {
+	case n == len(es):
+		return nil
+	case len(es) == 1:
+		return fmt.Errorf("graph/neo4j: put entity %s: the id belongs to another user: %w", es[0].ID, graph.ErrConflict)
+	default:
+		return fmt.Errorf("graph/neo4j: put entities: %d of %d ids (from %s) belong to another user: %w", len(es)-n, len(es), es[0].ID, graph.ErrConflict)
 	}
-	_, err = t.run(ctx, entityLinkObs, cypher.Fill{}, map[string]any{"userId": e.UserID, "id": e.ID})
-	return err
 }
 
 func (t *tx) Entity(ctx context.Context, userID, id string) (graph.Entity, error) {
@@ -160,18 +189,7 @@ func (t *tx) Entities(ctx context.Context, userID string, ids []string) ([]graph
 	if err != nil {
 		return nil, err
 	}
-	byID := make(map[string]graph.Entity, len(found))
-	for _, e := range found {
-		byID[e.ID] = e
-	}
-	out := make([]graph.Entity, 0, len(byID))
-	for _, id := range ids {
-		if e, ok := byID[id]; ok {
-			out = append(out, e)
-			delete(byID, id)
-		}
-	}
-	return out, nil
+	return inOrderOf(ids, found, func(e graph.Entity) string { return e.ID }), nil
 }
 
 // entityFilterParams are the parameters entity_count, entity_list and
@@ -225,23 +243,29 @@ func (t *tx) ListEntityStats(ctx context.Context, f graph.EntityFilter) ([]graph
 	return mapRows(rows, "", toEntityStat)
 }
 
-// SetIdentifiers implements graph.DriverTx: identifiers_clear, then
-// identifiers_add with the new ones.
+// SetIdentifiers implements graph.DriverTx: a batch of one.
 func (t *tx) SetIdentifiers(ctx context.Context, userID, entityID string, ids []graph.Identifier) error {
+	return t.SetEntityIdentifiers(ctx, userID, []graph.EntityIdentifiers{{EntityID: entityID, Identifiers: ids}})
+}
+
+// SetEntityIdentifiers implements graph.DriverTx with one identifiers_set,
+// which drops the entities' identifiers and adds the new ones.
+func (t *tx) SetEntityIdentifiers(ctx context.Context, userID string, sets []graph.EntityIdentifiers) error {
 	if err := t.enter(ctx, userID); err != nil {
 		return err
 	}
-	if _, err := t.run(ctx, identifiersClear, cypher.Fill{}, map[string]any{"userId": userID, "entityId": entityID}); err != nil {
-		return err
-	}
-	if len(ids) == 0 {
+	if len(sets) == 0 {
 		return nil
 	}
-	list := make([]any, len(ids))
-	for i, id := range ids {
-		list[i] = map[string]any{"field": id.Field, "value": id.Value}
+	rows := make([]any, len(sets))
+	for i, set := range sets {
+		list := make([]any, len(set.Identifiers))
+		for j, id := range set.Identifiers {
+			list[j] = map[string]any{"field": id.Field, "value": id.Value}
+		}
+		rows[i] = map[string]any{"entity_id": set.EntityID, "identifiers": list}
 	}
-	_, err := t.run(ctx, identifiersAdd, cypher.Fill{}, map[string]any{"userId": userID, "entityId": entityID, "identifiers": list})
+	_, err := t.run(ctx, identifiersSet, cypher.Fill{}, map[string]any{"userId": userID, "rows": rows})
 	return err
 }
 
@@ -276,4 +300,35 @@ func (t *tx) EntityTypeCounts(ctx context.Context, userID string) (map[string]in
 		out[typ] = n
 	}
 	return out, nil
+}
+
+// EntityTypes implements graph.DriverTx with entity_types_next, run once
+// per type and once more: each run seeks the next type in the index
+// entity_user_type, so the time grows with the number of types, not of
+// entities. (Cypher has no recursion that could make it one statement.)
+func (t *tx) EntityTypes(ctx context.Context, userID string) ([]string, error) {
+	if err := t.enter(ctx, userID); err != nil {
+		return nil, err
+	}
+	out := []string{}
+	after := ""
+	for {
+		rows, err := t.run(ctx, entityTypesNext, cypher.Fill{}, map[string]any{"userId": userID, "afterType": after})
+		if err != nil {
+			return nil, err
+		}
+		if len(rows) == 0 {
+			return out, nil
+		}
+		r := record{m: rows[0]}
+		typ := r.str("entity_type")
+		if r.err != nil {
+			return nil, r.err
+		}
+		if typ <= after {
+			return nil, fmt.Errorf("graph/neo4j: %s returned %q after %q", entityTypesNext.Name(), typ, after)
+		}
+		out = append(out, typ)
+		after = typ
+	}
 }

@@ -9,47 +9,72 @@ import (
 )
 
 var (
-	observationInsert    = cypher.Must("observation_insert")
+	observationsInsert   = cypher.Must("observations_insert")
 	observationGet       = cypher.Must("observation_get")
+	observationsGet      = cypher.Must("observations_get")
+	observationsOf       = cypher.Must("observations_of_entities")
 	observationsPage     = cypher.Must("observations_page")
 	observationsAll      = cypher.Must("observations_all")
 	observationsBySource = cypher.Must("observations_by_source")
 	observationsMove     = cypher.Must("observations_move")
-	rawFragmentInsert    = cypher.Must("raw_fragment_insert")
+	rawFragmentsInsert   = cypher.Must("raw_fragments_insert")
 )
 
-// inserted settles a statement that returns no row when it inserted
-// nothing: either the id exists (graph.ErrConflict), or the source the row
-// hangs from is not one of the user's (a *graph.NotFoundError naming it),
-// which source_get tells apart.
-func (t *tx) inserted(ctx context.Context, rows []map[string]any, what, id, userID, sourceID string) error {
-	if len(rows) > 0 {
-		return nil
-	}
-	if _, err := t.Source(ctx, userID, sourceID); err != nil {
-		return fmt.Errorf("graph/neo4j: insert %s %s: %w", what, id, err)
-	}
-	return conflict(what, id)
+// InsertObservation implements graph.DriverTx: a batch of one.
+func (t *tx) InsertObservation(ctx context.Context, o graph.Observation) error {
+	return t.InsertObservations(ctx, []graph.Observation{o})
 }
 
-func (t *tx) InsertObservation(ctx context.Context, o graph.Observation) error {
-	if err := t.enter(ctx, o.UserID); err != nil {
+// InsertObservations implements graph.DriverTx with one observations_insert
+// per user of obs (in practice one). An existing id is skipped rather than
+// failing the statement, which would end the transaction, and reported as
+// graph.ErrConflict; an id given twice is refused before anything runs.
+func (t *tx) InsertObservations(ctx context.Context, obs []graph.Observation) error {
+	ids := make([]string, len(obs))
+	for i, o := range obs {
+		ids[i] = o.ID
+	}
+	if id, ok := repeated(ids); ok {
+		return fmt.Errorf("graph/neo4j: insert observations: %s given twice: %w", id, graph.ErrConflict)
+	}
+	for _, group := range groupBy(obs, func(o graph.Observation) string { return o.UserID }) {
+		if err := t.insertObservations(ctx, group); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// insertObservations runs observations_insert for obs, all of one user.
+func (t *tx) insertObservations(ctx context.Context, obs []graph.Observation) error {
+	userID := obs[0].UserID
+	if err := t.enter(ctx, userID); err != nil {
 		return err
 	}
-	fields, err := encodeJSON(o.Fields)
+	rows := make([]any, len(obs))
+	ids, sources := make([]string, len(obs)), make([]string, len(obs))
+	for i, o := range obs {
+		fields, err := encodeJSON(o.Fields)
+		if err != nil {
+			return err
+		}
+		rows[i] = map[string]any{
+			"id": o.ID, "entity_id": o.EntityID, "entity_type": o.EntityType,
+			"schema_version": o.SchemaVersion, "source_id": o.SourceID, "observed_at": o.ObservedAt.UTC(),
+			"created_at": o.CreatedAt.UTC(), "specificity_score": o.SpecificityScore,
+			"source_priority": int64(o.SourcePriority), "fields_json": fields, "original_entity_id": o.OriginalEntityID,
+		}
+		ids[i], sources[i] = o.ID, o.SourceID
+	}
+	recs, err := t.run(ctx, observationsInsert, cypher.Fill{}, map[string]any{"userId": userID, "rows": rows})
 	if err != nil {
 		return err
 	}
-	rows, err := t.run(ctx, observationInsert, cypher.Fill{}, map[string]any{
-		"id": o.ID, "userId": o.UserID, "entityId": o.EntityID, "entityType": o.EntityType,
-		"schemaVersion": o.SchemaVersion, "sourceId": o.SourceID, "observedAt": o.ObservedAt.UTC(),
-		"createdAt": o.CreatedAt.UTC(), "specificityScore": o.SpecificityScore,
-		"sourcePriority": int64(o.SourcePriority), "fieldsJson": fields, "originalEntityId": o.OriginalEntityID,
-	})
+	n, err := written(recs, observationsInsert.Name())
 	if err != nil {
 		return err
 	}
-	return t.inserted(ctx, rows, "observation", o.ID, o.UserID, o.SourceID)
+	return t.insertedAll(ctx, n, "observation", userID, ids, sources)
 }
 
 func (t *tx) Observation(ctx context.Context, userID, id string) (graph.Observation, error) {
@@ -87,6 +112,34 @@ func (t *tx) AllObservations(ctx context.Context, userID, entityID string) ([]gr
 	return t.observations(ctx, observationsAll, map[string]any{"userId": userID, "entityId": entityID})
 }
 
+// EntitiesObservations implements graph.DriverTx with one
+// observations_of_entities, an index seek per entity.
+func (t *tx) EntitiesObservations(ctx context.Context, userID string, entityIDs []string) ([]graph.Observation, error) {
+	if err := t.enter(ctx, userID); err != nil {
+		return nil, err
+	}
+	if len(entityIDs) == 0 {
+		return []graph.Observation{}, nil
+	}
+	return t.observations(ctx, observationsOf, map[string]any{"userId": userID, "entityIds": distinct(entityIDs)})
+}
+
+// ObservationsByID implements graph.DriverTx with one observations_get; the
+// observations come back in the order of ids, each once.
+func (t *tx) ObservationsByID(ctx context.Context, userID string, ids []string) ([]graph.Observation, error) {
+	if err := t.enter(ctx, userID); err != nil {
+		return nil, err
+	}
+	if len(ids) == 0 {
+		return []graph.Observation{}, nil
+	}
+	found, err := t.observations(ctx, observationsGet, map[string]any{"userId": userID, "ids": distinct(ids)})
+	if err != nil {
+		return nil, err
+	}
+	return inOrderOf(ids, found, func(o graph.Observation) string { return o.ID }), nil
+}
+
 func (t *tx) ObservationsBySource(ctx context.Context, userID, sourceID string) ([]graph.Observation, error) {
 	return t.observations(ctx, observationsBySource, map[string]any{"userId": userID, "sourceId": sourceID})
 }
@@ -118,20 +171,55 @@ func (t *tx) MoveObservations(ctx context.Context, userID, from, to string) (int
 	return n, r.err
 }
 
+// InsertRawFragment implements graph.DriverTx: a batch of one.
 func (t *tx) InsertRawFragment(ctx context.Context, f graph.RawFragment) error {
-	if err := t.enter(ctx, f.UserID); err != nil {
+	return t.InsertRawFragments(ctx, []graph.RawFragment{f})
+}
+
+// InsertRawFragments implements graph.DriverTx with one raw_fragments_insert
+// per user of fs, settled as InsertObservations settles its inserts.
+func (t *tx) InsertRawFragments(ctx context.Context, fs []graph.RawFragment) error {
+	ids := make([]string, len(fs))
+	for i, f := range fs {
+		ids[i] = f.ID
+	}
+	if id, ok := repeated(ids); ok {
+		return fmt.Errorf("graph/neo4j: insert raw fragments: %s given twice: %w", id, graph.ErrConflict)
+	}
+	for _, group := range groupBy(fs, func(f graph.RawFragment) string { return f.UserID }) {
+		if err := t.insertRawFragments(ctx, group); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// insertRawFragments runs raw_fragments_insert for fs, all of one user.
+func (t *tx) insertRawFragments(ctx context.Context, fs []graph.RawFragment) error {
+	userID := fs[0].UserID
+	if err := t.enter(ctx, userID); err != nil {
 		return err
 	}
-	val, err := encodeValue(f.Value)
+	rows := make([]any, len(fs))
+	ids, sources := make([]string, len(fs)), make([]string, len(fs))
+	for i, f := range fs {
+		val, err := encodeValue(f.Value)
+		if err != nil {
+			return err
+		}
+		rows[i] = map[string]any{
+			"id": f.ID, "source_id": f.SourceID, "entity_id": f.EntityID, "entity_type": f.EntityType,
+			"field": f.Field, "value_json": val, "created_at": f.CreatedAt.UTC(),
+		}
+		ids[i], sources[i] = f.ID, f.SourceID
+	}
+	recs, err := t.run(ctx, rawFragmentsInsert, cypher.Fill{}, map[string]any{"userId": userID, "rows": rows})
 	if err != nil {
 		return err
 	}
-	rows, err := t.run(ctx, rawFragmentInsert, cypher.Fill{}, map[string]any{
-		"id": f.ID, "userId": f.UserID, "sourceId": f.SourceID, "entityId": f.EntityID,
-		"entityType": f.EntityType, "field": f.Field, "valueJson": val, "createdAt": f.CreatedAt.UTC(),
-	})
+	n, err := written(recs, rawFragmentsInsert.Name())
 	if err != nil {
 		return err
 	}
-	return t.inserted(ctx, rows, "raw fragment", f.ID, f.UserID, f.SourceID)
+	return t.insertedAll(ctx, n, "raw fragment", userID, ids, sources)
 }

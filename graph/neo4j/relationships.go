@@ -158,7 +158,8 @@ func (t *tx) InsertRelationshipObservation(ctx context.Context, o graph.Relation
 	if err != nil {
 		return err
 	}
-	return t.inserted(ctx, rows, "relationship observation", o.ID, o.UserID, o.SourceID)
+	// No row back: the id exists or the source is not the user's.
+	return t.insertedAll(ctx, len(rows), "relationship observation", o.UserID, []string{o.ID}, []string{o.SourceID})
 }
 
 func (t *tx) RelationshipObservations(ctx context.Context, userID, relID string) ([]graph.RelationshipObservation, error) {

@@ -8,32 +8,38 @@ import (
 )
 
 var (
-	timelineClear = cypher.Must("timeline_clear")
-	timelineAdd   = cypher.Must("timeline_add")
-	timelineList  = cypher.Must("timeline_list")
+	timelinesReplace = cypher.Must("timelines_replace")
+	timelineList     = cypher.Must("timeline_list")
 )
 
-// ReplaceTimelineEvents implements graph.DriverTx: timeline_clear, then
-// timeline_add with the new events in one statement.
+// ReplaceTimelineEvents implements graph.DriverTx: a batch of one.
 func (t *tx) ReplaceTimelineEvents(ctx context.Context, userID, entityID string, events []graph.TimelineEvent) error {
+	return t.ReplaceEntityTimelines(ctx, userID, []graph.EntityTimeline{{EntityID: entityID, Events: events}})
+}
+
+// ReplaceEntityTimelines implements graph.DriverTx with one
+// timelines_replace, which drops the entities' events and creates the new
+// ones.
+func (t *tx) ReplaceEntityTimelines(ctx context.Context, userID string, timelines []graph.EntityTimeline) error {
 	if err := t.enter(ctx, userID); err != nil {
 		return err
 	}
-	if _, err := t.run(ctx, timelineClear, cypher.Fill{}, map[string]any{"userId": userID, "entityId": entityID}); err != nil {
-		return err
-	}
-	if len(events) == 0 {
+	if len(timelines) == 0 {
 		return nil
 	}
-	list, err := timelineEventParams(events)
-	if err != nil {
-		return err
+	rows := make([]any, len(timelines))
+	for i, tl := range timelines {
+		events, err := timelineEventParams(tl.Events)
+		if err != nil {
+			return err
+		}
+		rows[i] = map[string]any{"entity_id": tl.EntityID, "events": events}
 	}
-	_, err = t.run(ctx, timelineAdd, cypher.Fill{}, map[string]any{"userId": userID, "entityId": entityID, "events": list})
+	_, err := t.run(ctx, timelinesReplace, cypher.Fill{}, map[string]any{"userId": userID, "rows": rows})
 	return err
 }
 
-// timelineEventParams are the $events of timeline_add.
+// timelineEventParams are the events of a row of timelines_replace.
 func timelineEventParams(events []graph.TimelineEvent) ([]any, error) {
 	list := make([]any, len(events))
 	for i, ev := range events {

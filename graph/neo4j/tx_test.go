@@ -75,6 +75,13 @@ func (f *fakeRunner) last(t *testing.T, name string) ran {
 	return ran{}
 }
 
+// written0 and written1 are the one record of a bulk write that wrote no
+// row or one.
+var (
+	written0 = map[string]any{"written": int64(0)}
+	written1 = map[string]any{"written": int64(1)}
+)
+
 var (
 	paris = time.FixedZone("Paris", 3600)
 	t0    = time.Date(2026, 3, 14, 9, 26, 53, 589793000, time.UTC)
@@ -106,11 +113,11 @@ func TestStatementPerMethod(t *testing.T) {
 	}{
 		{
 			name: "PutEntity", write: true,
-			setup: func(f *fakeRunner) { f.reply("entity_put", map[string]any{"id": "ent_1"}) },
+			setup: func(f *fakeRunner) { f.reply("entities_put", written1) },
 			call: func(t *tx) error {
 				return t.PutEntity(ctx, graph.Entity{ID: "ent_1", UserID: "alice", Type: "company"})
 			},
-			want: []string{"user_lock", "entity_put", "entity_link_observations"},
+			want: []string{"user_lock", "entities_put"},
 		},
 		{
 			name: "TwoUsersLockedOnceEach", write: true,
@@ -150,19 +157,19 @@ func TestStatementPerMethod(t *testing.T) {
 			call: func(t *tx) error {
 				return t.SetIdentifiers(ctx, "alice", "ent_1", []graph.Identifier{{Field: "email", Value: "a@b.c"}})
 			},
-			want: []string{"user_lock", "identifiers_clear", "identifiers_add"},
+			want: []string{"user_lock", "identifiers_set"},
 		},
 		{
 			name: "ClearIdentifiers", write: true,
 			call: func(t *tx) error { return t.SetIdentifiers(ctx, "alice", "ent_1", nil) },
-			want: []string{"user_lock", "identifiers_clear"},
+			want: []string{"user_lock", "identifiers_set"},
 		},
 		{
 			name: "ReplaceTimelineEvents", write: true,
 			call: func(t *tx) error {
 				return t.ReplaceTimelineEvents(ctx, "alice", "ent_1", []graph.TimelineEvent{{ID: "tle_1", Time: t0}})
 			},
-			want: []string{"user_lock", "timeline_clear", "timeline_add"},
+			want: []string{"user_lock", "timelines_replace"},
 		},
 		{
 			name: "ListRelationshipsOfEntity",
@@ -228,7 +235,7 @@ func TestStatementPerMethod(t *testing.T) {
 }
 
 func TestPutEntityParams(t *testing.T) {
-	f := (&fakeRunner{}).reply("entity_put", map[string]any{"id": "ent_1"})
+	f := (&fakeRunner{}).reply("entities_put", written1)
 	tx := &tx{r: f, write: true}
 	e := graph.Entity{
 		ID: "ent_1", UserID: "alice", Type: "bank_account", CanonicalName: "acme",
@@ -242,28 +249,32 @@ func TestPutEntityParams(t *testing.T) {
 	if err := tx.PutEntity(t.Context(), e); err != nil {
 		t.Fatal(err)
 	}
-	r := f.last(t, "entity_put")
+	r := f.last(t, "entities_put")
 	if !strings.Contains(r.query, "e:BankAccount") {
-		t.Errorf("entity_put without the type's label:\n%s", r.query)
+		t.Errorf("entities_put without the type's label:\n%s", r.query)
 	}
+	if r.params["userId"] != "alice" || len(r.params["rows"].([]any)) != 1 {
+		t.Fatalf("entities_put params = %v, want alice's one row", r.params)
+	}
+	row := r.params["rows"].([]any)[0].(map[string]any)
 	want := map[string]any{"name": "Acme", "staff": int64(120), "ratio": 0.5, "open": true, "tags": []any{"a", "b"}}
-	if d := cmp.Diff(want, r.params["snapshotProps"]); d != "" {
-		t.Errorf("snapshotProps (-want +got):\n%s", d)
+	if d := cmp.Diff(want, row["snapshot_props"]); d != "" {
+		t.Errorf("snapshot_props (-want +got):\n%s", d)
 	}
-	if r.params["mergedInto"] != nil || r.params["mergedAt"] != nil {
-		t.Errorf("an unmerged entity sent mergedInto %v, mergedAt %v; want nulls", r.params["mergedInto"], r.params["mergedAt"])
+	if row["merged_into"] != nil || row["merged_at"] != nil {
+		t.Errorf("an unmerged entity sent merged_into %v, merged_at %v; want nulls", row["merged_into"], row["merged_at"])
 	}
-	if got := r.params["lastObservationAt"].(time.Time); got.Location() != time.UTC || !got.Equal(t0) {
-		t.Errorf("lastObservationAt = %v, want %v in UTC", got, t0)
+	if got := row["last_observation_at"].(time.Time); got.Location() != time.UTC || !got.Equal(t0) {
+		t.Errorf("last_observation_at = %v, want %v in UTC", got, t0)
 	}
 	var snap map[string]any
-	if err := json.Unmarshal([]byte(r.params["snapshotJson"].(string)), &snap); err != nil || snap["id"] != "spoofed" {
-		t.Errorf("snapshotJson = %v (%v): the whole snapshot belongs there", r.params["snapshotJson"], err)
+	if err := json.Unmarshal([]byte(row["snapshot_json"].(string)), &snap); err != nil || snap["id"] != "spoofed" {
+		t.Errorf("snapshot_json = %v (%v): the whole snapshot belongs there", row["snapshot_json"], err)
 	}
 }
 
 func TestPutEntityOfAnotherUser(t *testing.T) {
-	f := &fakeRunner{}
+	f := (&fakeRunner{}).reply("entities_put", written0)
 	err := (&tx{r: f, write: true}).PutEntity(t.Context(), graph.Entity{ID: "ent_1", UserID: "bob", Type: "company"})
 	if !errors.Is(err, graph.ErrConflict) {
 		t.Errorf("err = %v, want graph.ErrConflict", err)
@@ -396,14 +407,16 @@ func TestNotFoundAndConflict(t *testing.T) {
 		}
 	})
 	t.Run("ObservationTwice", func(t *testing.T) {
-		f := (&fakeRunner{}).reply("source_get", map[string]any{"source": map[string]any{"id": "src_1", "user_id": "alice"}})
+		f := (&fakeRunner{}).reply("observations_insert", written0).
+			reply("source_get", map[string]any{"source": map[string]any{"id": "src_1", "user_id": "alice"}})
 		err := (&tx{r: f, write: true}).InsertObservation(ctx, graph.Observation{ID: "obs_1", UserID: "alice", SourceID: "src_1"})
 		if !errors.Is(err, graph.ErrConflict) {
 			t.Errorf("err = %v, want graph.ErrConflict", err)
 		}
 	})
 	t.Run("ObservationOfMissingSource", func(t *testing.T) {
-		err := (&tx{r: &fakeRunner{}, write: true}).InsertObservation(ctx, graph.Observation{ID: "obs_1", UserID: "alice", SourceID: "src_9"})
+		f := (&fakeRunner{}).reply("observations_insert", written0)
+		err := (&tx{r: f, write: true}).InsertObservation(ctx, graph.Observation{ID: "obs_1", UserID: "alice", SourceID: "src_9"})
 		var nf *graph.NotFoundError
 		if !errors.As(err, &nf) || nf.What != "source" || errors.Is(err, graph.ErrConflict) {
 			t.Errorf("err = %v, want a NotFoundError of the source", err)

@@ -1,0 +1,38 @@
+// graph.DriverTx.PutEntities (PutEntity is a batch of one): insert each
+// entity of $rows or replace the stored one of the same id. The rows are of
+// one user and one type, since the type is the second label and only
+// cypher.Label makes labels: the driver runs this once per type of a batch.
+// A row's snapshot_props holds the snapshot fields that Neo4j can store as
+// properties (scalars and lists of one scalar type), without the names of
+// the fields below; snapshot_json stays the whole truth. SET e = … drops
+// the properties of fields the snapshot no longer has. An entity of the
+// same id but another user is left alone and not counted: fewer written
+// than rows is a conflict. Then the observations recorded for each entity
+// before it existed (the store pipeline inserts them first) are linked to
+// it, so that provenance is a traversal:
+// (:Source)-[:PRODUCED]->(:Observation)-[:OBSERVES]->(:Entity).
+UNWIND $rows AS row
+MERGE (e:Entity {id: row.id})
+  ON CREATE SET e.user_id = $userId
+WITH e, row
+WHERE e.user_id = $userId
+SET e = row.snapshot_props,
+    e.id = row.id,
+    e.user_id = $userId,
+    e.entity_type = row.entity_type,
+    e.canonical_name = row.canonical_name,
+    e.schema_version = row.schema_version,
+    e.snapshot_json = row.snapshot_json,
+    e.provenance_json = row.provenance_json,
+    e.observation_count = row.observation_count,
+    e.last_observation_at = row.last_observation_at,
+    e.created_at = row.created_at,
+    e.computed_at = row.computed_at,
+    e.merged_into = row.merged_into,
+    e.merged_at = row.merged_at,
+    e:__LABEL__
+WITH e
+OPTIONAL MATCH (o:Observation {user_id: $userId, entity_id: e.id})
+WHERE NOT EXISTS { (o)-[:OBSERVES]->(e) }
+FOREACH (obs IN CASE WHEN o IS NULL THEN [] ELSE [o] END | MERGE (obs)-[:OBSERVES]->(e))
+RETURN count(DISTINCT e) AS written
