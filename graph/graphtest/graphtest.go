@@ -48,6 +48,7 @@ func Run(t *testing.T, newStore Harness) {
 		{"ListRelationships", testListRelationships},
 		{"Edges", testEdges},
 		{"ShortestPath", testShortestPath},
+		{"Reach", testReach},
 		{"Traverse", testTraverse},
 		{"Outbox", testOutbox},
 		{"BulkWrites", testBulkWrites},

@@ -4,12 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
-
-	"github.com/google/go-cmp/cmp"
 
 	"github.com/cairnkg/cairn/graph"
 )
@@ -46,81 +43,6 @@ func putEdge(ctx context.Context, tx *graph.Tx, typ, src, dst string, created, e
 		ID: graph.RelationshipID(typ, src, dst), UserID: user, Type: typ,
 		SourceEntityID: src, TargetEntityID: dst, CreatedAt: created, LastObservationAt: created, EndedAt: ended,
 	})
-}
-
-// TestReachMatchesShortestPath checks the Reacher contract on random graphs
-// with cycles, several edge types, ended edges and as-of times: Reach gives
-// exactly the path Tx.ShortestPath gives, in every direction.
-func TestReachMatchesShortestPath(t *testing.T) {
-	ctx := t.Context()
-	s := graph.NewStore(newDriver(t))
-	rng := rand.New(rand.NewPCG(4, 2))
-	const nodes, edges = 24, 60
-	ids := make([]string, nodes)
-	for i := range ids {
-		ids[i] = fmt.Sprintf("ent_%02d", rng.IntN(100)*100+i) // ids not in creation order
-	}
-	types := []string{graph.PartOf, graph.RefersTo, "MENTORS"}
-	err := s.Update(ctx, func(tx *graph.Tx) error {
-		if err := putEntities(ctx, tx, ids...); err != nil {
-			return err
-		}
-		for range edges {
-			created := epoch.Add(time.Duration(rng.IntN(10)) * time.Hour)
-			var ended time.Time
-			if rng.IntN(4) == 0 {
-				ended = created.Add(time.Duration(1+rng.IntN(5)) * time.Hour)
-			}
-			err := putEdge(ctx, tx, types[rng.IntN(len(types))], ids[rng.IntN(nodes)], ids[rng.IntN(nodes)], created, ended)
-			if err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	typeSets := [][]string{nil, {graph.PartOf}, {graph.PartOf, "MENTORS"}, {}}
-	ats := []time.Time{{}, epoch.Add(3 * time.Hour), epoch.Add(-time.Hour)}
-	found := 0
-	err = s.View(ctx, func(tx *graph.Tx) error {
-		reacher, ok := tx.DriverTx.(graph.Reacher)
-		if !ok {
-			return errors.New("the driver's transaction is not a graph.Reacher")
-		}
-		for _, dir := range []graph.Direction{graph.Outbound, graph.Inbound, graph.Both} {
-			for _, typs := range typeSets {
-				for _, at := range ats {
-					for range 12 {
-						q := graph.PathQuery{UserID: user, From: ids[rng.IntN(nodes)], To: ids[rng.IntN(nodes)], Types: typs, Direction: dir, At: at}
-						want, err := tx.ShortestPath(ctx, q)
-						if err != nil {
-							return err
-						}
-						got, err := reacher.Reach(ctx, q)
-						if err != nil {
-							return err
-						}
-						if d := cmp.Diff(want, got); d != "" {
-							t.Errorf("Reach(%+v) differs from ShortestPath (-want +got):\n%s", q, d)
-						}
-						if len(want) > 2 {
-							found++
-						}
-					}
-				}
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if found == 0 {
-		t.Error("no query had a path of two hops or more; the test proves little")
-	}
 }
 
 var errRollback = errors.New("roll back")
