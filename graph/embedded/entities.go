@@ -15,7 +15,7 @@ func (t *tx) InsertSource(ctx context.Context, s graph.Source) error {
 	if err != nil {
 		return err
 	}
-	_, err = t.tx.ExecContext(ctx, `INSERT INTO sources
+	_, err = t.exec(ctx, `INSERT INTO sources
 		(id, user_id, content_hash, kind, mime_type, original_filename, size, provenance, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
 		s.ID, s.UserID, s.ContentHash, s.Kind, s.MimeType, s.OriginalFilename, s.Size, prov, micros(s.CreatedAt))
@@ -44,7 +44,7 @@ func scanSource(row interface{ Scan(...any) error }) (graph.Source, error) {
 }
 
 func (t *tx) Source(ctx context.Context, userID, id string) (graph.Source, error) {
-	s, err := scanSource(t.tx.QueryRowContext(ctx, `SELECT `+sourceColumns+` FROM sources WHERE user_id = $1 AND id = $2`, userID, id))
+	s, err := scanSource(t.queryRow(ctx, `SELECT `+sourceColumns+` FROM sources WHERE user_id = $1 AND id = $2`, userID, id))
 	if noRows(err) {
 		return s, notFound("source", id)
 	}
@@ -52,7 +52,7 @@ func (t *tx) Source(ctx context.Context, userID, id string) (graph.Source, error
 }
 
 func (t *tx) SourceByHash(ctx context.Context, userID, hash string) (graph.Source, error) {
-	s, err := scanSource(t.tx.QueryRowContext(ctx, `SELECT `+sourceColumns+` FROM sources WHERE user_id = $1 AND content_hash = $2`, userID, hash))
+	s, err := scanSource(t.queryRow(ctx, `SELECT `+sourceColumns+` FROM sources WHERE user_id = $1 AND content_hash = $2`, userID, hash))
 	if noRows(err) {
 		return s, notFound("source with hash", hash)
 	}
@@ -86,7 +86,7 @@ func (t *tx) PutEntities(ctx context.Context, es []graph.Entity) error {
 			args = append(args, e.ID, e.UserID, e.Type, e.CanonicalName, e.SchemaVersion, snap, prov, e.ObservationCount,
 				micros(e.LastObservationAt), micros(e.CreatedAt), micros(e.ComputedAt), mergedInto, nullMicros(e.MergedAt))
 		}
-		_, err := t.tx.ExecContext(ctx, `INSERT INTO entities
+		_, err := t.exec(ctx, `INSERT INTO entities
 		(id, user_id, entity_type, canonical_name, schema_version, snapshot, provenance, observation_count,
 		 last_observation_at, created_at, computed_at, merged_into, merged_at)
 		VALUES `+valueRows(end-start, entityPutColumns)+`
@@ -125,7 +125,7 @@ func scanEntity(row interface{ Scan(...any) error }) (graph.Entity, error) {
 }
 
 func (t *tx) Entity(ctx context.Context, userID, id string) (graph.Entity, error) {
-	e, err := scanEntity(t.tx.QueryRowContext(ctx, `SELECT `+entityColumns+` FROM entities WHERE user_id = $1 AND id = $2`, userID, id))
+	e, err := scanEntity(t.queryRow(ctx, `SELECT `+entityColumns+` FROM entities WHERE user_id = $1 AND id = $2`, userID, id))
 	if noRows(err) {
 		return e, notFound("entity", id)
 	}
@@ -141,7 +141,7 @@ func (t *tx) Entities(ctx context.Context, userID string, ids []string) ([]graph
 		// indexes, which it would otherwise prefer for more than a few ids
 		// and then scan every entity of the user: the primary key finds
 		// each id directly, and the user check filters the rows it finds.
-		rows, err := t.tx.QueryContext(ctx, `SELECT `+entityColumns+` FROM entities
+		rows, err := t.query(ctx, `SELECT `+entityColumns+` FROM entities
 			WHERE +user_id = ? AND id IN (`+qmarks(len(chunk))+`)`, append([]any{userID}, anySlice(chunk)...)...)
 		if err != nil {
 			return nil, wrap("read entities", err)
@@ -180,11 +180,11 @@ func (t *tx) ListEntities(ctx context.Context, f graph.EntityFilter) ([]graph.En
 	}
 	cond := strings.Join(where, " AND ")
 	var total int
-	if err := t.tx.QueryRowContext(ctx, `SELECT count(*) FROM entities WHERE `+cond, args...).Scan(&total); err != nil {
+	if err := t.queryRow(ctx, `SELECT count(*) FROM entities WHERE `+cond, args...).Scan(&total); err != nil {
 		return nil, 0, wrap("count entities", err)
 	}
 	args = append(args, limitOr(f.Page, 100), f.Page.Offset)
-	rows, err := t.tx.QueryContext(ctx, `SELECT `+entityColumns+` FROM entities WHERE `+cond+`
+	rows, err := t.query(ctx, `SELECT `+entityColumns+` FROM entities WHERE `+cond+`
 		ORDER BY last_observation_at DESC, id ASC LIMIT $`+fmt.Sprint(len(args)-1)+` OFFSET $`+fmt.Sprint(len(args)), args...)
 	if err != nil {
 		return nil, 0, wrap("list entities", err)
@@ -215,7 +215,7 @@ func (t *tx) ListEntityStats(ctx context.Context, f graph.EntityFilter) ([]graph
 	// entities_user_stats (migration 007) covers this query: SQLite walks
 	// it in this order and never reads the rows, whose snapshots come
 	// before observation_count and merged_into.
-	rows, err := t.tx.QueryContext(ctx, `SELECT id, entity_type, canonical_name, observation_count, last_observation_at, merged_into
+	rows, err := t.query(ctx, `SELECT id, entity_type, canonical_name, observation_count, last_observation_at, merged_into
 		FROM entities WHERE `+strings.Join(where, " AND ")+`
 		ORDER BY last_observation_at DESC, id ASC LIMIT $`+fmt.Sprint(len(args)-1)+` OFFSET $`+fmt.Sprint(len(args)), args...)
 	if err != nil {
@@ -258,7 +258,7 @@ func (t *tx) addDegrees(ctx context.Context, userID string, stats []graph.Entity
 		src, dst = " AND source_entity_id IN ("+in+")", " AND target_entity_id IN ("+in+")"
 		args = append(args, ids...)
 	}
-	rows, err := t.tx.QueryContext(ctx, `
+	rows, err := t.query(ctx, `
 		SELECT source_entity_id, target_type, count(*) FROM relationships
 		WHERE user_id = $1 AND ended_at IS NULL`+src+` GROUP BY source_entity_id, target_type
 		UNION ALL
@@ -295,7 +295,7 @@ func (t *tx) SetEntityIdentifiers(ctx context.Context, userID string, sets []gra
 		for _, set := range sets[start:end] {
 			args = append(args, set.EntityID)
 		}
-		_, err := t.tx.ExecContext(ctx, `DELETE FROM entity_identifiers WHERE user_id = ? AND entity_id IN (`+
+		_, err := t.exec(ctx, `DELETE FROM entity_identifiers WHERE user_id = ? AND entity_id IN (`+
 			qmarks(end-start)+`)`, args...)
 		return wrap("clear identifiers", err)
 	})
@@ -310,7 +310,7 @@ func (t *tx) SetEntityIdentifiers(ctx context.Context, userID string, sets []gra
 	}
 	const cols = 4
 	return chunks(len(rows)/cols, rowChunk(cols), func(start, end int) error {
-		_, err := t.tx.ExecContext(ctx, `INSERT INTO entity_identifiers (user_id, value, entity_id, field)
+		_, err := t.exec(ctx, `INSERT INTO entity_identifiers (user_id, value, entity_id, field)
 			VALUES `+valueRows(end-start, cols)+` ON CONFLICT DO NOTHING`, rows[start*cols:end*cols]...)
 		return wrap("set identifiers", err)
 	})
@@ -325,7 +325,7 @@ func (t *tx) EntitiesByIdentifier(ctx context.Context, userID, value, entityType
 		q += ` AND e.entity_type = $3`
 		args = append(args, entityType)
 	}
-	rows, err := t.tx.QueryContext(ctx, q+` ORDER BY e.id`, args...)
+	rows, err := t.query(ctx, q+` ORDER BY e.id`, args...)
 	if err != nil {
 		return nil, wrap("find by identifier", err)
 	}
@@ -339,7 +339,7 @@ func (t *tx) EntitiesByIdentifier(ctx context.Context, userID, value, entityType
 }
 
 func (t *tx) EntityTypeCounts(ctx context.Context, userID string) (map[string]int, error) {
-	rows, err := t.tx.QueryContext(ctx, `SELECT entity_type, count(*) FROM entities
+	rows, err := t.query(ctx, `SELECT entity_type, count(*) FROM entities
 		WHERE user_id = $1 AND merged_into IS NULL GROUP BY entity_type`, userID)
 	if err != nil {
 		return nil, wrap("count entity types", err)
@@ -359,7 +359,7 @@ func (t *tx) EntityTypeCounts(ctx context.Context, userID string) (map[string]in
 // (each step the smallest type above the last), then, per type, the first
 // unmerged entity of it.
 func (t *tx) EntityTypes(ctx context.Context, userID string) ([]string, error) {
-	rows, err := t.tx.QueryContext(ctx, `WITH RECURSIVE types(typ) AS (
+	rows, err := t.query(ctx, `WITH RECURSIVE types(typ) AS (
 		  SELECT (SELECT min(entity_type) FROM entities WHERE user_id = $1)
 		  UNION ALL
 		  SELECT (SELECT min(entity_type) FROM entities WHERE user_id = $1 AND entity_type > types.typ)

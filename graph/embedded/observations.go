@@ -35,7 +35,7 @@ func (t *tx) InsertObservations(ctx context.Context, obs []graph.Observation) er
 			args = append(args, o.ID, o.UserID, o.EntityID, o.EntityType, o.SchemaVersion, o.SourceID, micros(o.ObservedAt),
 				micros(o.CreatedAt), o.SpecificityScore, o.SourcePriority, fields, orig)
 		}
-		_, err := t.tx.ExecContext(ctx, `INSERT INTO observations
+		_, err := t.exec(ctx, `INSERT INTO observations
 		(id, user_id, entity_id, entity_type, schema_version, source_id, observed_at, created_at,
 		 specificity_score, source_priority, fields, original_entity_id)
 		VALUES `+valueRows(end-start, observationInsertColumns), args...)
@@ -73,7 +73,7 @@ func scanObservation(row interface{ Scan(...any) error }) (graph.Observation, er
 }
 
 func (t *tx) Observation(ctx context.Context, userID, id string) (graph.Observation, error) {
-	o, err := scanObservation(t.tx.QueryRowContext(ctx, `SELECT `+observationColumns+` FROM observations WHERE user_id = $1 AND id = $2`, userID, id))
+	o, err := scanObservation(t.queryRow(ctx, `SELECT `+observationColumns+` FROM observations WHERE user_id = $1 AND id = $2`, userID, id))
 	if noRows(err) {
 		return o, notFound("observation", id)
 	}
@@ -82,10 +82,10 @@ func (t *tx) Observation(ctx context.Context, userID, id string) (graph.Observat
 
 func (t *tx) Observations(ctx context.Context, userID, entityID string, p graph.Page) ([]graph.Observation, int, error) {
 	var total int
-	if err := t.tx.QueryRowContext(ctx, `SELECT count(*) FROM observations WHERE user_id = $1 AND entity_id = $2`, userID, entityID).Scan(&total); err != nil {
+	if err := t.queryRow(ctx, `SELECT count(*) FROM observations WHERE user_id = $1 AND entity_id = $2`, userID, entityID).Scan(&total); err != nil {
 		return nil, 0, wrap("count observations", err)
 	}
-	rows, err := t.tx.QueryContext(ctx, `SELECT `+observationColumns+` FROM observations WHERE user_id = $1 AND entity_id = $2
+	rows, err := t.query(ctx, `SELECT `+observationColumns+` FROM observations WHERE user_id = $1 AND entity_id = $2
 		ORDER BY observed_at DESC, id ASC LIMIT $3 OFFSET $4`, userID, entityID, limitOr(p, 100), p.Offset)
 	if err != nil {
 		return nil, 0, wrap("list observations", err)
@@ -95,7 +95,7 @@ func (t *tx) Observations(ctx context.Context, userID, entityID string, p graph.
 }
 
 func (t *tx) AllObservations(ctx context.Context, userID, entityID string) ([]graph.Observation, error) {
-	rows, err := t.tx.QueryContext(ctx, `SELECT `+observationColumns+` FROM observations WHERE user_id = $1 AND entity_id = $2`, userID, entityID)
+	rows, err := t.query(ctx, `SELECT `+observationColumns+` FROM observations WHERE user_id = $1 AND entity_id = $2`, userID, entityID)
 	if err != nil {
 		return nil, wrap("list observations", err)
 	}
@@ -106,7 +106,7 @@ func (t *tx) AllObservations(ctx context.Context, userID, entityID string) ([]gr
 func (t *tx) EntitiesObservations(ctx context.Context, userID string, entityIDs []string) ([]graph.Observation, error) {
 	out := []graph.Observation{}
 	err := chunks(len(entityIDs), 500, func(start, end int) error {
-		rows, err := t.tx.QueryContext(ctx, `SELECT `+observationColumns+` FROM observations
+		rows, err := t.query(ctx, `SELECT `+observationColumns+` FROM observations
 			WHERE user_id = ? AND entity_id IN (`+qmarks(end-start)+`)`,
 			append([]any{userID}, anySlice(entityIDs[start:end])...)...)
 		if err != nil {
@@ -125,7 +125,7 @@ func (t *tx) ObservationsByID(ctx context.Context, userID string, ids []string) 
 	err := chunks(len(ids), 500, func(start, end int) error {
 		// "+user_id" makes SQLite find each id by the primary key rather
 		// than walk the user's rows of an index (see Entities).
-		rows, err := t.tx.QueryContext(ctx, `SELECT `+observationColumns+` FROM observations
+		rows, err := t.query(ctx, `SELECT `+observationColumns+` FROM observations
 			WHERE +user_id = ? AND id IN (`+qmarks(end-start)+`)`,
 			append([]any{userID}, anySlice(ids[start:end])...)...)
 		if err != nil {
@@ -151,7 +151,7 @@ func (t *tx) ObservationsByID(ctx context.Context, userID string, ids []string) 
 }
 
 func (t *tx) ObservationsBySource(ctx context.Context, userID, sourceID string) ([]graph.Observation, error) {
-	rows, err := t.tx.QueryContext(ctx, `SELECT `+observationColumns+` FROM observations WHERE user_id = $1 AND source_id = $2 ORDER BY id`, userID, sourceID)
+	rows, err := t.query(ctx, `SELECT `+observationColumns+` FROM observations WHERE user_id = $1 AND source_id = $2 ORDER BY id`, userID, sourceID)
 	if err != nil {
 		return nil, wrap("list observations by source", err)
 	}
@@ -169,7 +169,7 @@ func collectObservations(rows *sql.Rows) ([]graph.Observation, error) {
 }
 
 func (t *tx) MoveObservations(ctx context.Context, userID, from, to string) (int, error) {
-	res, err := t.tx.ExecContext(ctx, `UPDATE observations SET entity_id = $3 WHERE user_id = $1 AND entity_id = $2`, userID, from, to)
+	res, err := t.exec(ctx, `UPDATE observations SET entity_id = $3 WHERE user_id = $1 AND entity_id = $2`, userID, from, to)
 	if err != nil {
 		return 0, wrap("move observations", err)
 	}
@@ -196,7 +196,7 @@ func (t *tx) InsertRawFragments(ctx context.Context, fs []graph.RawFragment) err
 			}
 			args = append(args, f.ID, f.UserID, f.SourceID, f.EntityID, f.EntityType, f.Field, val, micros(f.CreatedAt))
 		}
-		_, err := t.tx.ExecContext(ctx, `INSERT INTO raw_fragments (id, user_id, source_id, entity_id, entity_type, field, value, created_at)
+		_, err := t.exec(ctx, `INSERT INTO raw_fragments (id, user_id, source_id, entity_id, entity_type, field, value, created_at)
 			VALUES `+valueRows(end-start, rawFragmentColumns), args...)
 		if isUniqueViolation(err) {
 			return fmt.Errorf("graph/embedded: raw fragment %s: %w", firstID(fs[start:end], func(f graph.RawFragment) string { return f.ID }), graph.ErrConflict)

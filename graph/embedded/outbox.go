@@ -20,7 +20,7 @@ func (t *tx) EnqueueOutbox(ctx context.Context, userID string, entityIDs []strin
 		}
 		// Each row is ($user, $id, $at); seq starts at 1.
 		values := strings.ReplaceAll(valueRows(end-start, cols), ")", ", 1)")
-		if _, err := t.tx.ExecContext(ctx, `INSERT INTO graph_outbox (user_id, entity_id, enqueued_at, seq)
+		if _, err := t.exec(ctx, `INSERT INTO graph_outbox (user_id, entity_id, enqueued_at, seq)
 			VALUES `+values+`
 			ON CONFLICT (user_id, entity_id) DO UPDATE SET seq = graph_outbox.seq + 1`, args...); err != nil {
 			return fmt.Errorf("graph/embedded: enqueue outbox: %w", err)

@@ -20,7 +20,7 @@ func (t *tx) PutRelationship(ctx context.Context, r graph.Relationship) error {
 	if err != nil {
 		return err
 	}
-	_, err = t.tx.ExecContext(ctx, `INSERT INTO relationships
+	_, err = t.exec(ctx, `INSERT INTO relationships
 		(id, user_id, relationship_type, source_entity_id, target_entity_id, source_type, target_type,
 		 metadata, provenance, observation_count, created_at, last_observation_at, ended_at)
 		VALUES ($1, $2, $3, $4, $5,
@@ -63,7 +63,7 @@ func scanRelationship(row interface{ Scan(...any) error }, extra ...any) (graph.
 }
 
 func (t *tx) Relationship(ctx context.Context, userID, id string) (graph.Relationship, error) {
-	r, err := scanRelationship(t.tx.QueryRowContext(ctx, `SELECT `+relationshipColumns+` FROM relationships
+	r, err := scanRelationship(t.queryRow(ctx, `SELECT `+relationshipColumns+` FROM relationships
 		WHERE user_id = $1 AND id = $2 ORDER BY created_at DESC LIMIT 1`, userID, id))
 	if noRows(err) {
 		return r, notFound("relationship", id)
@@ -127,11 +127,11 @@ func (t *tx) ListRelationships(ctx context.Context, f graph.RelationshipFilter) 
 	}
 	cond := strings.Join(where, " AND ")
 	var total int
-	if err := t.tx.QueryRowContext(ctx, `SELECT count(*) FROM relationships r WHERE `+cond, args...).Scan(&total); err != nil {
+	if err := t.queryRow(ctx, `SELECT count(*) FROM relationships r WHERE `+cond, args...).Scan(&total); err != nil {
 		return nil, 0, wrap("count relationships", err)
 	}
 	args = append(args, limitOr(f.Page, 100), f.Page.Offset)
-	rows, err := t.tx.QueryContext(ctx, `SELECT `+prefixed("r.", relationshipColumns)+` FROM relationships r WHERE `+cond+`
+	rows, err := t.query(ctx, `SELECT `+prefixed("r.", relationshipColumns)+` FROM relationships r WHERE `+cond+`
 		ORDER BY r.created_at DESC, r.id ASC LIMIT $`+fmt.Sprint(len(args)-1)+` OFFSET $`+fmt.Sprint(len(args)), args...)
 	if err != nil {
 		return nil, 0, wrap("list relationships", err)
@@ -171,7 +171,7 @@ func (t *tx) Edges(ctx context.Context, q graph.EdgeQuery) ([]graph.Edge, error)
 				where = append(where, "r.relationship_type IN ("+placeholders(len(args)+1, len(q.Types))+")")
 				args = append(args, anySlice(q.Types)...)
 			}
-			rows, err := t.tx.QueryContext(ctx, `SELECT `+prefixed("r.", relationshipColumns)+`, r.source_type, r.target_type
+			rows, err := t.query(ctx, `SELECT `+prefixed("r.", relationshipColumns)+`, r.source_type, r.target_type
 				FROM relationships r WHERE `+strings.Join(where, " AND "), args...)
 			if err != nil {
 				return nil, wrap("read edges", err)
@@ -200,7 +200,7 @@ func (t *tx) InsertRelationshipObservation(ctx context.Context, o graph.Relation
 	if err != nil {
 		return err
 	}
-	_, err = t.tx.ExecContext(ctx, `INSERT INTO relationship_observations
+	_, err = t.exec(ctx, `INSERT INTO relationship_observations
 		(id, user_id, relationship_id, source_id, observed_at, created_at, specificity_score, source_priority, metadata)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
 		o.ID, o.UserID, o.RelationshipID, o.SourceID, micros(o.ObservedAt), micros(o.CreatedAt),
@@ -212,7 +212,7 @@ func (t *tx) InsertRelationshipObservation(ctx context.Context, o graph.Relation
 }
 
 func (t *tx) RelationshipObservations(ctx context.Context, userID, relID string) ([]graph.RelationshipObservation, error) {
-	rows, err := t.tx.QueryContext(ctx, `SELECT id, user_id, relationship_id, source_id, observed_at, created_at,
+	rows, err := t.query(ctx, `SELECT id, user_id, relationship_id, source_id, observed_at, created_at,
 		specificity_score, source_priority, metadata FROM relationship_observations
 		WHERE user_id = $1 AND relationship_id = $2 ORDER BY observed_at DESC, id ASC`, userID, relID)
 	if err != nil {

@@ -40,7 +40,7 @@ func (t *tx) SearchEntities(ctx context.Context, q graph.EntitySearch) ([]graph.
 	args = append(args, limitOr(q.Page, 100), q.Page.Offset)
 	// The window counts every match before LIMIT applies, so that one
 	// query gives the page and the total.
-	rows, err := t.tx.QueryContext(ctx, matches+`SELECT d.entity_id, m.score, count(*) OVER ()`+from+`
+	rows, err := t.query(ctx, matches+`SELECT d.entity_id, m.score, count(*) OVER ()`+from+`
 		ORDER BY m.score DESC, d.entity_id LIMIT $`+strconv.Itoa(n+1)+` OFFSET $`+strconv.Itoa(n+2), args...)
 	if err != nil {
 		return nil, 0, wrap("search entities", err)
@@ -58,7 +58,7 @@ func (t *tx) SearchEntities(ctx context.Context, q graph.EntitySearch) ([]graph.
 	}
 	if len(out) == 0 && q.Page.Offset > 0 {
 		// A page past the end has no row to carry the total.
-		if err := t.tx.QueryRowContext(ctx, matches+`SELECT count(*)`+from, args[:n]...).Scan(&total); err != nil {
+		if err := t.queryRow(ctx, matches+`SELECT count(*)`+from, args[:n]...).Scan(&total); err != nil {
 			return nil, 0, wrap("count entity matches", err)
 		}
 	}

@@ -22,7 +22,7 @@ func (t *tx) ReplaceEntityTimelines(ctx context.Context, userID string, timeline
 		for _, tl := range timelines[start:end] {
 			args = append(args, tl.EntityID)
 		}
-		_, err := t.tx.ExecContext(ctx, `DELETE FROM timeline_events WHERE user_id = ? AND entity_id IN (`+
+		_, err := t.exec(ctx, `DELETE FROM timeline_events WHERE user_id = ? AND entity_id IN (`+
 			qmarks(end-start)+`)`, args...)
 		return wrap("clear timeline events", err)
 	})
@@ -41,7 +41,7 @@ func (t *tx) ReplaceEntityTimelines(ctx context.Context, userID string, timeline
 		}
 	}
 	return chunks(len(rows)/cols, rowChunk(cols), func(start, end int) error {
-		_, err := t.tx.ExecContext(ctx, `INSERT INTO timeline_events
+		_, err := t.exec(ctx, `INSERT INTO timeline_events
 			(id, user_id, entity_id, event_type, event_timestamp, event_time, source_id, properties)
 			VALUES `+valueRows(end-start, cols), rows[start*cols:end*cols]...)
 		return wrap("insert timeline events", err)
@@ -80,11 +80,11 @@ func (t *tx) ListTimelineEvents(ctx context.Context, f graph.TimelineFilter) ([]
 	}
 	cond := strings.Join(where, " AND ")
 	var total int
-	if err := t.tx.QueryRowContext(ctx, `SELECT count(*) FROM timeline_events t WHERE `+cond, args...).Scan(&total); err != nil {
+	if err := t.queryRow(ctx, `SELECT count(*) FROM timeline_events t WHERE `+cond, args...).Scan(&total); err != nil {
 		return nil, 0, wrap("count timeline events", err)
 	}
 	args = append(args, limitOr(f.Page, 100), f.Page.Offset)
-	rows, err := t.tx.QueryContext(ctx, `SELECT t.id, t.user_id, t.entity_id, t.event_type, t.event_timestamp, t.event_time,
+	rows, err := t.query(ctx, `SELECT t.id, t.user_id, t.entity_id, t.event_type, t.event_timestamp, t.event_time,
 		t.source_id, t.properties FROM timeline_events t WHERE `+cond+`
 		ORDER BY t.event_time DESC, t.id ASC LIMIT $`+fmt.Sprint(len(args)-1)+` OFFSET $`+fmt.Sprint(len(args)), args...)
 	if err != nil {
