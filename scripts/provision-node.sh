@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 #
-# scripts/provision-node.sh - install the npm packages the tests drive Cairn
-# with (the official MCP TypeScript SDK client), exactly as
+# scripts/provision-node.sh - install the npm packages the tests use (the
+# official MCP TypeScript SDK client, the reference MCP memory server, and
+# Neo4j's Cypher front end @neo4j-cypher/language-support), exactly as
 # cmd/cairn/testdata/node/package-lock.json pins them (versions and
 # integrity hashes), with `npm ci`. When node_modules already matches the
 # lockfile it does nothing and takes well under a second.
