@@ -18,19 +18,21 @@ import (
 // the snapshot's text; FTS5 or a tsvector): one indexed query, whose page
 // comes straight from the index, and one read of the page's entities.
 //
-// With Meaning, when the service keeps entity embeddings (entityembed.go),
-// the meaning signal also ranks the readable entities whose stored
-// embedding, of the configured embedder, has a cosine similarity of at
-// least SearchMinSimilarity to the query's, and the two rankings are fused
-// with reciprocal rank fusion (vector.Fuse, as memory search does): a hit
-// found by both comes first. Each signal brings at most searchDepth
-// candidates beyond the page. Meaning is asked for, not implied by an
-// embedder being configured (the local one always is), because entity
-// embeddings have no index yet: the signal reads every readable entity's
-// vector, some 50-200 ms at 10,000 entities on the embedded store against
-// well under a millisecond for the text signal (docs/performance.md). When
-// the user has no embedding of the configured embedder, or the embedder
-// does not answer, the text signal ranks alone.
+// The meaning signal, when the service keeps entity embeddings
+// (entityembed.go), ranks the readable entities whose stored embedding, of
+// the configured embedder, has a cosine similarity of at least
+// SearchMinSimilarity to the query's. With MeaningAlways the two rankings
+// are fused with reciprocal rank fusion (vector.Fuse, as memory search
+// does): a hit found by both comes first, and each signal brings at most
+// searchDepth candidates beyond the page. By default (MeaningFallback) the
+// meaning signal is asked only when no entity matches the words, and then
+// ranks alone: entity embeddings have no index yet, so the signal reads
+// every readable entity's vector, some 50-200 ms at 10,000 entities on the
+// embedded store against well under a millisecond for the text signal
+// (docs/performance.md), which a lookup that finds its words should not
+// pay. MeaningNever keeps to the words. When the user has no embedding of
+// the configured embedder, or the embedder does not answer, the text
+// signal ranks alone.
 //
 // Consent is a filter of the query, not of its answer: only the types the
 // caller may read are searched, so that a page is never short because of
@@ -44,12 +46,26 @@ const SearchMinSimilarity = 0.4
 // beyond the end of the page asked for.
 const searchDepth = vector.MinDepth
 
+// MeaningMode says when a search asks the meaning signal.
+type MeaningMode int
+
+// The meaning modes; the zero value is MeaningFallback.
+const (
+	// MeaningFallback asks the meaning signal only when no entity
+	// matches the words.
+	MeaningFallback MeaningMode = iota
+	// MeaningAlways fuses the meaning signal with the text one.
+	MeaningAlways
+	// MeaningNever matches the words only.
+	MeaningNever
+)
+
 // EntitySearchQuery is a search of the caller's entities.
 type EntitySearchQuery struct {
 	// Text is what the user typed; it must hold a letter or a digit.
 	Text string
-	// Meaning asks for the meaning signal besides the text one.
-	Meaning       bool
+	// Meaning says when the meaning signal is asked besides the text one.
+	Meaning       MeaningMode
 	EntityType    string
 	IncludeMerged bool
 	Page          graph.Page
@@ -93,30 +109,39 @@ func (s *Service) SearchEntities(ctx context.Context, c Caller, q EntitySearchQu
 		}
 		gq := graph.EntitySearch{UserID: c.UserID, Terms: terms, Types: types, IncludeMerged: q.IncludeMerged, Page: q.Page}
 		var vec []graph.EntityHit
-		if q.Meaning {
+		if q.Meaning == MeaningAlways {
 			if vec, err = s.meaningHits(ctx, tx, c.UserID, q.Text, types); err != nil {
 				return err
 			}
-		}
-		if len(vec) == 0 {
-			hits, n, err := tx.SearchEntities(ctx, gq)
-			if err != nil {
-				return err
-			}
-			total = n
-			out, err = s.searchHits(ctx, tx, c.UserID, hits, nil)
-			return err
 		}
 		limit := q.Page.Limit
 		if limit <= 0 {
 			limit = 100
 		}
-		gq.Page = graph.Page{Limit: q.Page.Offset + limit + searchDepth}
-		text, n, err := tx.SearchEntities(ctx, gq)
-		if err != nil {
-			return err
+		var text []graph.EntityHit
+		var n int
+		if len(vec) == 0 {
+			hits, n, err := tx.SearchEntities(ctx, gq)
+			if err != nil {
+				return err
+			}
+			if n > 0 || q.Meaning != MeaningFallback {
+				total = n
+				out, err = s.searchHits(ctx, tx, c.UserID, hits, nil)
+				return err
+			}
+			// No entity has the words: the meaning signal ranks alone.
+			if vec, err = s.meaningHits(ctx, tx, c.UserID, q.Text, types); err != nil || len(vec) == 0 {
+				return err
+			}
+		} else {
+			gq.Page = graph.Page{Limit: q.Page.Offset + limit + searchDepth}
+			if text, n, err = tx.SearchEntities(ctx, gq); err != nil {
+				return err
+			}
 		}
-		fused := vector.Fuse(toScored(vec, gq.Page.Limit), toScored(text, gq.Page.Limit))
+		depth := q.Page.Offset + limit + searchDepth
+		fused := vector.Fuse(toScored(vec, depth), toScored(text, depth))
 		// Every text match, and the meaning matches among none of those
 		// read (one among the text matches beyond the depth counts twice).
 		inText := make(map[string]bool, len(text))

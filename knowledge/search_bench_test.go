@@ -120,7 +120,7 @@ func BenchmarkSearchEntities(b *testing.B) {
 				}},
 				{"search/text+meaning", func() (string, error) {
 					q := q
-					q.Meaning = true
+					q.Meaning = knowledge.MeaningAlways
 					hits, _, err := fused.SearchEntities(b.Context(), alice, q)
 					return firstHit(hits), err
 				}},

@@ -127,32 +127,43 @@ func TestSearchEntitiesMeaning(t *testing.T) {
 			return hits
 		}
 		// Before the outbox is drained there is no embedding: text alone.
-		hits := search(knowledge.EntitySearchQuery{Text: "globex", Meaning: true})
+		hits := search(knowledge.EntitySearchQuery{Text: "globex", Meaning: knowledge.MeaningAlways})
 		if len(hits) != 1 || !slices.Equal(hits[0].Signals, []vector.Signal{vector.SignalText}) {
 			t.Fatalf("before embeddings: %v", hits)
 		}
 		drain(t, env.svc)
 
-		hits = search(knowledge.EntitySearchQuery{Text: "globex", Meaning: true})
+		hits = search(knowledge.EntitySearchQuery{Text: "globex", Meaning: knowledge.MeaningAlways})
 		if len(hits) == 0 || hits[0].Entity.CanonicalName != "Globex" ||
 			!slices.Equal(hits[0].Signals, []vector.Signal{vector.SignalVector, vector.SignalText}) || hits[0].Similarity == nil {
 			t.Fatalf("globex by both: %+v", hits)
 		}
 		// A word no entity has, close in form to one that does: found by
 		// meaning only (the local embedder compares word forms).
-		hits = search(knowledge.EntitySearchQuery{Text: "globexs energy", Meaning: true})
+		hits = search(knowledge.EntitySearchQuery{Text: "globexs energy", Meaning: knowledge.MeaningAlways})
 		i := slices.IndexFunc(hits, func(h knowledge.EntitySearchHit) bool { return h.Entity.CanonicalName == "Globex" })
 		if i < 0 || !slices.Equal(hits[i].Signals, []vector.Signal{vector.SignalVector}) {
 			t.Errorf("globexs energy: %v, want Globex by meaning", searchIDs(hits))
 		}
-		// Without Meaning, the text signal alone, even with embeddings.
-		hits = search(knowledge.EntitySearchQuery{Text: "globexs energy"})
+		// MeaningNever: the text signal alone, even with embeddings.
+		hits = search(knowledge.EntitySearchQuery{Text: "globexs energy", Meaning: knowledge.MeaningNever})
 		if len(hits) != 0 {
 			t.Errorf("globexs energy by text: %v, want none", searchIDs(hits))
 		}
+		// By default, meaning ranks alone when no entity has the words...
+		hits = search(knowledge.EntitySearchQuery{Text: "globexs energy"})
+		i = slices.IndexFunc(hits, func(h knowledge.EntitySearchHit) bool { return h.Entity.CanonicalName == "Globex" })
+		if i < 0 || !slices.Equal(hits[i].Signals, []vector.Signal{vector.SignalVector}) {
+			t.Errorf("globexs energy by default: %v, want Globex by meaning", searchIDs(hits))
+		}
+		// ...and is not asked when some entity has them.
+		hits = search(knowledge.EntitySearchQuery{Text: "globex"})
+		if len(hits) != 1 || !slices.Equal(hits[0].Signals, []vector.Signal{vector.SignalText}) {
+			t.Errorf("globex by default: %+v, want the text hit alone", hits)
+		}
 		// Consent applies to the meaning signal too.
 		persons := only("read:" + knowledge.EntityResource("person"))
-		ph, _, err := env.svc.SearchEntities(t.Context(), persons, knowledge.EntitySearchQuery{Text: "globex energy", Meaning: true})
+		ph, _, err := env.svc.SearchEntities(t.Context(), persons, knowledge.EntitySearchQuery{Text: "globex energy", Meaning: knowledge.MeaningAlways})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,7 +174,7 @@ func TestSearchEntitiesMeaning(t *testing.T) {
 		}
 		// A provider that does not answer leaves the text signal.
 		env.emb.down.Store(true)
-		hits = search(knowledge.EntitySearchQuery{Text: "globex", Meaning: true})
+		hits = search(knowledge.EntitySearchQuery{Text: "globex", Meaning: knowledge.MeaningAlways})
 		if len(hits) != 1 || !slices.Equal(hits[0].Signals, []vector.Signal{vector.SignalText}) {
 			t.Errorf("provider down: %+v, want the text hit", hits)
 		}

@@ -95,7 +95,7 @@ func retrieveEntitySnapshotTool(d Deps) *Tool {
 // EntitiesIn are the arguments of retrieve_entities.
 type EntitiesIn struct {
 	Query            *string `json:"query,omitempty" jsonschema:"search words; all must match a name or snapshot value, the last as a prefix; best first"`
-	Meaning          *bool   `json:"meaning,omitempty" jsonschema:"with query, also match by meaning; slower"`
+	Meaning          *bool   `json:"meaning,omitempty" jsonschema:"with query: true also ranks by meaning (slower), false matches words only; unset: by meaning when no word matches"`
 	EntityType       *string `json:"entity_type,omitempty"`
 	UserID           *string `json:"user_id,omitempty" jsonschema:"optional; only your own"`
 	Limit            *int    `json:"limit,omitempty"`
@@ -149,7 +149,7 @@ func retrieveEntitiesTool(d Deps) *Tool {
 		out := EntitiesOut{Limit: q.Page.Limit, Offset: q.Page.Offset, ExcludedMerged: !q.IncludeMerged}
 		if in.Query != nil && *in.Query != "" {
 			hits, total, err := d.Knowledge.SearchEntities(ctx, call.Caller(), knowledge.EntitySearchQuery{
-				Text: *in.Query, Meaning: in.Meaning != nil && *in.Meaning,
+				Text: *in.Query, Meaning: meaningMode(in.Meaning),
 				EntityType: q.EntityType, IncludeMerged: q.IncludeMerged, Page: q.Page,
 			})
 			if err != nil {
@@ -169,6 +169,18 @@ func retrieveEntitiesTool(d Deps) *Tool {
 		out.Entities = mapSlice(ents, func(e graph.Entity) EntityHitOut { return EntityHitOut{EntityOut: entityOut(e, withSnap)} })
 		return out, nil
 	})
+}
+
+// meaningMode maps retrieve_entities' meaning argument to the search's
+// mode: unset, by meaning only when no entity matches the words.
+func meaningMode(m *bool) knowledge.MeaningMode {
+	switch {
+	case m == nil:
+		return knowledge.MeaningFallback
+	case *m:
+		return knowledge.MeaningAlways
+	}
+	return knowledge.MeaningNever
 }
 
 // --- retrieve_entity_by_identifier ---
