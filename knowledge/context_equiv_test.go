@@ -17,12 +17,9 @@ import (
 
 	gocmp "github.com/google/go-cmp/cmp"
 
-	dbpostgres "github.com/cairnkg/cairn/db/postgres"
-	"github.com/cairnkg/cairn/db/postgres/pgtest"
 	"github.com/cairnkg/cairn/db/sqlite"
 	"github.com/cairnkg/cairn/graph"
 	"github.com/cairnkg/cairn/graph/embedded"
-	graphpostgres "github.com/cairnkg/cairn/graph/postgres"
 	"github.com/cairnkg/cairn/vector"
 	"github.com/cairnkg/cairn/vector/embed"
 	vembedded "github.com/cairnkg/cairn/vector/embedded"
@@ -247,29 +244,6 @@ func oldTopicCandidates(cands []graph.Entity, topic string, base func(int) float
 // entities, ended relationships and self-loops, and more entities than the
 // topic ranking embeds, so that its keyword candidates are looked for.
 func TestRankingMatchesFullRead(t *testing.T) {
-	backends := []struct {
-		name string
-		open func(t *testing.T) *graph.Store
-	}{
-		{"embedded", func(t *testing.T) *graph.Store {
-			db, err := sqlite.OpenFile(t.Context(), filepath.Join(t.TempDir(), "cairn.db"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			g := graph.NewStore(embedded.New(db))
-			t.Cleanup(func() { g.Close(); db.Close() })
-			return g
-		}},
-		{"postgres", func(t *testing.T) *graph.Store {
-			db, err := dbpostgres.Open(t.Context(), pgtest.URL(t), dbpostgres.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			g := graph.NewStore(graphpostgres.New(db.Pool))
-			t.Cleanup(func() { g.Close(); db.Close() })
-			return g
-		}},
-	}
 	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	callers := map[string]Caller{
 		"everything": {UserID: "user-alice"},
@@ -279,11 +253,11 @@ func TestRankingMatchesFullRead(t *testing.T) {
 		"no type": {UserID: "user-alice", Allowed: func(_ Action, r string) bool { return r == ResourceProfile }},
 	}
 	topics := []string{"", "alpha project", "Zürich beta 42", "x y", "nothing matches qqqq"}
-	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
+	for _, b := range GraphBackends {
+		t.Run(b.Name, func(t *testing.T) {
 			for seed, n := range []int{0, 1, 37, 900, 2600} {
 				t.Run(fmt.Sprintf("entities=%d", n), func(t *testing.T) {
-					g := b.open(t)
+					g := b.Open(t)
 					rnd := rand.New(rand.NewPCG(uint64(seed), 7))
 					randomGraph(t, g, rnd, "user-alice", n, now)
 					randomGraph(t, g, rnd, "user-bob", min(n, 50), now)

@@ -3,7 +3,6 @@ package knowledge_test
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -11,40 +10,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	dbpostgres "github.com/cairnkg/cairn/db/postgres"
-	"github.com/cairnkg/cairn/db/postgres/pgtest"
-	"github.com/cairnkg/cairn/db/sqlite"
 	"github.com/cairnkg/cairn/graph"
-	"github.com/cairnkg/cairn/graph/embedded"
-	graphpostgres "github.com/cairnkg/cairn/graph/postgres"
 	"github.com/cairnkg/cairn/knowledge"
 )
-
-// graphBackends open a fresh graph store of each backend; PostgreSQL skips
-// without CAIRN_TEST_DATABASE_URL.
-var graphBackends = []struct {
-	name string
-	open func(t *testing.T) *graph.Store
-}{
-	{"embedded", func(t *testing.T) *graph.Store {
-		db, err := sqlite.OpenFile(t.Context(), filepath.Join(t.TempDir(), "cairn.db"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		g := graph.NewStore(embedded.New(db))
-		t.Cleanup(func() { g.Close(); db.Close() })
-		return g
-	}},
-	{"postgres", func(t *testing.T) *graph.Store {
-		db, err := dbpostgres.Open(t.Context(), pgtest.URL(t), dbpostgres.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		g := graph.NewStore(graphpostgres.New(db.Pool))
-		t.Cleanup(func() { g.Close(); db.Close() })
-		return g
-	}},
-}
 
 // TestCreateRelationshipsMatchesOneByOne is the batch's oracle test: the
 // same requests sent one by one with CreateRelationship, on a store seeded
@@ -55,11 +23,11 @@ var graphBackends = []struct {
 // types, missing, merged and other users' entities, and metadata over the
 // field bound.
 func TestCreateRelationshipsMatchesOneByOne(t *testing.T) {
-	for _, b := range graphBackends {
-		t.Run(b.name, func(t *testing.T) {
+	for _, b := range knowledge.GraphBackends {
+		t.Run(b.Name, func(t *testing.T) {
 			now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 			seed := func(t *testing.T) (*knowledge.Service, map[string]string) {
-				s := knowledge.NewService(b.open(t), knowledge.NewRegistry(), knowledge.Options{Now: func() time.Time { return now }, MaxFieldBytes: 64})
+				s := knowledge.NewService(b.Open(t), knowledge.NewRegistry(), knowledge.Options{Now: func() time.Time { return now }, MaxFieldBytes: 64})
 				ids := map[string]string{}
 				for _, n := range []string{"A", "B", "C", "D", "Dup"} {
 					ids[n] = company(t, s, alice, n)
@@ -159,9 +127,9 @@ func TestCreateRelationshipsBounds(t *testing.T) {
 // second must see the first's edge, so exactly one edge of each pair is
 // created and the other is refused as a cycle, on every backend.
 func TestCreateRelationshipsConcurrentCycle(t *testing.T) {
-	for _, b := range graphBackends {
-		t.Run(b.name, func(t *testing.T) {
-			s := knowledge.NewService(b.open(t), knowledge.NewRegistry(), knowledge.Options{})
+	for _, b := range knowledge.GraphBackends {
+		t.Run(b.Name, func(t *testing.T) {
+			s := knowledge.NewService(b.Open(t), knowledge.NewRegistry(), knowledge.Options{})
 			const pairs = 20
 			var fwd, back []knowledge.RelationshipRequest
 			for i := range pairs {
