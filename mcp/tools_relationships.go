@@ -35,6 +35,14 @@ type CreateRelationshipOut struct {
 	Created *bool `json:"created,omitempty" jsonschema:"false when the relationship already existed (same type, source and target); absent without graph read, since whether it existed is graph data"`
 }
 
+// shapeRelationshipArgs bounds the arguments of one relationship, given to
+// create_relationship or as an item of create_relationships.
+func shapeRelationshipArgs(s *jsonschema.Schema) {
+	maxLen(prop(s, "relationship_type"), 64)
+	maxLen(prop(s, "source_entity_id"), idLimit)
+	maxLen(prop(s, "target_entity_id"), idLimit)
+}
+
 func createRelationshipTool(d Deps) *Tool {
 	return newTool(toolSpec{
 		name:  "create_relationship",
@@ -42,11 +50,7 @@ func createRelationshipTool(d Deps) *Tool {
 		description: "Create a typed, directed relationship between two entities; creating it again adds an observation of its metadata. " +
 			"PART_OF, DEPENDS_ON, SUPERSEDES and CORRECTS refuse cycles (CYCLE_DETECTED, with the cycle's path).",
 		toolset: ToolsetRelationships, ann: additive, budget: BudgetList, requires: writes(consent.ResourceGraph),
-		shape: func(s *jsonschema.Schema) {
-			maxLen(prop(s, "relationship_type"), 64)
-			maxLen(prop(s, "source_entity_id"), idLimit)
-			maxLen(prop(s, "target_entity_id"), idLimit)
-		},
+		shape: shapeRelationshipArgs,
 	}, func(ctx context.Context, call *Call, in CreateRelationshipIn) (CreateRelationshipOut, error) {
 		rel, created, err := d.Knowledge.CreateRelationship(ctx, call.Caller(), knowledge.RelationshipRequest{
 			Type: in.RelationshipType, SourceEntityID: in.SourceEntityID, TargetEntityID: in.TargetEntityID, Metadata: in.Metadata,
@@ -110,9 +114,7 @@ func createRelationshipsTool(d Deps) *Tool {
 			list := prop(s, "relationships")
 			lo, hi := 1, knowledge.MaxRelationshipsPerCall
 			list.MinItems, list.MaxItems = &lo, &hi
-			maxLen(prop(list.Items, "relationship_type"), 64)
-			maxLen(prop(list.Items, "source_entity_id"), idLimit)
-			maxLen(prop(list.Items, "target_entity_id"), idLimit)
+			shapeRelationshipArgs(list.Items)
 		},
 	}, func(ctx context.Context, call *Call, in CreateRelationshipsIn) (CreateRelationshipsOut, error) {
 		reqs := mapSlice(in.Relationships, func(r CreateRelationshipIn) knowledge.RelationshipRequest {
