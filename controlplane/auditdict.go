@@ -26,15 +26,12 @@ type auditCaller struct {
 
 // auditDict caches the audit dictionaries in both directions.
 type auditDict struct {
-	mu       sync.RWMutex
-	ids      map[string]int64
-	values   map[int64]string
-	callers  map[auditCaller]int64
-	callerOf map[int64]auditCaller
+	strings dictCache[string]
+	callers dictCache[auditCaller]
 }
 
 func newAuditDict() *auditDict {
-	return &auditDict{ids: map[string]int64{}, values: map[int64]string{}, callers: map[auditCaller]int64{}, callerOf: map[int64]auditCaller{}}
+	return &auditDict{strings: newDictCache[string](), callers: newDictCache[auditCaller]()}
 }
 
 // maxCached bounds each of the cache's maps: a client can make up tool
@@ -42,24 +39,61 @@ func newAuditDict() *auditDict {
 // starts over; the database still holds everything.
 const maxCached = 1 << 16
 
-func (d *auditDict) addString(id int64, v string) {
+// dictCache caches one dictionary: entries by value and by id.
+type dictCache[V comparable] struct {
+	mu    sync.RWMutex
+	ids   map[V]int64
+	value map[int64]V
+}
+
+func newDictCache[V comparable]() dictCache[V] {
+	return dictCache[V]{ids: map[V]int64{}, value: map[int64]V{}}
+}
+
+func (d *dictCache[V]) add(id int64, v V) {
 	d.mu.Lock()
 	if len(d.ids) >= maxCached {
 		clear(d.ids)
-		clear(d.values)
+		clear(d.value)
 	}
-	d.ids[v], d.values[id] = id, v
+	d.ids[v], d.value[id] = id, v
 	d.mu.Unlock()
 }
 
-func (d *auditDict) addCaller(id int64, c auditCaller) {
-	d.mu.Lock()
-	if len(d.callers) >= maxCached {
-		clear(d.callers)
-		clear(d.callerOf)
+// idsOf returns the ids of the values the cache holds, and the other
+// values, each once.
+func (d *dictCache[V]) idsOf(values []V) (map[V]int64, []V) {
+	out := make(map[V]int64, len(values))
+	var missing []V
+	seen := map[V]bool{}
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	for _, v := range values {
+		if id, ok := d.ids[v]; ok {
+			out[v] = id
+		} else if !seen[v] {
+			seen[v] = true
+			missing = append(missing, v)
+		}
 	}
-	d.callers[c], d.callerOf[id] = id, c
-	d.mu.Unlock()
+	return out, missing
+}
+
+// valuesOf returns the values of the ids the cache holds, and the other
+// ids, as query arguments.
+func (d *dictCache[V]) valuesOf(ids map[int64]bool) (map[int64]V, []any) {
+	out := make(map[int64]V, len(ids))
+	var missing []any
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	for id := range ids {
+		if v, ok := d.value[id]; ok {
+			out[id] = v
+		} else {
+			missing = append(missing, id)
+		}
+	}
+	return out, missing
 }
 
 // dictChunk bounds the parameters of one dictionary lookup.
@@ -69,19 +103,7 @@ const dictChunk = 500
 // create, it first adds those it does not, each in a statement of its own
 // (an entry that outlives a failed write is harmless: it names nothing).
 func (s *Store) stringIDs(ctx context.Context, values []string, create bool) (map[string]int64, error) {
-	out := make(map[string]int64, len(values))
-	var missing []string
-	seen := map[string]bool{}
-	s.dict.mu.RLock()
-	for _, v := range values {
-		if id, ok := s.dict.ids[v]; ok {
-			out[v] = id
-		} else if !seen[v] {
-			seen[v] = true
-			missing = append(missing, v)
-		}
-	}
-	s.dict.mu.RUnlock()
+	out, missing := s.dict.strings.idsOf(values)
 	if len(missing) == 0 {
 		return out, nil
 	}
@@ -104,7 +126,7 @@ func (s *Store) stringIDs(ctx context.Context, values []string, create bool) (ma
 			if err := rows.Scan(&id, &v); err != nil {
 				return err
 			}
-			s.dict.addString(id, v)
+			s.dict.strings.add(id, v)
 			out[v] = id
 			return nil
 		})
@@ -124,19 +146,7 @@ func (s *Store) stringIDs(ctx context.Context, values []string, create bool) (ma
 
 // callerIDs is stringIDs for callers.
 func (s *Store) callerIDs(ctx context.Context, callers []auditCaller, create bool) (map[auditCaller]int64, error) {
-	out := make(map[auditCaller]int64, len(callers))
-	var missing []auditCaller
-	seen := map[auditCaller]bool{}
-	s.dict.mu.RLock()
-	for _, c := range callers {
-		if id, ok := s.dict.callers[c]; ok {
-			out[c] = id
-		} else if !seen[c] {
-			seen[c] = true
-			missing = append(missing, c)
-		}
-	}
-	s.dict.mu.RUnlock()
+	out, missing := s.dict.callers.idsOf(callers)
 	for _, c := range missing {
 		if create {
 			if _, err := s.db.ExecContext(ctx, `INSERT INTO audit_callers (user_id, agent_id, agent_name, key_id, transport)
@@ -155,7 +165,7 @@ func (s *Store) callerIDs(ctx context.Context, callers []auditCaller, create boo
 		case err != nil:
 			return nil, wrap("audit callers", err)
 		}
-		s.dict.addCaller(id, c)
+		s.dict.callers.add(id, c)
 		out[c] = id
 	}
 	return out, nil
@@ -171,7 +181,7 @@ func (s *Store) agentCallers(ctx context.Context, userID, agentName string) ([]i
 		if err := rows.Scan(&id, &c.UserID, &c.AgentID, &c.AgentName, &c.KeyID, &c.Transport); err != nil {
 			return err
 		}
-		s.dict.addCaller(id, c)
+		s.dict.callers.add(id, c)
 		ids = append(ids, id)
 		return nil
 	})
@@ -181,24 +191,8 @@ func (s *Store) agentCallers(ctx context.Context, userID, agentName string) ([]i
 // resolve returns the strings and callers that ids name, from the cache
 // and, for those it does not hold, from the database.
 func (s *Store) resolve(ctx context.Context, stringIDs, callerIDs map[int64]bool) (map[int64]string, map[int64]auditCaller, error) {
-	strs, callers := make(map[int64]string, len(stringIDs)), make(map[int64]auditCaller, len(callerIDs))
-	var missingStrs, missingCallers []any
-	s.dict.mu.RLock()
-	for id := range stringIDs {
-		if v, ok := s.dict.values[id]; ok {
-			strs[id] = v
-		} else {
-			missingStrs = append(missingStrs, id)
-		}
-	}
-	for id := range callerIDs {
-		if c, ok := s.dict.callerOf[id]; ok {
-			callers[id] = c
-		} else {
-			missingCallers = append(missingCallers, id)
-		}
-	}
-	s.dict.mu.RUnlock()
+	strs, missingStrs := s.dict.strings.valuesOf(stringIDs)
+	callers, missingCallers := s.dict.callers.valuesOf(callerIDs)
 	for start := 0; start < len(missingStrs); start += dictChunk {
 		part := missingStrs[start:min(len(missingStrs), start+dictChunk)]
 		err := s.queryEach(ctx, `SELECT id, value FROM audit_strings WHERE id IN (`+params(1, len(part))+`)`, part, func(rows *sql.Rows) error {
@@ -207,7 +201,7 @@ func (s *Store) resolve(ctx context.Context, stringIDs, callerIDs map[int64]bool
 			if err := rows.Scan(&id, &v); err != nil {
 				return err
 			}
-			s.dict.addString(id, v)
+			s.dict.strings.add(id, v)
 			strs[id] = v
 			return nil
 		})
@@ -224,7 +218,7 @@ func (s *Store) resolve(ctx context.Context, stringIDs, callerIDs map[int64]bool
 				if err := rows.Scan(&id, &c.UserID, &c.AgentID, &c.AgentName, &c.KeyID, &c.Transport); err != nil {
 					return err
 				}
-				s.dict.addCaller(id, c)
+				s.dict.callers.add(id, c)
 				callers[id] = c
 				return nil
 			})

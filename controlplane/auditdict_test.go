@@ -10,13 +10,13 @@ import (
 func TestAuditDictBounded(t *testing.T) {
 	d := newAuditDict()
 	for i := range maxCached + 10 {
-		d.addString(int64(i), fmt.Sprint("tool", i))
-		d.addCaller(int64(i), auditCaller{UserID: "u", AgentName: fmt.Sprint("agent", i)})
+		d.strings.add(int64(i), fmt.Sprint("tool", i))
+		d.callers.add(int64(i), auditCaller{UserID: "u", AgentName: fmt.Sprint("agent", i)})
 	}
-	if len(d.ids) > maxCached || len(d.values) > maxCached || len(d.callers) > maxCached || len(d.callerOf) > maxCached {
-		t.Errorf("cache holds %d strings, %d callers; want at most %d", len(d.ids), len(d.callers), maxCached)
+	if len(d.strings.ids) > maxCached || len(d.strings.value) > maxCached || len(d.callers.ids) > maxCached || len(d.callers.value) > maxCached {
+		t.Errorf("cache holds %d strings, %d callers; want at most %d", len(d.strings.ids), len(d.callers.ids), maxCached)
 	}
-	if d.ids["tool"+fmt.Sprint(maxCached+9)] != int64(maxCached+9) {
+	if d.strings.ids["tool"+fmt.Sprint(maxCached+9)] != int64(maxCached+9) {
 		t.Error("the newest entry is not cached")
 	}
 }
