@@ -2,6 +2,7 @@ package main
 
 import (
 	"flag"
+	"fmt"
 	"strings"
 	"time"
 
@@ -71,14 +72,17 @@ func (t *toolFlags) register(fs *flag.FlagSet) {
 
 var toolEnv = []envVar{{"toolsets", "CAIRN_TOOLSETS"}, {"read-only", "CAIRN_READ_ONLY"}, {"call-timeout", "CAIRN_CALL_TIMEOUT"}}
 
-func (t *toolFlags) options() mcp.Options {
+func (t *toolFlags) options() (mcp.Options, error) {
+	if t.callTimeout < 0 {
+		return mcp.Options{}, usageError{fmt.Sprintf("--call-timeout %v is negative; give a positive duration such as 30s", t.callTimeout)}
+	}
 	o := mcp.Options{ReadOnly: t.readOnly, CallTimeout: t.callTimeout}
 	for _, name := range strings.Split(t.toolsets, ",") {
 		if name = strings.TrimSpace(name); name != "" {
 			o.Toolsets = append(o.Toolsets, mcp.Toolset(name))
 		}
 	}
-	return o
+	return o, nil
 }
 
 func toolsetNames() string {

@@ -407,6 +407,7 @@ func TestCommandLine(t *testing.T) {
 		{"bad read timeout", []string{"serve"}, map[string]string{"CAIRN_READ_TIMEOUT": "soon"}, exitUsage, "CAIRN_READ_TIMEOUT"},
 		{"negative connection limit", []string{"serve", "--max-conns-per-client", "-1"}, nil, exitUsage, "--max-conns-per-client"},
 		{"bad log level", []string{"serve", "--log-level", "loud"}, nil, exitUsage, "--log-level"},
+		{"negative call timeout", []string{"stdio", "--call-timeout", "-1s", "--data-dir", t.TempDir()}, nil, exitUsage, "--call-timeout"},
 		{"stdio help names the field bound", []string{"stdio", "--help"}, nil, exitOK, "CAIRN_MAX_FIELD_BYTES"},
 		{"no field bound", []string{"stdio", "--max-field-bytes", "0"}, nil, exitUsage, "--max-field-bytes"},
 		{"negative field bound", []string{"serve"}, map[string]string{"CAIRN_MAX_FIELD_BYTES": "-1"}, exitUsage, "--max-field-bytes"},

@@ -87,7 +87,10 @@ connection closed.`,
 					return err
 				}
 				cfg := common.appConfig()
-				cfg.mcp, cfg.limits, cfg.embedder = toolF.options(), limits, embedder
+				if cfg.mcp, err = toolF.options(); err != nil {
+					return err
+				}
+				cfg.limits, cfg.embedder = limits, embedder
 				if err := fieldF.apply(&cfg); err != nil {
 					return err
 				}

@@ -51,7 +51,10 @@ over HTTP.`,
 					return err
 				}
 				cfg := common.appConfig()
-				cfg.mcp, cfg.embedder = toolF.options(), embedder
+				if cfg.mcp, err = toolF.options(); err != nil {
+					return err
+				}
+				cfg.embedder = embedder
 				if err := fieldF.apply(&cfg); err != nil {
 					return err
 				}
