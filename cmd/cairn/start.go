@@ -68,8 +68,8 @@ func (n newStore) remove(log *slog.Logger) {
 		errs = append(errs, os.RemoveAll(n.dir))
 	case n.file != "":
 		// The file and SQLite's companions: the WAL, its index, and a
-		// rollback journal should one be left.
-		for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
+		// rollback journal should one be left, and the store lock (db/sqlite).
+		for _, suffix := range []string{"", "-wal", "-shm", "-journal", "-lock"} {
 			if err := os.Remove(n.file + suffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				errs = append(errs, err)
 			}

@@ -41,6 +41,8 @@ type DB struct {
 	Read *sql.DB
 	// ckpt checkpoints the WAL in the background (see checkpoint.go).
 	ckpt *checkpointer
+	// unlock releases the store's shared lock (see lock_unix.go).
+	unlock func()
 }
 
 // Open opens (creating if needed) the store in dataDir and applies pending
@@ -53,7 +55,16 @@ func Open(ctx context.Context, dataDir string) (*DB, error) {
 }
 
 // OpenFile opens the store at path; tests use it with a file in t.TempDir().
-func OpenFile(ctx context.Context, path string) (*DB, error) {
+func OpenFile(ctx context.Context, path string) (_ *DB, err error) {
+	unlock, err := lockShared(path)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			unlock()
+		}
+	}()
 	write, err := sql.Open("sqlite", dsn(path, false))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
@@ -79,7 +90,7 @@ func OpenFile(ctx context.Context, path string) (*DB, error) {
 		write.Close()
 		return nil, err
 	}
-	return &DB{Path: path, Write: write, Read: read, ckpt: ckpt}, nil
+	return &DB{Path: path, Write: write, Read: read, ckpt: ckpt, unlock: unlock}, nil
 }
 
 // Close stops the background checkpointer and closes both handles.
@@ -88,7 +99,11 @@ func (db *DB) Close() error {
 		_ = db.ckpt.stop()
 	}
 	rerr := db.Read.Close()
-	if err := db.Write.Close(); err != nil {
+	werr := db.Write.Close()
+	if db.unlock != nil {
+		db.unlock()
+	}
+	if err := werr; err != nil {
 		return fmt.Errorf("sqlite: close: %w", err)
 	}
 	if rerr != nil {
