@@ -1,0 +1,66 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// TestBenchSmall runs cairn bench at a small size on each backend, as CI
+// can afford, and checks that its JSON parses and reports every phase with
+// the calls the workload makes. The figures themselves are not checked:
+// performance lives in what the command prints, not in assertions.
+func TestBenchSmall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	forEachBackend(t, func(t *testing.T, dataDir string, env []string) {
+		tmp := t.TempDir()
+		cmd := exec.Command(cairnBinary(t), "bench", "--entities", "120", "--memories", "15", "--queries", "4", "--batch", "50", "--json")
+		cmd.Env = append(append(os.Environ(), env...), "TMPDIR="+tmp)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("cairn bench: %v\n%s", err, stderr.String())
+		}
+		var r benchReport
+		if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
+			t.Fatalf("bench JSON: %v\n%s", err, stdout.String())
+		}
+		want := map[string][2]int{ // calls, items
+			"store": {3, 120}, "create_relationships": {3, 119},
+			"lookup by identifier": {4, 4}, "snapshot read": {4, 4},
+			"traverse 1 hop": {4, 4}, "traverse 2 hops": {4, 4}, "traverse 3 hops": {4, 4},
+			"save_memory": {15, 15}, "search_memory": {4, 4}, "search_memory, tag filter": {4, 4},
+			"get_user_context": {4, 4}, "get_user_context, topic": {4, 4}, "no-op (ping)": {20, 20},
+		}
+		for _, p := range r.Phases {
+			w, ok := want[p.Name]
+			if !ok {
+				t.Errorf("unexpected phase %q", p.Name)
+				continue
+			}
+			delete(want, p.Name)
+			if p.Calls != w[0] || p.Items != w[1] {
+				t.Errorf("%s: %d calls, %d items; want %d, %d", p.Name, p.Calls, p.Items, w[0], w[1])
+			}
+			if p.P50ms <= 0 || p.P50ms > p.P95ms || p.P95ms > p.P99ms || p.ItemsPerSec <= 0 {
+				t.Errorf("%s: figures out of order: %+v", p.Name, p)
+			}
+		}
+		for name := range want {
+			t.Errorf("phase %q missing", name)
+		}
+		if r.Workload.Entities != 120 || r.Workload.Seed != 1 || r.Embedder == "" || r.Store == "" {
+			t.Errorf("report header %+v", r)
+		}
+		// The scratch store is gone: nothing left in the temporary
+		// directory the run used.
+		if left, _ := filepath.Glob(filepath.Join(tmp, "cairn-bench-*")); len(left) != 0 {
+			t.Errorf("cairn bench left %v behind", left)
+		}
+	})
+}
