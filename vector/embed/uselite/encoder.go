@@ -3,6 +3,7 @@ package uselite
 import (
 	"fmt"
 	"math"
+	"sync"
 )
 
 // Sizes of the model.
@@ -117,6 +118,33 @@ func newEncoder(w map[string]tensor) (*Encoder, error) {
 // roundUp rounds m up to a multiple of tileRows.
 func roundUp(m int) int { return (m + tileRows - 1) / tileRows * tileRows }
 
+// roundUp16 rounds n up to a multiple of panelWidth.
+func roundUp16(n int) int { return (n + panelWidth - 1) / panelWidth * panelWidth }
+
+// workspace holds the activations of one Encode call, kept in a pool so
+// that a busy embedder does not allocate megabytes per batch.
+type workspace struct {
+	x, y, z, norm, qkv, att, ffn []float32
+	// attention scratch: the keys transposed and the values, packed;
+	// the scores; one head's output.
+	keys, values packed
+	scores, head []float32
+	pooled, out  []float32
+}
+
+var workspaces = sync.Pool{New: func() any { return new(workspace) }}
+
+// grow returns buf resliced to n zeroed values, reallocating only when its
+// capacity is short.
+func grow(buf []float32, n int) []float32 {
+	if cap(buf) < n {
+		return make([]float32, n)
+	}
+	buf = buf[:n]
+	clear(buf)
+	return buf
+}
+
 // Encode returns the unit vector of each sequence of token ids, as the
 // reference graph computes it for a batch of one. Every sequence must hold
 // between 1 and MaxTokens ids below the vocabulary size. The sequences are
@@ -129,11 +157,14 @@ func (e *Encoder) Encode(seqs [][]int32) [][]float32 {
 		}
 		rows += len(s)
 	}
+	ws := workspaces.Get().(*workspace)
+	defer workspaces.Put(ws)
 	m := roundUp(rows)
 	// x: the layer input; the token embeddings, twice (the graph adds the
 	// scattered embeddings to the scattered embeddings-plus-timing), plus
 	// the sinusoidal timing signal of each position.
-	x := make([]float32, m*embedDim)
+	ws.x = grow(ws.x, m*embedDim)
+	x := ws.x
 	r := 0
 	half := embedDim / 2
 	for _, s := range seqs {
@@ -151,11 +182,16 @@ func (e *Encoder) Encode(seqs [][]int32) [][]float32 {
 			r++
 		}
 	}
-	h := e.layer(&e.layers[0], x, seqs, m)
-	h = e.layer(&e.layers[1], h, seqs, m)
+	ws.y = grow(ws.y, m*hidden)
+	e.layer(ws, &e.layers[0], ws.x, ws.y, seqs, m)
+	ws.z = grow(ws.z, m*hidden)
+	e.layer(ws, &e.layers[1], ws.y, ws.z, seqs, m)
+	h := ws.z
 	// Mean over each sequence's positions, then tanh(mean·W + b), then L2
 	// normalisation.
-	pooled := make([]float32, roundUp(len(seqs))*hidden)
+	ps := roundUp(len(seqs))
+	ws.pooled = grow(ws.pooled, ps*hidden)
+	pooled := ws.pooled
 	r = 0
 	for i, s := range seqs {
 		dst := pooled[i*hidden : (i+1)*hidden]
@@ -171,17 +207,17 @@ func (e *Encoder) Encode(seqs [][]int32) [][]float32 {
 			dst[j] /= n
 		}
 	}
-	out := make([]float32, roundUp(len(seqs))*Dimension)
-	for i := range len(seqs) {
-		copy(out[i*Dimension:(i+1)*Dimension], e.tanhBias)
-	}
-	gemm(out, pooled, e.tanh, roundUp(len(seqs)))
+	ws.out = grow(ws.out, ps*Dimension)
+	out := ws.out
+	addBias(out, e.tanhBias, len(seqs))
+	gemm(out, Dimension, pooled, hidden, e.tanh, ps)
 	vecs := make([][]float32, len(seqs))
+	all := make([]float32, len(seqs)*Dimension)
 	for i := range seqs {
-		v := out[i*Dimension : (i+1)*Dimension : (i+1)*Dimension]
+		v := all[i*Dimension : (i+1)*Dimension : (i+1)*Dimension]
 		var sum float32
-		for j := range v {
-			v[j] = float32(math.Tanh(float64(v[j])))
+		for j, o := range out[i*Dimension : (i+1)*Dimension] {
+			v[j] = float32(math.Tanh(float64(o)))
 			sum += v[j] * v[j]
 		}
 		inv := float32(1 / math.Sqrt(float64(max(sum, 1e-12))))
@@ -193,52 +229,50 @@ func (e *Encoder) Encode(seqs [][]int32) [][]float32 {
 	return vecs
 }
 
-// layer runs one transformer layer on x (m rows of l.in values) and
-// returns its output (m rows of 512 values).
-func (e *Encoder) layer(l *layer, x []float32, seqs [][]int32, m int) []float32 {
+// layer runs one transformer layer on x (m rows of l.in values) and writes
+// its output to y (m rows of 512 values, zeroed).
+func (e *Encoder) layer(ws *workspace, l *layer, x, y []float32, seqs [][]int32, m int) {
 	in := l.in
 	// The residual path: x itself in layer 1, x·W + b in layer 0.
-	y := make([]float32, m*hidden)
 	if l.residual != nil {
-		fillBias(y, l.residualBias, m)
-		gemm(y, x, l.residual, m)
+		addBias(y, l.residualBias, m)
+		gemm(y, hidden, x, in, l.residual, m)
 	} else {
-		copy(y, x)
+		copy(y, x[:m*hidden])
 	}
-	// Self-attention on the normalised input.
-	norm := make([]float32, m*in)
-	layerNorm(norm, x, l.attnScale, l.attnBias, m, in)
-	qkv := make([]float32, m*3*in)
-	fillBias(qkv, l.qkvBias, m)
-	gemm(qkv, norm, l.qkv, m)
-	att := make([]float32, m*in)
+	// Self-attention on the normalised input. qkv has tileRows spare rows,
+	// since a sequence's attention reads whole tiles of rows.
+	ws.norm = grow(ws.norm, m*hidden)
+	layerNorm(ws.norm, x, l.attnScale, l.attnBias, m, in)
+	ws.qkv = grow(ws.qkv, (m+tileRows)*3*in)
+	addBias(ws.qkv, l.qkvBias, m)
+	gemm(ws.qkv, 3*in, ws.norm, in, l.qkv, m)
+	ws.att = grow(ws.att, m*in)
 	start := 0
 	for _, s := range seqs {
-		attention(att, qkv, start, len(s), in, l.qScale)
+		ws.attention(start, len(s), in, l.qScale)
 		start += len(s)
 	}
 	// The attention output projection is added to the residual.
-	fillBias(y, l.outBias, m) // y += bias
-	gemm(y, att, l.out, m)
+	addBias(y, l.outBias, m)
+	gemm(y, hidden, ws.att, in, l.out, m)
 	// The feed-forward block on the normalised sum, added to it.
-	norm = norm[:0]
-	norm = append(norm, make([]float32, m*hidden)...)
-	layerNorm(norm, y, l.ffnScale, l.ffnBias, m, hidden)
-	f := make([]float32, m*ffnDim)
-	fillBias(f, l.ffn1Bias, m)
-	gemm(f, norm, l.ffn1, m)
+	layerNorm(ws.norm, y, l.ffnScale, l.ffnBias, m, hidden)
+	ws.ffn = grow(ws.ffn, m*ffnDim)
+	f := ws.ffn
+	addBias(f, l.ffn1Bias, m)
+	gemm(f, ffnDim, ws.norm, hidden, l.ffn1, m)
 	for i, v := range f {
 		if v < 0 {
 			f[i] = 0
 		}
 	}
-	fillBias(y, l.ffn2Bias, m)
-	gemm(y, f, l.ffn2, m)
-	return y
+	addBias(y, l.ffn2Bias, m)
+	gemm(y, hidden, f, ffnDim, l.ffn2, m)
 }
 
-// fillBias adds bias to each of the m rows of dst.
-func fillBias(dst, bias []float32, m int) {
+// addBias adds bias to each of the m rows of dst.
+func addBias(dst, bias []float32, m int) {
 	n := len(bias)
 	for i := range m {
 		row := dst[i*n : (i+1)*n]
@@ -272,43 +306,66 @@ func layerNorm(dst, src, scale, bias []float32, m, n int) {
 }
 
 // attention computes multi-head self-attention for the sequence of n rows
-// that starts at row start: qkv holds, per row, the queries, keys and
-// values (each of width in, 4 heads of in/4); the concatenated heads go to
-// att (width in).
-func attention(att, qkv []float32, start, n, in int, qScale float32) {
+// that starts at row start of ws.qkv, which holds per row the queries,
+// keys and values (each of width in: 4 heads of in/4 values); the
+// concatenated heads go to the same rows of ws.att (width in). Both
+// products (queries × keys, weights × values) run on gemm.
+func (ws *workspace) attention(start, n, in int, qScale float32) {
 	d := in / heads
 	stride := 3 * in
-	scores := make([]float32, n)
-	q := make([]float32, d)
+	np := roundUp16(n) // key positions, padded to whole panels
+	mp := roundUp(n)   // query positions, padded to whole tiles
+	qkv := ws.qkv[start*stride:]
 	for h := range heads {
+		// The graph scales the queries before the product.
 		for i := range n {
-			qi := qkv[(start+i)*stride+h*d:]
-			for t := range d {
-				q[t] = qi[t] * qScale
+			q := qkv[i*stride+h*d : i*stride+(h+1)*d]
+			for t := range q {
+				q[t] *= qScale
 			}
+		}
+		// Keys, transposed into panels of 16 positions (zero past n).
+		ws.keys.k, ws.keys.n = d, np
+		ws.keys.data = grow(ws.keys.data, d*np)
+		for j := range n {
+			k := qkv[j*stride+in+h*d : j*stride+in+(h+1)*d]
+			dst := ws.keys.data[(j/panelWidth)*d*panelWidth+j%panelWidth:]
+			for t, v := range k {
+				dst[t*panelWidth] = v
+			}
+		}
+		ws.scores = grow(ws.scores, mp*np)
+		gemm(ws.scores, np, qkv[h*d:], stride, &ws.keys, mp)
+		// Softmax over the n keys of each query; the padding gets weight 0.
+		for i := range n {
+			row := ws.scores[i*np : i*np+n]
 			top := float32(math.Inf(-1))
-			for j := range n {
-				kj := qkv[(start+j)*stride+in+h*d:]
-				var s float32
-				for t := range d {
-					s += q[t] * kj[t]
-				}
-				scores[j] = s
+			for _, s := range row {
 				top = max(top, s)
 			}
 			var sum float32
-			for j := range n {
-				scores[j] = float32(math.Exp(float64(scores[j] - top)))
-				sum += scores[j]
+			for j, s := range row {
+				row[j] = float32(math.Exp(float64(s - top)))
+				sum += row[j]
 			}
-			out := att[(start+i)*in+h*d : (start+i)*in+(h+1)*d]
-			for j := range n {
-				p := scores[j] / sum
-				vj := qkv[(start+j)*stride+2*in+h*d:]
-				for t := range d {
-					out[t] += p * vj[t]
-				}
+			for j := range row {
+				row[j] /= sum
 			}
+			clear(ws.scores[i*np+n : (i+1)*np])
+		}
+		// Values, in panels of 16 of their d columns.
+		ws.values.k, ws.values.n = n, d
+		ws.values.data = grow(ws.values.data, n*d)
+		for j := range n {
+			v := qkv[j*stride+2*in+h*d : j*stride+2*in+(h+1)*d]
+			for p := range d / panelWidth {
+				copy(ws.values.data[p*n*panelWidth+j*panelWidth:], v[p*panelWidth:(p+1)*panelWidth])
+			}
+		}
+		ws.head = grow(ws.head, mp*d)
+		gemm(ws.head, d, ws.scores, np, &ws.values, mp)
+		for i := range n {
+			copy(ws.att[(start+i)*in+h*d:(start+i)*in+(h+1)*d], ws.head[i*d:(i+1)*d])
 		}
 	}
 }

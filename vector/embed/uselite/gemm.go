@@ -36,11 +36,15 @@ func pack(b []float32, k, n int) *packed {
 	return p
 }
 
-// gemm adds A·B to C for the first m rows; m must be a multiple of
-// tileRows (callers pad their activations) and A has b.k columns.
-func gemm(c []float32, a []float32, b *packed, m int) {
+// gemm adds A·B to C for the first m rows, A and C row-major with row
+// strides lda and ldc; m must be a multiple of tileRows (callers pad their
+// activations) and A has b.k columns.
+func gemm(c []float32, ldc int, a []float32, lda int, b *packed, m int) {
 	k, n := b.k, b.n
-	if m%tileRows != 0 || len(a) < m*k || len(c) < m*n {
+	if m == 0 || k == 0 {
+		return
+	}
+	if m%tileRows != 0 || len(a) < (m-1)*lda+k || len(c) < (m-1)*ldc+n || len(b.data) < k*n {
 		panic("uselite: gemm: bad shape")
 	}
 	for k0 := 0; k0 < k; k0 += kc {
@@ -48,30 +52,55 @@ func gemm(c []float32, a []float32, b *packed, m int) {
 		for panel := range n / panelWidth {
 			bp := b.data[panel*k*panelWidth+k0*panelWidth:]
 			for i := 0; i < m; i += tileRows {
-				kernel6x16(&a[i*k+k0], k, &bp[0], kb, &c[i*n+panel*panelWidth], n)
+				kernel6x16(&a[i*lda+k0], lda, &bp[0], kb, &c[i*ldc+panel*panelWidth], ldc)
 			}
 		}
 	}
 }
 
 // kernel6x16Go is the portable micro-kernel: for r < 6 and j < 16,
-// c[r*ldc+j] += Σ_{kk<kb} a[r*lda+kk] · b[kk*16+j].
+// c[r*ldc+j] += Σ_{kk<kb} a[r*lda+kk] · b[kk*16+j]. Each row keeps its 16
+// sums in scalar locals, which the compiler holds in registers.
 func kernel6x16Go(a []float32, lda int, b []float32, kb int, c []float32, ldc int) {
-	var acc [tileRows][panelWidth]float32
-	for kk := range kb {
-		bk := (*[panelWidth]float32)(b[kk*panelWidth:])
-		for r := range tileRows {
-			av := a[r*lda+kk]
-			row := &acc[r]
-			for j := range panelWidth {
-				row[j] += av * bk[j]
-			}
-		}
-	}
+	b = b[:kb*panelWidth]
 	for r := range tileRows {
-		cr := c[r*ldc : r*ldc+panelWidth]
-		for j := range panelWidth {
-			cr[j] += acc[r][j]
+		ar := a[r*lda : r*lda+kb]
+		var c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15 float32
+		for kk, av := range ar {
+			bk := b[kk*panelWidth : kk*panelWidth+panelWidth : kk*panelWidth+panelWidth]
+			c0 += av * bk[0]
+			c1 += av * bk[1]
+			c2 += av * bk[2]
+			c3 += av * bk[3]
+			c4 += av * bk[4]
+			c5 += av * bk[5]
+			c6 += av * bk[6]
+			c7 += av * bk[7]
+			c8 += av * bk[8]
+			c9 += av * bk[9]
+			c10 += av * bk[10]
+			c11 += av * bk[11]
+			c12 += av * bk[12]
+			c13 += av * bk[13]
+			c14 += av * bk[14]
+			c15 += av * bk[15]
 		}
+		cr := c[r*ldc : r*ldc+panelWidth : r*ldc+panelWidth]
+		cr[0] += c0
+		cr[1] += c1
+		cr[2] += c2
+		cr[3] += c3
+		cr[4] += c4
+		cr[5] += c5
+		cr[6] += c6
+		cr[7] += c7
+		cr[8] += c8
+		cr[9] += c9
+		cr[10] += c10
+		cr[11] += c11
+		cr[12] += c12
+		cr[13] += c13
+		cr[14] += c14
+		cr[15] += c15
 	}
 }

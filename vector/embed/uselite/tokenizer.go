@@ -115,8 +115,11 @@ func (t *Tokenizer) Encode(text string) []int32 {
 	}
 	symbols := []rune(string(separator) + strings.ReplaceAll(normalized, " ", string(separator)))
 	n := len(symbols)
-	// ends[e] lists the candidates that end at e, by ascending start.
-	ends := make([][]candidate, n+1)
+	// All candidates by ascending start, then grouped by end with a stable
+	// counting sort, so that each end sees its candidates by ascending
+	// start, as the reference's object keys are visited.
+	cands := make([]candidate, 0, 2*n)
+	perEnd := make([]int, n+2)
 	for i := range n {
 		found := false
 		node := t.nodes[0]
@@ -127,24 +130,37 @@ func (t *Tokenizer) Encode(text string) []int32 {
 			}
 			node = t.nodes[c]
 			if node.end {
-				ends[j+1] = append(ends[j+1], candidate{start: i, length: j + 1 - i, id: node.id})
+				cands = append(cands, candidate{start: i, length: j + 1 - i, id: node.id})
+				perEnd[j+2]++
 				found = true
 			}
 		}
 		if !found {
-			ends[i+1] = append(ends[i+1], candidate{start: i, length: 1, id: 0})
+			cands = append(cands, candidate{start: i, length: 1, id: 0})
+			perEnd[i+2]++
 		}
+	}
+	for e := 1; e < len(perEnd); e++ {
+		perEnd[e] += perEnd[e-1]
+	}
+	// perEnd[e] is now the number of candidates that end before e: where
+	// those that end at e begin.
+	byEnd := make([]candidate, len(cands))
+	next := perEnd
+	for _, c := range cands {
+		e := c.start + c.length
+		byEnd[next[e]] = c
+		next[e]++
 	}
 	best := make([]float64, n+1)
 	words := make([]int32, n+1)
-	for e := 0; e <= n; e++ {
-		for _, c := range ends[e] {
-			// An unknown symbol scores 0, as the "unknown" entry does.
-			score := t.pieces[c.id].score + best[e-c.length]
-			if best[e] == 0 || score >= best[e] {
-				best[e] = score
-				words[e] = c.id
-			}
+	for _, c := range byEnd {
+		e := c.start + c.length
+		// An unknown symbol scores 0, as the "unknown" entry does.
+		score := t.pieces[c.id].score + best[c.start]
+		if best[e] == 0 || score >= best[e] {
+			best[e] = score
+			words[e] = c.id
 		}
 	}
 	var reversed []int32
