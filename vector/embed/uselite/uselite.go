@@ -205,3 +205,13 @@ func normalize(v []float32) []float32 {
 	}
 	return v
 }
+
+// minSimilarity is the default threshold of memory search with this
+// embedder; see MinSimilarity.
+const minSimilarity = 0.4
+
+// MinSimilarity implements embed.Thresholder. It was chosen on
+// testdata/retrieval.json (TestRetrievalQuality): paraphrases that share no
+// word with their memory mostly score above it, the best unrelated note
+// mostly below; docs/memories.md has the figures.
+func (e *Embedder) MinSimilarity() float64 { return minSimilarity }
