@@ -26,6 +26,9 @@ type HTTPOptions struct {
 	// Ready reports whether the service can take traffic (/readyz); nil
 	// means always.
 	Ready func(context.Context) error
+	// ReadyDetails are added to the JSON body of /readyz, e.g. which
+	// embedder serves memories and why.
+	ReadyDetails map[string]string
 	// MaxRequestBytes bounds request bodies; 0 means DefaultMaxRequestBytes.
 	MaxRequestBytes int64
 	// SessionTimeout closes MCP sessions idle this long; 0 means 30 minutes.
@@ -96,11 +99,11 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 			defer cancel()
 			if err := opts.Ready(ctx); err != nil {
 				s.log.Warn("not ready", "err", err)
-				writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
+				writeJSON(w, http.StatusServiceUnavailable, readyBody("unavailable", opts.ReadyDetails))
 				return
 			}
 		}
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+		writeJSON(w, http.StatusOK, readyBody("ready", opts.ReadyDetails))
 	})
 	return s.guardHTTP(opts, mux)
 }
@@ -233,4 +236,15 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v)
+}
+
+// readyBody is the JSON of /readyz: its status and the details.
+func readyBody(status string, details map[string]string) map[string]string {
+	body := map[string]string{"status": status}
+	for k, v := range details {
+		if k != "status" {
+			body[k] = v
+		}
+	}
+	return body
 }

@@ -25,6 +25,10 @@ type app struct {
 	mcp       *mcp.Server
 	auth      *consent.Authenticator
 	audit     *consent.AuditLog
+	// embedNote says why memories are embedded by another embedder than
+	// the built-in model (a binary without it, a store kept in the
+	// lexical space); /readyz reports it. Empty otherwise.
+	embedNote string
 	// stopWorker stops the entity-embedding worker and waits for it; nil
 	// until startEntityEmbeddings.
 	stopWorker func()
@@ -68,8 +72,16 @@ func openApp(ctx context.Context, cfg appConfig, log *slog.Logger) (*app, error)
 	a.graph = graph.NewStore(b.graph)
 	memDriver := b.memories()
 	a.memories = vector.NewStore(memDriver)
+	embedder := cfg.embedder
+	if c, ok := embedder.(embedChoice); ok {
+		if c, err = keepRecordedSpace(ctx, c, a.memories, log); err != nil {
+			a.Close()
+			return nil, err
+		}
+		embedder, a.embedNote = c.Embedder, c.note
+	}
 	a.knowledge = knowledge.NewService(a.graph, knowledge.NewRegistry(), knowledge.Options{
-		Logger: log, Embedder: cfg.embedder, Memories: a.memories,
+		Logger: log, Embedder: embedder, Memories: a.memories,
 		Profiles: a.control, Contradictions: a.control.WithReader(b.reader()),
 		EntityEmbeddings: vector.NewEntityStore(memDriver), MaxFieldBytes: cfg.maxFieldBytes,
 	})

@@ -55,6 +55,9 @@ worker does the same idempotent work.`,
 				if err != nil {
 					return err
 				}
+				// reembed moves the store to the chosen space, whatever
+				// space it is in now.
+				embedder.auto = false
 				cfg := common.appConfig()
 				cfg.embedder = embedder
 				a, err := openApp(ctx, cfg, log)

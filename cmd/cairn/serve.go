@@ -121,7 +121,7 @@ connection closed.`,
 				if bodyTimeout == 0 {
 					bodyTimeout = -1 // HTTPOptions' "none"
 				}
-				srv := httpServer(a.mcp.HTTPHandler(mcp.HTTPOptions{Auth: a.auth, Ready: a.ready, MaxRequestBytes: *maxBody,
+				srv := httpServer(a.mcp.HTTPHandler(mcp.HTTPOptions{Auth: a.auth, Ready: a.ready, ReadyDetails: a.readyDetails(), MaxRequestBytes: *maxBody,
 					AllowedOrigins: splitList(*origins), ReadTimeout: bodyTimeout}))
 				// Background work starts once the start has succeeded, so
 				// that a failed start leaves nothing running and writes
