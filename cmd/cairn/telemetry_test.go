@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -9,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +19,9 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/cairnkg/cairn/consent"
 	"github.com/cairnkg/cairn/mcp"
@@ -342,5 +348,201 @@ func TestMetricsAddrServesWithoutKey(t *testing.T) {
 	defer stop()
 	if code, fams := scrape(t, url, ""); code != http.StatusOK || fams["go_goroutines"] == nil {
 		t.Errorf("--metrics-addr: %d, %d families", code, len(fams))
+	}
+}
+
+// collector stands in for an OpenTelemetry collector: it decodes the
+// OTLP/HTTP protobuf requests of the trace exporter and keeps their spans.
+type collector struct {
+	mu    sync.Mutex
+	spans []*tracepb.Span
+}
+
+func (c *collector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil || r.URL.Path != "/v1/traces" || r.Header.Get("Content-Type") != "application/x-protobuf" {
+		http.Error(w, "not an OTLP/HTTP protobuf trace export", http.StatusBadRequest)
+		return
+	}
+	var req coltracepb.ExportTraceServiceRequest
+	if err := proto.Unmarshal(body, &req); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	c.mu.Lock()
+	for _, rs := range req.GetResourceSpans() {
+		for _, ss := range rs.GetScopeSpans() {
+			c.spans = append(c.spans, ss.GetSpans()...)
+		}
+	}
+	c.mu.Unlock()
+	out, _ := proto.Marshal(&coltracepb.ExportTraceServiceResponse{})
+	w.Header().Set("Content-Type", "application/x-protobuf")
+	_, _ = w.Write(out)
+}
+
+// spanTree indexes exported spans.
+type spanTree struct {
+	byID map[string]*tracepb.Span
+	all  []*tracepb.Span
+}
+
+func (c *collector) tree() spanTree {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := spanTree{byID: map[string]*tracepb.Span{}, all: slices.Clone(c.spans)}
+	for _, s := range c.spans {
+		st.byID[hex.EncodeToString(s.GetSpanId())] = s
+	}
+	return st
+}
+
+// find returns the spans of a trace with a name.
+func (st spanTree) find(traceID, name string) []*tracepb.Span {
+	var out []*tracepb.Span
+	for _, s := range st.all {
+		if hex.EncodeToString(s.GetTraceId()) == traceID && s.GetName() == name {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// under reports whether s descends from ancestor.
+func (st spanTree) under(s, ancestor *tracepb.Span) bool {
+	for p := st.byID[hex.EncodeToString(s.GetParentSpanId())]; p != nil; p = st.byID[hex.EncodeToString(p.GetParentSpanId())] {
+		if p == ancestor {
+			return true
+		}
+	}
+	return false
+}
+
+func spanAttr(s *tracepb.Span, key string) string {
+	for _, a := range s.GetAttributes() {
+		if a.GetKey() == key {
+			return a.GetValue().GetStringValue()
+		}
+	}
+	return ""
+}
+
+// TestTraceOfAToolCall sends spans to a collector stand-in and checks the
+// tree of tool calls over Streamable HTTP: the MCP request, under it the
+// tool, under that the consent decisions, the database work and the
+// embedder; and that the trace id is the call's request id and the
+// trace_id of its error envelope.
+func TestTraceOfAToolCall(t *testing.T) {
+	col := &collector{}
+	colSrv := httptest.NewServer(col)
+	defer colSrv.Close()
+	env := map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": colSrv.URL}
+	tracing, err := telemetry.NewTracing(t.Context(), func(k string) string { return env[k] }, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !tracing.Enabled {
+		t.Fatal("tracing is off with OTEL_EXPORTER_OTLP_ENDPOINT set")
+	}
+	ta := newTelemetryApp(t, appConfig{tracing: tracing})
+
+	owner := ta.session(t, ta.ownerKey)
+	res := rawCall(t, owner, "save_memory", map[string]any{"collection": "notes", "text": "Ada prefers tea"})
+	if res.IsError {
+		t.Fatalf("save_memory: %+v", res.Content)
+	}
+	saved := res.StructuredContent.(map[string]any)["meta"].(map[string]any)["request_id"].(string)
+	res = rawCall(t, owner, "store", map[string]any{"entities": []any{map[string]any{"entity_type": "company", "name": "Acme"}}})
+	if res.IsError {
+		t.Fatalf("store: %+v", res.Content)
+	}
+	stored := res.StructuredContent.(map[string]any)["meta"].(map[string]any)["request_id"].(string)
+	reader := ta.session(t, ta.readerKey)
+	res = rawCall(t, reader, "save_memory", map[string]any{"collection": "notes", "text": "x"})
+	if !res.IsError {
+		t.Fatal("the reader saved a memory")
+	}
+	var envelope mcp.Envelope
+	if err := json.Unmarshal([]byte(res.Content[0].(*mcpsdk.TextContent).Text), &envelope); err != nil {
+		t.Fatal(err)
+	}
+	denied := envelope.Error.TraceID
+	if err := tracing.Shutdown(t.Context()); err != nil { // exports what is buffered
+		t.Fatal(err)
+	}
+	st := col.tree()
+
+	// tool returns the tool span of a call, under its MCP request span.
+	tool := func(traceID, name string) *tracepb.Span {
+		t.Helper()
+		tools := st.find(traceID, "tool "+name)
+		if len(tools) != 1 {
+			t.Fatalf("trace %s: %d spans named %q, want 1 (request id not a trace id?)", traceID, len(tools), "tool "+name)
+		}
+		reqs := st.find(traceID, "mcp tools/call")
+		if len(reqs) != 1 || !st.under(tools[0], reqs[0]) {
+			t.Fatalf("trace %s: the tool span is not under one MCP tools/call span (%d of them)", traceID, len(reqs))
+		}
+		if reqs[0].GetKind() != tracepb.Span_SPAN_KIND_SERVER {
+			t.Errorf("the MCP request span is %v, want a server span", reqs[0].GetKind())
+		}
+		return tools[0]
+	}
+	// below requires, under the tool span, at least one span named name.
+	below := func(traceID string, toolSpan *tracepb.Span, name string) *tracepb.Span {
+		t.Helper()
+		for _, s := range st.find(traceID, name) {
+			if st.under(s, toolSpan) {
+				return s
+			}
+		}
+		t.Errorf("trace %s: no %q span under %q", traceID, name, toolSpan.GetName())
+		return nil
+	}
+
+	save := tool(saved, "save_memory")
+	below(saved, save, "consent.policy")
+	if d := below(saved, save, "consent.decide"); d != nil && spanAttr(d, "cairn.consent.decision") != "allow" {
+		t.Errorf("the owner's consent decision: %q, want allow", spanAttr(d, "cairn.consent.decision"))
+	}
+	below(saved, save, "embed")
+	below(saved, save, "memories.insert")
+
+	store := tool(stored, "store")
+	below(stored, store, "graph.update")
+
+	refused := tool(denied, "save_memory")
+	if d := below(denied, refused, "consent.decide"); d != nil && spanAttr(d, "cairn.consent.decision") != "deny" {
+		t.Errorf("the reader's consent decision: %q, want deny", spanAttr(d, "cairn.consent.decision"))
+	}
+	if got := spanAttr(refused, "cairn.error.code"); got != mcp.CodeConsentDenied {
+		t.Errorf("the refused call's span has error code %q, want %s", got, mcp.CodeConsentDenied)
+	}
+	for _, s := range st.all {
+		if spanAttr(s, "cairn.consent.resource_kind") == "notes" || strings.Contains(s.GetName(), "notes") {
+			t.Errorf("span %q names a collection", s.GetName())
+		}
+	}
+}
+
+// TestTracingOffByDefault: no OTLP endpoint, no tracing; request ids keep
+// their own form.
+func TestTracingOffByDefault(t *testing.T) {
+	tracing, err := telemetry.NewTracing(t.Context(), func(string) string { return "" }, "test")
+	if err != nil || tracing.Enabled {
+		t.Fatalf("NewTracing without an endpoint: %+v, %v", tracing, err)
+	}
+	for _, env := range []map[string]string{
+		{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318", "OTEL_SDK_DISABLED": "true"},
+		{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318", "OTEL_TRACES_EXPORTER": "none"},
+	} {
+		if tr, err := telemetry.NewTracing(t.Context(), func(k string) string { return env[k] }, "test"); err != nil || tr.Enabled {
+			t.Errorf("%v: enabled %v, %v", env, tr != nil && tr.Enabled, err)
+		}
+	}
+	if _, err := telemetry.NewTracing(t.Context(), func(k string) string {
+		return map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}[k]
+	}, "test"); err == nil {
+		t.Error("OTEL_EXPORTER_OTLP_PROTOCOL=grpc was accepted; only http/protobuf is exported")
 	}
 }
