@@ -50,6 +50,7 @@ type principalKey struct{}
 //
 //	/mcp      MCP Streamable HTTP (API key required)
 //	/mcp/tools, /mcp/call/{tool}  the REST facade (API key required)
+//	/metrics  Prometheus metrics, with the owner's key (when Deps.Metrics is set)
 //	/healthz  liveness: the process answers
 //	/readyz   readiness: the stores answer
 //	/.well-known/oauth-protected-resource[/mcp]  RFC 9728 metadata of /mcp
@@ -88,6 +89,9 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 		s.authenticate(opts.Auth, mcpShape, s.rateLimitMCP(opts.MaxRequestBytes, attach(streamable)))))
 	mux.Handle("/mcp/", s.limitBody(opts.MaxRequestBytes, restShape,
 		s.authenticate(opts.Auth, restShape, s.restHandler(opts.MaxRequestBytes))))
+	if s.deps.Metrics != nil {
+		mux.Handle("GET /metrics", s.authenticate(opts.Auth, mcpShape, ownerOnly(s.deps.Metrics.Handler())))
+	}
 	mux.HandleFunc("GET "+protectedResourcePath, serveProtectedResource)
 	mux.HandleFunc("GET "+protectedResourcePath+"/mcp", serveProtectedResource)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
@@ -105,7 +109,7 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 		}
 		writeJSON(w, http.StatusOK, readyBody("ready", opts.ReadyDetails))
 	})
-	return s.guardHTTP(opts, mux)
+	return s.guardHTTP(opts, s.withTraceContext(mux))
 }
 
 // authenticate answers 401 with the error envelope unless the request

@@ -10,6 +10,7 @@ import (
 	"github.com/cairnkg/cairn/graph"
 	"github.com/cairnkg/cairn/knowledge"
 	"github.com/cairnkg/cairn/mcp"
+	"github.com/cairnkg/cairn/telemetry"
 	"github.com/cairnkg/cairn/vector"
 	"github.com/cairnkg/cairn/vector/embed"
 )
@@ -59,6 +60,11 @@ type appConfig struct {
 	// auditRetention is how long audit records are kept; zero Keep keeps
 	// them forever.
 	auditRetention controlplane.AuditRetention
+	// metrics records what the process does, for /metrics; nil records
+	// nothing.
+	metrics *telemetry.Metrics
+	// tracing makes spans; nil is telemetry.Off().
+	tracing *telemetry.Tracing
 }
 
 // openApp opens the backend (migrating it) and wires the services.
@@ -69,16 +75,25 @@ func openApp(ctx context.Context, cfg appConfig, log *slog.Logger) (*app, error)
 	}
 	a := &app{log: log, backend: b}
 	a.control = controlplane.New(b.control, b.dialect)
-	a.graph = graph.NewStore(b.graph)
-	memDriver := b.memories()
+	graphDriver, memDriver, embedder := b.graph, telemetry.MemoryDriver(b.memories()), cfg.embedder
+	if cfg.tracing != nil && cfg.tracing.Enabled {
+		graphDriver, memDriver = telemetry.TraceGraph(graphDriver, cfg.tracing), telemetry.TraceMemories(memDriver, cfg.tracing)
+	}
+	b.watch(cfg.metrics)
+	a.graph = graph.NewStore(graphDriver)
 	a.memories = vector.NewStore(memDriver)
-	embedder := cfg.embedder
 	if c, ok := embedder.(embedChoice); ok {
 		if c, err = keepRecordedSpace(ctx, c, a.memories, log); err != nil {
 			a.Close()
 			return nil, err
 		}
 		embedder, a.embedNote = c.Embedder, c.note
+	}
+	if cfg.metrics != nil || cfg.tracing != nil && cfg.tracing.Enabled {
+		if embedder == nil {
+			embedder = embed.NewLocal()
+		}
+		embedder = telemetry.InstrumentEmbedder(embedder, cfg.metrics, cfg.tracing)
 	}
 	a.knowledge = knowledge.NewService(a.graph, knowledge.NewRegistry(), knowledge.Options{
 		Logger: log, Embedder: embedder, Memories: a.memories,
@@ -87,7 +102,7 @@ func openApp(ctx context.Context, cfg appConfig, log *slog.Logger) (*app, error)
 	})
 	a.auth = consent.NewAuthenticator(a.control, nil)
 	cfg.mcp.Version = version()
-	deps := mcp.Deps{Knowledge: a.knowledge, Logger: log}
+	deps := mcp.Deps{Knowledge: a.knowledge, Logger: log, Metrics: cfg.metrics, Tracing: cfg.tracing}
 	a.wireConsent(&deps, cfg)
 	a.mcp, err = mcp.NewServer(deps, cfg.mcp)
 	if err != nil {

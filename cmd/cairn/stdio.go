@@ -61,6 +61,10 @@ over HTTP.`,
 				if err := retentionF.apply(&cfg); err != nil {
 					return err
 				}
+				if cfg.tracing, err = startTracing(ctx, env.getenv, log); err != nil {
+					return err
+				}
+				defer stopTracing(ctx, cfg.tracing, log)
 				a, err := startApp(ctx, cfg, log)
 				if err != nil {
 					return err
