@@ -197,7 +197,7 @@ func memoriesOpenAIScenario(t *testing.T, dataDir string, backendEnv []string) {
 	if err != nil {
 		t.Fatalf("cairn reembed: %v\n%s", err, out)
 	}
-	if !strings.Contains(string(out), "2 collections checked, 2 memories re-embedded") {
+	if !strings.Contains(string(out), "2 collections checked, 2 memories re-embedded") || !strings.Contains(string(out), "reembed: 2 texts embedded with local:") {
 		t.Errorf("cairn reembed printed:\n%s", out)
 	}
 	ids, _ = searchIDs(t, local, map[string]any{"collection": "health", "query": "dentist"})
