@@ -98,6 +98,7 @@ func Export(ctx context.Context, s Stores, w io.Writer, opts ExportOptions) (map
 	if err != nil {
 		return nil, err
 	}
+	delete(ew.counts, KindHeader)
 	for _, u := range opts.Users {
 		if err := exportUser(ctx, s, ew, u, opts); err != nil {
 			return nil, err

@@ -307,12 +307,36 @@ func (im *importer) write(ctx context.Context) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		return im.update(ctx, func(tx *graph.Tx, _ graph.Exporter) (int, error) {
+		return im.update(ctx, func(tx *graph.Tx, ex graph.Exporter) (int, error) {
+			ids := make([]string, len(tls))
+			for i, tl := range tls {
+				ids[i] = tl.EntityID
+				for _, ev := range tl.Events {
+					if err := owned(user, ev.UserID); err != nil {
+						return 0, err
+					}
+				}
+			}
+			stored, err := ex.EntitiesTimelines(ctx, user, ids)
+			if err != nil {
+				return 0, err
+			}
+			have := map[string]string{}
+			for _, tl := range stored {
+				have[tl.EntityID] = sameJSON(tl)
+			}
+			var changed []graph.EntityTimeline
 			n := 0
 			for _, tl := range tls {
-				n += len(tl.Events)
+				if have[tl.EntityID] != sameJSON(tl) {
+					changed = append(changed, tl)
+					n += len(tl.Events)
+				}
 			}
-			return n, tx.ReplaceEntityTimelines(ctx, user, tls)
+			if len(changed) == 0 {
+				return 0, nil
+			}
+			return n, tx.ReplaceEntityTimelines(ctx, user, changed)
 		})
 	case KindRawFragment:
 		fs, err := decodeAll[graph.RawFragment](im.batch)
@@ -342,18 +366,30 @@ func (im *importer) write(ctx context.Context) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		return im.update(ctx, func(tx *graph.Tx, _ graph.Exporter) (int, error) {
+		return im.update(ctx, func(tx *graph.Tx, ex graph.Exporter) (int, error) {
+			n := 0
 			for _, r := range rels {
 				if err := owned(user, r.UserID); err != nil {
 					return 0, err
 				}
+				// The periods of the relationship that the store holds.
+				stored, err := ex.RelationshipPeriodsAfter(ctx, user, graph.PeriodKey{ID: r.ID}, 1000)
+				if err != nil {
+					return 0, err
+				}
+				if slices.ContainsFunc(stored, func(p graph.Relationship) bool {
+					return p.ID == r.ID && p.CreatedAt.Equal(r.CreatedAt) && sameJSON(p) == sameJSON(r)
+				}) {
+					continue
+				}
 				// PutRelationship keys a period by (id, CreatedAt): a
-				// period the store holds is written over with itself.
+				// period the store holds differently is replaced.
 				if err := tx.PutRelationship(ctx, r); err != nil {
 					return 0, err
 				}
+				n++
 			}
-			return len(rels), nil
+			return n, nil
 		})
 	case KindRelationshipObservation:
 		obs, err := decodeAll[graph.RelationshipObservation](im.batch)
