@@ -68,7 +68,7 @@ func openApp(ctx context.Context, cfg appConfig, log *slog.Logger) (*app, error)
 	a.graph = graph.NewStore(b.graph)
 	memDriver := b.memories()
 	a.memories = vector.NewStore(memDriver)
-	a.knowledge = knowledge.NewService(a.graph, knowledge.NewRegistry(), knowledge.Options{
+	a.knowledge = knowledge.NewService(a.graph, knowledge.NewPersistentRegistry(a.control), knowledge.Options{
 		Logger: log, Embedder: cfg.embedder, Memories: a.memories,
 		Profiles: a.control, Contradictions: a.control.WithReader(b.reader()),
 		EntityEmbeddings: vector.NewEntityStore(memDriver), MaxFieldBytes: cfg.maxFieldBytes,

@@ -6,6 +6,7 @@ import (
 
 	"github.com/cairnkg/cairn/cypher"
 	"github.com/cairnkg/cairn/graph"
+	"github.com/cairnkg/cairn/graph/internal/jsoncodec"
 )
 
 var (
@@ -18,6 +19,7 @@ var (
 	observationsBySource = cypher.Must("observations_by_source")
 	observationsMove     = cypher.Must("observations_move")
 	rawFragmentsInsert   = cypher.Must("raw_fragments_insert")
+	rawFragmentsList     = cypher.Must("raw_fragments_list")
 )
 
 // InsertObservation implements graph.DriverTx: a batch of one.
@@ -222,4 +224,35 @@ func (t *tx) insertRawFragments(ctx context.Context, fs []graph.RawFragment) err
 		return err
 	}
 	return t.insertedAll(ctx, n, "raw fragment", userID, ids, sources)
+}
+
+// RawFragments implements graph.DriverTx with one raw_fragments_list.
+func (t *tx) RawFragments(ctx context.Context, q graph.RawFragmentQuery) ([]graph.RawFragment, error) {
+	if err := t.enter(ctx, q.UserID); err != nil {
+		return nil, err
+	}
+	if q.EntityIDs != nil && len(q.EntityIDs) == 0 {
+		return []graph.RawFragment{}, nil
+	}
+	var ids any
+	if q.EntityIDs != nil {
+		ids = q.EntityIDs
+	}
+	rows, err := t.run(ctx, rawFragmentsList, cypher.Fill{}, map[string]any{"userId": q.UserID, "entityType": q.EntityType, "entityIds": ids})
+	if err != nil {
+		return nil, err
+	}
+	return mapRows(rows, "fragment", toRawFragment)
+}
+
+func toRawFragment(m map[string]any) (graph.RawFragment, error) {
+	r := record{m: m}
+	f := graph.RawFragment{
+		ID: r.str("id"), UserID: r.str("user_id"), SourceID: r.str("source_id"), EntityID: r.str("entity_id"),
+		EntityType: r.str("entity_type"), Field: r.str("field"), CreatedAt: r.time("created_at"),
+	}
+	if r.err != nil {
+		return f, r.err
+	}
+	return f, jsoncodec.Decode(r.str("value_json"), &f.Value)
 }
