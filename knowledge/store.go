@@ -25,6 +25,10 @@ type StoreRequest struct {
 	// observations' observed_at), extractor_version, agent_id and
 	// source_refs. Other keys are kept as given.
 	Provenance map[string]any
+	// TypeDescriptions describe, by type, the schemas the call creates for
+	// types no schema describes (Epitome's tableDescription); they are not
+	// part of the source.
+	TypeDescriptions map[string]string
 }
 
 // StoredEntity is one entity a store call wrote an observation for.
@@ -415,6 +419,9 @@ func (s *Service) prepare(c Caller, set *SchemaSet, req StoreRequest) ([]prepare
 		}
 		sc := inferSchema(typ, byType[typ])
 		sc.Owner = c.UserID
+		if d := strings.TrimSpace(req.TypeDescriptions[typ]); d != "" {
+			sc.Description = truncate(d, 1024)
+		}
 		inferred = append(inferred, sc)
 		return sc, nil
 	}

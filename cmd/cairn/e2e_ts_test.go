@@ -76,7 +76,11 @@ func runTSScenario(t *testing.T, env []string, args ...string) tsScenarioResult 
 
 func checkTSScenario(t *testing.T, res tsScenarioResult) {
 	t.Helper()
-	all := mcp.AllTools(mcp.Deps{})
+	srv, err := mcp.NewServer(mcp.Deps{}, mcp.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := srv.Tools() // the default toolsets, which the scenario's server exposes
 	if len(res.Tools) != len(all) {
 		t.Errorf("the TypeScript client listed %d tools, want %d: %v", len(res.Tools), len(all), res.Tools)
 	}
