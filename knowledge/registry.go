@@ -136,17 +136,10 @@ func NewPersistentRegistry(store SchemaStore) *Registry {
 // Store returns the registry's schema store.
 func (r *Registry) Store() SchemaStore { return r.store }
 
-// Register adds a global schema as a new active version, after checking it
-// (what `cairn admin schema register` and tests do); a version that exists
-// is an ErrSchemaExists.
+// Register adds a global schema as a new active version registered by the
+// operator (see RegisterVersion).
 func (r *Registry) Register(ctx context.Context, s *Schema) error {
-	if err := s.check(); err != nil {
-		return err
-	}
-	_, err := r.store.AddSchemaVersion(ctx, SchemaVersion{
-		ID: SchemaVersionID("", s.EntityType, s.Version), EntityType: s.EntityType, Version: s.Version,
-		Schema: s, Active: true, CreatedAt: time.Now().UTC().Truncate(time.Microsecond), CreatedBy: "operator",
-	})
+	_, err := r.RegisterVersion(ctx, "", s, true, "operator", time.Now().UTC().Truncate(time.Microsecond))
 	return err
 }
 

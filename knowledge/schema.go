@@ -2,11 +2,8 @@ package knowledge
 
 import (
 	"cmp"
-	"fmt"
 	"maps"
 	"slices"
-
-	"github.com/cairnkg/cairn/graph"
 )
 
 // FieldType is the JSON shape a schema field accepts.
@@ -108,41 +105,4 @@ func (s *Schema) clone() *Schema {
 	c.NameFields = slices.Clone(s.NameFields)
 	c.RelationshipTypes = slices.Clone(s.RelationshipTypes)
 	return &c
-}
-
-// check verifies that a schema's parts refer to each other correctly.
-func (s *Schema) check() error {
-	if s.EntityType == "" || len(s.Fields) == 0 {
-		return fmt.Errorf("knowledge: schema %q needs a type and fields", s.EntityType)
-	}
-	for _, rt := range s.RelationshipTypes {
-		if !graph.ValidRelationshipTypeName(rt.Name) {
-			return fmt.Errorf("knowledge: schema %s: relationship type %q is not a valid name (upper-case letters, digits and underscores, starting with a letter, at most 64)", s.EntityType, rt.Name)
-		}
-	}
-	for _, name := range append(slices.Clone(s.IdentityFields), s.NameFields...) {
-		if _, ok := s.Fields[name]; !ok {
-			return fmt.Errorf("knowledge: schema %s: %q is not a field", s.EntityType, name)
-		}
-	}
-	for name, f := range s.Fields {
-		switch f.Type {
-		case TypeString, TypeNumber, TypeDate, TypeBoolean, TypeArray, TypeObject:
-		default:
-			return fmt.Errorf("knowledge: schema %s: field %s has unknown type %q", s.EntityType, name, f.Type)
-		}
-		switch f.policy() {
-		case LastWrite, HighestPriority, MostSpecific:
-		case MergeArray:
-			if f.Type != TypeArray {
-				return fmt.Errorf("knowledge: schema %s: merge_array needs an array field, %s is %s", s.EntityType, name, f.Type)
-			}
-		default:
-			return fmt.Errorf("knowledge: schema %s: field %s has unknown merge policy %q", s.EntityType, name, f.Policy)
-		}
-		if f.EventType != "" && f.Type != TypeDate {
-			return fmt.Errorf("knowledge: schema %s: only date fields yield events, %s is %s", s.EntityType, name, f.Type)
-		}
-	}
-	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/cairnkg/cairn/graph"
 )
@@ -42,52 +43,61 @@ func (s *Service) RegisterSchema(ctx context.Context, c Caller, req RegisterSche
 	if c.UserID == "" && !req.Global {
 		return SchemaChange{}, ErrUserIDRequired
 	}
-	sc := req.Schema.clone()
+	owner := c.UserID
+	if req.Global {
+		owner = ""
+	}
+	v, err := s.schemas.RegisterVersion(ctx, owner, req.Schema, req.Activate, req.By, s.clock())
+	if err != nil {
+		return SchemaChange{}, err
+	}
+	return SchemaChange{Schema: v.Schema, ID: v.ID, Activated: v.Active}, nil
+}
+
+// RegisterVersion stores a schema version for an owner ("" for global):
+// the type name normalised and checked, the definition checked (a
+// *ValidationError names the bad part), an empty version made "1.0", and,
+// when the owner's data of the type already follows a schema, the new one
+// checked compatible with it (see compatible). A version the owner has is
+// an ErrSchemaExists.
+func (r *Registry) RegisterVersion(ctx context.Context, owner string, def *Schema, activate bool, by string, at time.Time) (SchemaVersion, error) {
+	sc := def.clone()
 	sc.EntityType = NormalizeTypeName(sc.EntityType)
 	if err := ValidateTypeName("entity_type", sc.EntityType); err != nil {
-		return SchemaChange{}, err
+		return SchemaVersion{}, err
 	}
 	if sc.Version == "" {
 		sc.Version = "1.0"
 	}
 	if err := checkDefinition(sc); err != nil {
-		return SchemaChange{}, err
-	}
-	owner := c.UserID
-	if req.Global {
-		owner = ""
+		return SchemaVersion{}, err
 	}
 	sc.Owner = owner
-	base, err := s.scopeBase(ctx, owner, c.UserID, sc.EntityType)
+	base, err := r.scopeBase(ctx, owner, sc.EntityType)
 	if err != nil {
-		return SchemaChange{}, err
+		return SchemaVersion{}, err
 	}
 	if base != nil {
 		if err := compatible(base, sc); err != nil {
-			return SchemaChange{}, err
+			return SchemaVersion{}, err
 		}
 	}
-	v, err := s.schemas.store.AddSchemaVersion(ctx, SchemaVersion{
+	return r.store.AddSchemaVersion(ctx, SchemaVersion{
 		ID: SchemaVersionID(owner, sc.EntityType, sc.Version), Owner: owner, EntityType: sc.EntityType, Version: sc.Version,
-		Schema: sc, Active: req.Activate, CreatedAt: s.clock(), CreatedBy: req.By,
+		Schema: sc, Active: activate, CreatedAt: at, CreatedBy: by,
 	})
-	if err != nil {
-		return SchemaChange{}, err
-	}
-	return SchemaChange{Schema: sc, ID: v.ID, Activated: req.Activate}, nil
 }
 
 // scopeBase returns the schema that data of a type follows in a scope
 // before a change: for a user's scope the one the user resolves (own,
 // global or built in), for the global scope the global or built-in one;
 // nil when there is none.
-func (s *Service) scopeBase(ctx context.Context, owner, userID, entityType string) (*Schema, error) {
+func (r *Registry) scopeBase(ctx context.Context, owner, entityType string) (*Schema, error) {
 	resolveFor := owner
 	if owner == "" {
 		resolveFor = "\x00global" // a user id no one has: global and built-in schemas only
 	}
-	_ = userID
-	set, err := s.schemas.For(ctx, resolveFor)
+	set, err := r.For(ctx, resolveFor)
 	if err != nil {
 		return nil, err
 	}
@@ -227,7 +237,7 @@ func (s *Service) UpdateSchemaIncremental(ctx context.Context, c Caller, req Sch
 	if req.Global {
 		owner = ""
 	}
-	base, err := s.scopeBase(ctx, owner, c.UserID, typ)
+	base, err := s.schemas.scopeBase(ctx, owner, typ)
 	if err != nil {
 		return SchemaChange{}, err
 	}
@@ -267,6 +277,9 @@ func (s *Service) UpdateSchemaIncremental(ctx context.Context, c Caller, req Sch
 		nf := Field{Type: f.Type, Required: f.Required, Policy: f.Policy}
 		if f.Policy == "" && f.Type == TypeArray {
 			nf.Policy = MergeArray
+		}
+		if f.Type == TypeDate {
+			nf.EventType = eventTypeFor(typ, f.Name)
 		}
 		switch nf.policy() {
 		case LastWrite, HighestPriority, MostSpecific:
@@ -533,4 +546,15 @@ func (s *Service) RawFields(ctx context.Context, c Caller, e graph.Entity) (map[
 		}
 	}
 	return out, nil
+}
+
+// eventTypeFor names the timeline event a date field added to a type
+// yields: the type and the field in UpperCamelCase (meal, eaten_at →
+// MealEatenAt).
+func eventTypeFor(entityType, field string) string {
+	var b strings.Builder
+	for _, part := range strings.FieldsFunc(entityType+"_"+field, func(r rune) bool { return r == '_' || r == ' ' || r == '-' }) {
+		b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+	}
+	return b.String()
 }

@@ -47,7 +47,9 @@ func schemaScope(d Deps, call *Call, userSpecific *bool, userID *string) (global
 	}
 	if userSpecific != nil && *userSpecific {
 		if userID == nil || *userID == "" {
-			return false, fmt.Errorf("%w: pass user_id %q (your own) with user_specific: true", knowledge.ErrUserIDRequired, call.Principal.UserID)
+			return false, newError(http.StatusBadRequest, CodeUserIDRequired,
+				fmt.Sprintf("user_specific: true needs user_id: pass your own, %q", call.Principal.UserID),
+				map[string]any{"field": "user_id", "user_id": call.Principal.UserID})
 		}
 		return false, call.Require(consent.Write, consent.ResourceSchema)
 	}
