@@ -211,19 +211,20 @@ func recommendationID(userID, entityType, source, field string) string {
 	return hashID("rec_", userID, entityType, source, field)
 }
 
-// autoEnhanceAfterStore runs after a store that kept raw fragments: for
-// each type of the call it stores a pending recommendation for every field
-// whose fragments reach the candidate thresholds, and, when the user's
-// auto-enhancement is on and the type's schema is the user's own (one that
-// evolves from the data; global schemas change only by the operator or an
-// explicit update), promotes every field that reaches the auto-enhancement
-// thresholds: one new version per field, in name order, with its fragments
-// migrated, recorded as an auto_applied recommendation. Failures are
-// logged, not returned: the store itself is committed.
+// autoEnhanceAfterStore runs after a store that kept raw fragments of
+// types whose schema is the user's own (one that evolves from the data;
+// global and built-in schemas change only by the operator or an explicit
+// update, and analyze_schema_candidates reads their fragments on demand):
+// for each such type of the call it stores a pending recommendation for
+// every field whose fragments reach the candidate thresholds, and, when the
+// user's auto-enhancement is on, promotes every field that reaches the
+// auto-enhancement thresholds: one new version per field, in name order,
+// with its fragments migrated, recorded as an auto_applied recommendation.
+// Failures are logged, not returned: the store itself is committed.
 func (s *Service) autoEnhanceAfterStore(ctx context.Context, c Caller, prepared []preparedEntity) {
 	var types []string
 	for _, pe := range prepared {
-		if len(pe.unknown) > 0 && !slices.Contains(types, pe.schema.EntityType) {
+		if len(pe.unknown) > 0 && pe.schema.Owner == c.UserID && !slices.Contains(types, pe.schema.EntityType) {
 			types = append(types, pe.schema.EntityType)
 		}
 	}
@@ -267,13 +268,6 @@ func (s *Service) enhanceType(ctx context.Context, c Caller, typ string) error {
 		if err := s.schemas.store.PutRecommendations(ctx, recs); err != nil {
 			return err
 		}
-	}
-	if len(promote) == 0 {
-		return nil
-	}
-	sc, err := s.schemaFor(ctx, c.UserID, typ)
-	if err != nil || sc.Owner != c.UserID {
-		return err
 	}
 	for _, f := range promote {
 		_, err := s.UpdateSchemaIncremental(ctx, c, SchemaUpdateRequest{
