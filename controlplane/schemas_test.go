@@ -166,3 +166,41 @@ func TestSchemaRecommendationsAndSettings(t *testing.T) {
 		}
 	})
 }
+
+// TestPersistentRegistryResolution: on the control plane, a user's own
+// version wins over the global one, which wins over the built-in one, and
+// global versions are checked against the global and built-in ones only.
+func TestPersistentRegistryResolution(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s *controlplane.Store) {
+		ctx := t.Context()
+		reg := knowledge.NewPersistentRegistry(s)
+		at := time.Date(2026, 5, 1, 8, 0, 0, 0, time.UTC)
+		person := func(version string, extra string) *knowledge.Schema {
+			return &knowledge.Schema{EntityType: "person", Version: version, IdentityFields: []string{"name"}, NameFields: []string{"name"},
+				Fields: map[string]knowledge.Field{"name": {Type: knowledge.TypeString, Identifier: true}, extra: {Type: knowledge.TypeString}}}
+		}
+		if _, err := reg.RegisterVersion(ctx, "", person("2.0", "pronouns"), true, "operator", at); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := reg.RegisterVersion(ctx, "u1", person("2.1", "nickname"), true, "claude", at); err != nil {
+			t.Fatal(err)
+		}
+		dropped := person("3.0", "x")
+		dropped.IdentityFields = []string{"x"}
+		if _, err := reg.RegisterVersion(ctx, "", dropped, true, "operator", at); !errors.Is(err, knowledge.ErrValidation) {
+			t.Errorf("a global version dropping the identity: err = %v", err)
+		}
+		for _, tt := range []struct{ user, version, field string }{{"u1", "2.1", "nickname"}, {"u2", "2.0", "pronouns"}} {
+			sc, ok, err := reg.Lookup(ctx, tt.user, "person")
+			if err != nil || !ok {
+				t.Fatal(ok, err)
+			}
+			if _, has := sc.Fields[tt.field]; sc.Version != tt.version || !has {
+				t.Errorf("%s resolves person to %s %v, want %s with %s", tt.user, sc.Version, sc.FieldNames(), tt.version, tt.field)
+			}
+		}
+		if sc, _, _ := reg.Lookup(ctx, "u2", "company"); sc == nil || sc.Version != "1.0" || sc.Owner != "" {
+			t.Errorf("company falls back to the built-in schema: %+v", sc)
+		}
+	})
+}

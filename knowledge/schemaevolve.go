@@ -93,11 +93,9 @@ func (r *Registry) RegisterVersion(ctx context.Context, owner string, def *Schem
 // global or built in), for the global scope the global or built-in one;
 // nil when there is none.
 func (r *Registry) scopeBase(ctx context.Context, owner, entityType string) (*Schema, error) {
-	resolveFor := owner
-	if owner == "" {
-		resolveFor = "\x00global" // a user id no one has: global and built-in schemas only
-	}
-	set, err := r.For(ctx, resolveFor)
+	// For "" resolves the global and built-in schemas only: no user has
+	// the empty id.
+	set, err := r.For(ctx, owner)
 	if err != nil {
 		return nil, err
 	}
