@@ -2,6 +2,9 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -118,4 +121,41 @@ func ownerUserID(t *testing.T, cs *mcpsdk.ClientSession) string {
 		t.Fatalf("user_specific without user_id: %v, want USER_ID_REQUIRED with your user_id", e)
 	}
 	return d["user_id"].(string)
+}
+
+// TestAdminSchemaCommands registers a global schema with cairn admin while
+// serve runs on the same store; a user's store then follows it rather than
+// creating a schema of its own.
+func TestAdminSchemaCommands(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	forEachBackend(t, func(t *testing.T, dataDir string, env []string) {
+		url := startServe(t, dataDir, env...)
+		cs := connectHTTP(t, url)
+		file := filepath.Join(t.TempDir(), "meal.json")
+		def := `{"entity_type": "Meal", "version": "1.0", "description": "Something eaten: food and drink.",
+			"fields": {"food": {"type": "string", "identifier": true}, "eaten_at": {"type": "date", "event_type": "MealEaten"}},
+			"identity_fields": ["food"], "name_fields": ["food"]}`
+		if err := os.WriteFile(file, []byte(def), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		out := cairnAdmin(t, env, false, "schema", "register", file, "--data-dir", dataDir)
+		if !strings.Contains(out, "registered meal 1.0 (global, active)") {
+			t.Errorf("schema register said %q", out)
+		}
+		cairnAdmin(t, env, true, "schema", "register", file, "--data-dir", dataDir) // the same version again
+		list := cairnAdmin(t, env, false, "schema", "list", "--data-dir", dataDir)
+		if !strings.Contains(list, "meal") || !strings.Contains(list, "global") || !strings.Contains(list, "built-in") {
+			t.Errorf("schema list:\n%s", list)
+		}
+		res := callTool(t, cs, "store", map[string]any{"entities": []any{map[string]any{"entity_type": "meal", "food": "ramen", "eaten_at": "2026-02-12"}}})
+		if res["schema_created"] != nil {
+			t.Errorf("a store of a globally registered type created a schema: %v", res["schema_created"])
+		}
+		events := callTool(t, cs, "list_timeline_events", map[string]any{"event_type": "MealEaten"})
+		if evs, _ := events["events"].([]any); len(evs) != 1 {
+			t.Errorf("MealEaten events: %v", events)
+		}
+	})
 }
