@@ -15,6 +15,9 @@ type NewRelationship struct {
 	TargetEntityID string
 	// Now is the creation time recorded if the edge is new; zero means Now().
 	Now time.Time
+	// Acyclic makes edges of the type acyclic as the built-in acyclic
+	// types are (IsAcyclic): a type a schema registers declares it.
+	Acyclic bool
 }
 
 // CreateRelationship creates the edge unless it is already live, and returns
@@ -43,7 +46,7 @@ func (tx *Tx) CreateRelationship(ctx context.Context, in NewRelationship) (rel R
 	if err != nil {
 		return Relationship{}, false, endpointErr(err, in.TargetEntityID)
 	}
-	if IsAcyclic(in.Type) {
+	if IsAcyclic(in.Type) || in.Acyclic {
 		if src.ID == dst.ID {
 			return Relationship{}, false, &CycleError{RelationshipType: in.Type, Path: []string{src.ID}}
 		}

@@ -119,6 +119,10 @@ type DriverTx interface {
 	// InsertRawFragments stores fragments at once; an existing id is an
 	// ErrConflict as for InsertObservations, with the same consequence.
 	InsertRawFragments(ctx context.Context, fs []RawFragment) error
+	// RawFragments returns the user's raw fragments that q selects,
+	// ordered by id, values decoded as observation fields are (numbers as
+	// json.Number).
+	RawFragments(ctx context.Context, q RawFragmentQuery) ([]RawFragment, error)
 
 	// ReplaceTimelineEvents replaces every timeline event of an entity.
 	ReplaceTimelineEvents(ctx context.Context, userID, entityID string, events []TimelineEvent) error

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"slices"
 	"time"
+
+	"github.com/cairnkg/cairn/cypher"
 )
 
 // Built-in relationship types of the Neotoma truth model.
@@ -126,4 +128,13 @@ type Edge struct {
 	Relationship
 	SourceType string
 	TargetType string
+}
+
+// ValidEntityTypeName checks that t can name an entity type on every
+// backend: lower-case letters, digits and underscores, starting with a
+// letter, at most 63 bytes, and not a name whose Neo4j label (cypher.Label)
+// is one of Cairn's own node labels. The error says why.
+func ValidEntityTypeName(t string) error {
+	_, err := cypher.Label(t)
+	return err
 }

@@ -77,6 +77,18 @@ type RawFragment struct {
 	CreatedAt  time.Time
 }
 
+// RawFragmentQuery selects raw fragments of one user.
+type RawFragmentQuery struct {
+	UserID string
+	// EntityType keeps the fragments of one entity type; empty keeps every
+	// type.
+	EntityType string
+	// EntityIDs keeps the fragments recorded for these entities (as they
+	// were recorded: a merge does not move fragments); nil keeps every
+	// entity, an empty non-nil slice none.
+	EntityIDs []string
+}
+
 // Identifier is a normalised value (a name, an email, a tax id) under which
 // an entity can be found.
 type Identifier struct {

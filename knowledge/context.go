@@ -189,7 +189,11 @@ func (s *Service) contextGraph(ctx context.Context, c Caller, topic string, in *
 		if err != nil {
 			return err
 		}
-		types := append(s.schemas.Types(), slices.Collect(maps.Keys(counts))...)
+		set, err := s.schemas.For(ctx, c.UserID)
+		if err != nil {
+			return err
+		}
+		types := append(set.Types(), slices.Collect(maps.Keys(counts))...)
 		slices.Sort(types)
 		in.types, in.readableEntities, in.ranked = nil, 0, nil
 		readable := []string{} // non-nil: no readable type means no entity

@@ -42,7 +42,11 @@ func (s *Service) oldRanked(ctx context.Context, c Caller, topic string) ([]rank
 		if err != nil {
 			return err
 		}
-		types := append(s.schemas.Types(), slices.Collect(maps.Keys(counts))...)
+		set, err := s.schemas.For(ctx, c.UserID)
+		if err != nil {
+			return err
+		}
+		types := append(set.Types(), slices.Collect(maps.Keys(counts))...)
 		slices.Sort(types)
 		readable := []string{}
 		for _, t := range slices.Compact(types) {

@@ -53,7 +53,10 @@ func (s *Service) Correct(ctx context.Context, c Caller, req CorrectRequest) (Co
 		if !c.writable(e.Type) {
 			return &ForbiddenError{EntityType: e.Type, Action: "write"}
 		}
-		schema := s.schemaFor(e.Type)
+		schema, err := s.schemaFor(ctx, c.UserID, e.Type)
+		if err != nil {
+			return err
+		}
 		f, ok := schema.Fields[req.Field]
 		if !ok {
 			return invalid("field", "one of: "+strings.Join(schema.FieldNames(), ", "), "string",

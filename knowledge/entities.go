@@ -62,6 +62,10 @@ func (s *Service) rewrite(ctx context.Context, tx *graph.Tx, userID string, in [
 	for _, o := range all {
 		counting[o.EntityID] = append(counting[o.EntityID], o)
 	}
+	schemas, err := s.schemas.For(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
 	now := s.clock()
 	out := make([]graph.Entity, len(in))
 	var (
@@ -76,7 +80,7 @@ func (s *Service) rewrite(ctx context.Context, tx *graph.Tx, userID string, in [
 			out[i] = st.prev
 			continue
 		}
-		schema := s.schemaFor(obs[0].EntityType)
+		schema := schemaIn(schemas, obs[0].EntityType)
 		red := Reduce(schema, obs)
 		e := graph.Entity{
 			ID: st.id, UserID: userID, Type: schema.EntityType, SchemaVersion: schema.Version,
@@ -115,10 +119,19 @@ func (s *Service) rewrite(ctx context.Context, tx *graph.Tx, userID string, in [
 	return out, nil
 }
 
-// schemaFor returns the schema of a type, or an empty schema for a type that
-// is no longer registered, so that old data still reduces.
-func (s *Service) schemaFor(entityType string) *Schema {
-	if sc, ok := s.schemas.Lookup(entityType); ok {
+// schemaFor returns the schema of a user's type, or an empty schema for a
+// type that is no longer registered, so that old data still reduces.
+func (s *Service) schemaFor(ctx context.Context, userID, entityType string) (*Schema, error) {
+	set, err := s.schemas.For(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	return schemaIn(set, entityType), nil
+}
+
+// schemaIn is schemaFor within a resolved set.
+func schemaIn(set *SchemaSet, entityType string) *Schema {
+	if sc, ok := set.Lookup(entityType); ok {
 		return sc
 	}
 	return &Schema{EntityType: entityType, Version: "0", Fields: map[string]Field{}}
@@ -242,7 +255,10 @@ func (s *Service) EntitySnapshot(ctx context.Context, c Caller, id string, at ti
 		if len(obs) == 0 {
 			return &NotFoundError{Kind: ErrEntityNotFound, ID: id}
 		}
-		schema := s.schemaFor(e.Type)
+		schema, err := s.schemaFor(ctx, c.UserID, e.Type)
+		if err != nil {
+			return err
+		}
 		red := Reduce(schema, obs)
 		e.Snapshot, e.Provenance = red.Snapshot, red.Provenance
 		e.ObservationCount, e.LastObservationAt = red.ObservationCount, red.LastObservationAt
@@ -295,7 +311,11 @@ func (s *Service) readableTypes(ctx context.Context, tx *graph.Tx, c Caller) ([]
 	if err != nil {
 		return nil, err
 	}
-	all := append(s.schemas.Types(), have...)
+	set, err := s.schemas.For(ctx, c.UserID)
+	if err != nil {
+		return nil, err
+	}
+	all := append(set.Types(), have...)
 	slices.Sort(all)
 	out := []string{}
 	for _, t := range slices.Compact(all) {

@@ -59,8 +59,8 @@ func (s *Service) ListRelationships(ctx context.Context, c Caller, q Relationshi
 func (s *Service) RelationshipSnapshot(ctx context.Context, c Caller, relType, source, target string) (graph.Relationship, []graph.RelationshipObservation, error) {
 	var rel graph.Relationship
 	var obs []graph.RelationshipObservation
-	if !graph.ValidRelationshipTypeName(relType) || !s.schemas.KnowsRelationshipType(relType, graph.IsBuiltinRelationshipType) {
-		return rel, nil, &RelationshipTypeError{Type: relType, Known: s.relationshipTypes()}
+	if _, err := s.relationshipType(ctx, c.UserID, relType); err != nil {
+		return rel, nil, err
 	}
 	err := s.graph.View(ctx, func(tx *graph.Tx) error {
 		for _, id := range []string{source, target} {

@@ -72,8 +72,11 @@ func NormalizeIdentifier(s string) string {
 // identityOf returns the normalised identity of an entity's fields under its
 // schema: the identity fields' values in schema order. An entity with none
 // of them is identified by all of its schema fields instead, so that the
-// same content still gives the same id.
-func identityOf(s *Schema, fields map[string]any) (string, error) {
+// same content still gives the same id; under a user's own schema (one
+// that evolves from the data) by all of its fields, schema fields and
+// unknown ones alike, so that promoting a field later does not change
+// which id the same content gets.
+func identityOf(s *Schema, fields, unknown map[string]any) (string, error) {
 	parts := make([]string, 0, len(s.IdentityFields))
 	found := false
 	for _, name := range s.IdentityFields {
@@ -89,7 +92,17 @@ func identityOf(s *Schema, fields map[string]any) (string, error) {
 	if found {
 		return strings.Join(parts, "\x1f"), nil
 	}
-	b, err := canonicalJSON(fields)
+	content := fields
+	if s.Owner != "" {
+		content = make(map[string]any, len(fields)+len(unknown))
+		for k, v := range unknown {
+			content[k] = v
+		}
+		for k, v := range fields {
+			content[k] = v
+		}
+	}
+	b, err := canonicalJSON(content)
 	if err != nil {
 		return "", err
 	}

@@ -182,7 +182,10 @@ func (s *Service) checkClaimRequests(ctx context.Context, c Caller, claims []Cla
 			}
 			// Only now, with the entity known to be readable, may the
 			// error describe its schema.
-			schema := s.schemaFor(e.Type)
+			schema, err := s.schemaFor(ctx, c.UserID, e.Type)
+			if err != nil {
+				return err
+			}
 			f, ok := schema.Fields[cl.Field]
 			if !ok {
 				return invalid(path+".field", "one of: "+strings.Join(schema.FieldNames(), ", "), "string",

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/cairnkg/cairn/graph"
@@ -116,8 +117,9 @@ func (s *Service) addRelationship(ctx context.Context, tx *graph.Tx, c Caller, r
 // isRequestError) before it writes anything, so that CreateRelationships
 // can report it and go on in the same transaction.
 func (s *Service) createRelationship(ctx context.Context, tx *graph.Tx, c Caller, req RelationshipRequest, kind string, now time.Time) (graph.Relationship, bool, error) {
-	if !graph.ValidRelationshipTypeName(req.Type) || !s.schemas.KnowsRelationshipType(req.Type, graph.IsBuiltinRelationshipType) {
-		return graph.Relationship{}, false, &RelationshipTypeError{Type: req.Type, Known: s.relationshipTypes()}
+	relType, err := s.relationshipType(ctx, c.UserID, req.Type)
+	if err != nil {
+		return graph.Relationship{}, false, err
 	}
 	for _, id := range []struct{ field, id string }{{"source_entity_id", req.SourceEntityID}, {"target_entity_id", req.TargetEntityID}} {
 		if err := checkID(id.field, id.id); err != nil {
@@ -129,6 +131,7 @@ func (s *Service) createRelationship(ctx context.Context, tx *graph.Tx, c Caller
 	}
 	rel, created, err := tx.CreateRelationship(ctx, graph.NewRelationship{
 		UserID: c.UserID, Type: req.Type, SourceEntityID: req.SourceEntityID, TargetEntityID: req.TargetEntityID, Now: now,
+		Acyclic: relType.Acyclic,
 	})
 	var nf *graph.NotFoundError
 	if errors.As(err, &nf) {
@@ -236,13 +239,28 @@ func (s *Service) ensureSource(ctx context.Context, tx *graph.Tx, c Caller, kind
 	return src, tx.InsertSource(ctx, src)
 }
 
-// relationshipTypes lists the built-in and schema-registered types.
-func (s *Service) relationshipTypes() []string {
-	out := append([]string(nil), graph.BuiltinRelationshipTypes...)
-	for _, sc := range s.schemas.All() {
-		out = append(out, sc.RelationshipTypes...)
+// relationshipType returns a relationship type the user's schemas know
+// (built in or registered), or a *RelationshipTypeError listing those
+// they know.
+func (s *Service) relationshipType(ctx context.Context, userID, t string) (RelationshipType, error) {
+	set, err := s.schemas.For(ctx, userID)
+	if err != nil {
+		return RelationshipType{}, err
 	}
-	return out
+	if graph.ValidRelationshipTypeName(t) {
+		if rt, ok := set.RelationshipType(t, graph.IsBuiltinRelationshipType, graph.IsAcyclic); ok {
+			return rt, nil
+		}
+	}
+	known := append([]string(nil), graph.BuiltinRelationshipTypes...)
+	for _, sc := range set.All() {
+		for _, rt := range sc.RelationshipTypes {
+			if !slices.Contains(known, rt.Name) {
+				known = append(known, rt.Name)
+			}
+		}
+	}
+	return RelationshipType{}, &RelationshipTypeError{Type: t, Known: known}
 }
 
 // RelationshipTypeError reports an unknown relationship type and the known

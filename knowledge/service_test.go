@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -167,7 +168,9 @@ func TestStoreValidation(t *testing.T) {
 		{"no entities", knowledge.StoreRequest{}, "entities", "non-empty array of objects"},
 		{"no entity_type", knowledge.StoreRequest{Entities: []map[string]any{{"name": "x"}}}, "entities[0].entity_type", "string"},
 		{"entity_type not a string", knowledge.StoreRequest{Entities: []map[string]any{{"entity_type": json.Number("1")}}}, "entities[0].entity_type", "string"},
-		{"unknown type", knowledge.StoreRequest{Entities: []map[string]any{{"entity_type": "spaceship"}}}, "entities[0].entity_type", ""},
+		{"type name with bad characters", knowledge.StoreRequest{Entities: []map[string]any{{"entity_type": "space$hip"}}}, "entities[0].entity_type", ""},
+		{"type name of Cairn's own nodes", knowledge.StoreRequest{Entities: []map[string]any{{"entity_type": "observation"}}}, "entities[0].entity_type", ""},
+		{"type name too long", knowledge.StoreRequest{Entities: []map[string]any{{"entity_type": strings.Repeat("a", 64)}}}, "entities[0].entity_type", ""},
 		{"wrong field type", knowledge.StoreRequest{Entities: []map[string]any{{"entity_type": "invoice", "invoice_number": "1", "amount": "lots"}}}, "entities[0].amount", "number"},
 		{"bad date", knowledge.StoreRequest{Entities: []map[string]any{{"entity_type": "invoice", "invoice_number": "1", "due_date": "next week"}}}, "entities[0].due_date", "date (ISO 8601, e.g. 2024-01-31 or 2024-01-31T09:30:00Z)"},
 		{"missing required", knowledge.StoreRequest{Entities: []map[string]any{{"entity_type": "company", "industry": "x"}}}, "entities[0].name", "string"},
@@ -323,7 +326,10 @@ func TestEntityTypesKeyword(t *testing.T) {
 		{"due_date", "invoice", knowledge.SearchKeyword},
 	}
 	for _, tt := range tests {
-		got := s.EntityTypes(tt.keyword)
+		got, err := s.EntityTypes(t.Context(), knowledge.Caller{UserID: "u"}, tt.keyword)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if got.Method != tt.wantMethod || len(got.Matches) == 0 || got.Matches[0].Schema.EntityType != tt.wantFirst {
 			first := ""
 			if len(got.Matches) > 0 {

@@ -25,6 +25,10 @@ type StoreRequest struct {
 	// observations' observed_at), extractor_version, agent_id and
 	// source_refs. Other keys are kept as given.
 	Provenance map[string]any
+	// TypeDescriptions describe, by type, the schemas the call creates for
+	// types no schema describes (Epitome's tableDescription); they are not
+	// part of the source.
+	TypeDescriptions map[string]string
 }
 
 // StoredEntity is one entity a store call wrote an observation for.
@@ -69,6 +73,9 @@ type StoreResult struct {
 	UnknownFieldsCount   int
 	RelatedEntities      []graph.Entity
 	RelatedRelationships []graph.Relationship
+	// SchemasCreated are the schemas the call created for the types it
+	// named that no schema described (see inferSchema), by type.
+	SchemasCreated []*Schema
 }
 
 // preparedEntity is one validated entity of a store call.
@@ -86,7 +93,7 @@ type preparedEntity struct {
 // touched entity's snapshot, identifiers and timeline events are recomputed,
 // all in one transaction.
 func (s *Service) Store(ctx context.Context, c Caller, req StoreRequest) (StoreResult, error) {
-	prepared, unknownCount, err := s.prepare(c, req)
+	prepared, unknownCount, created, err := s.prepareCreating(ctx, c, req)
 	if err != nil {
 		return StoreResult{}, err
 	}
@@ -146,6 +153,10 @@ func (s *Service) Store(ctx context.Context, c Caller, req StoreRequest) (StoreR
 		return StoreResult{}, fmt.Errorf("knowledge: store: %w", err)
 	}
 	s.recordDetected(ctx, found)
+	res.SchemasCreated = created
+	if unknownCount > 0 {
+		s.autoEnhanceAfterStore(ctx, c, prepared)
+	}
 	return res, nil
 }
 
@@ -357,9 +368,74 @@ func storedLine(c Caller, pe preparedEntity, target, observationID string, creat
 	return StoredEntity{EntityID: target, EntityType: pe.schema.EntityType, ObservationID: observationID, Created: &created}
 }
 
+// prepareCreating is prepare, then registers the schemas it inferred for
+// types no schema described, as the user's own. When another call
+// registered one of them in the meantime, the call is prepared again with
+// the schemas as they now are.
+func (s *Service) prepareCreating(ctx context.Context, c Caller, req StoreRequest) ([]preparedEntity, int, []*Schema, error) {
+	for attempt := 0; ; attempt++ {
+		set, err := s.schemas.For(ctx, c.UserID)
+		if err != nil {
+			return nil, 0, nil, err
+		}
+		prepared, unknown, inferred, err := s.prepare(c, set, req)
+		if err != nil || len(inferred) == 0 {
+			return prepared, unknown, nil, err
+		}
+		created, err := s.createInferred(ctx, c, inferred)
+		if errors.Is(err, ErrSchemaExists) && attempt == 0 {
+			continue
+		}
+		if err != nil {
+			return nil, 0, nil, err
+		}
+		return prepared, unknown, created, nil
+	}
+}
+
 // prepare validates a store request and splits each entity's fields into
-// schema fields and unknown fields.
-func (s *Service) prepare(c Caller, req StoreRequest) ([]preparedEntity, int, error) {
+// schema fields and unknown fields. A type no schema in set describes gets
+// a schema inferred from the call's entities of that type (inferSchema),
+// returned in inferred, by type, for the caller to register.
+func (s *Service) prepare(c Caller, set *SchemaSet, req StoreRequest) ([]preparedEntity, int, []*Schema, error) {
+	var inferred []*Schema
+	byType := map[string][]map[string]any{}
+	for _, raw := range req.Entities {
+		if typ, ok := raw["entity_type"].(string); ok {
+			byType[NormalizeTypeName(typ)] = append(byType[NormalizeTypeName(typ)], raw)
+		}
+	}
+	lookup := func(path, typ string) (*Schema, error) {
+		if sc, ok := set.Lookup(typ); ok {
+			return sc, nil
+		}
+		if err := ValidateTypeName(path, typ); err != nil {
+			return nil, err
+		}
+		for _, sc := range inferred {
+			if sc.EntityType == typ {
+				return sc, nil
+			}
+		}
+		sc := inferSchema(typ, byType[typ])
+		sc.Owner = c.UserID
+		if d := strings.TrimSpace(req.TypeDescriptions[typ]); d != "" {
+			sc.Description = truncate(d, 1024)
+		}
+		inferred = append(inferred, sc)
+		return sc, nil
+	}
+	prepared, unknown, err := s.prepareWith(c, req, lookup)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	slices.SortFunc(inferred, func(a, b *Schema) int { return strings.Compare(a.EntityType, b.EntityType) })
+	return prepared, unknown, inferred, nil
+}
+
+// prepareWith is prepare with a function that resolves a (normalised) type
+// to its schema.
+func (s *Service) prepareWith(c Caller, req StoreRequest, lookup func(path, typ string) (*Schema, error)) ([]preparedEntity, int, error) {
 	if len(req.Entities) == 0 {
 		return nil, 0, invalid("entities", "non-empty array of objects", "empty array", "at least one entity is required")
 	}
@@ -385,10 +461,10 @@ func (s *Service) prepare(c Caller, req StoreRequest) ([]preparedEntity, int, er
 		if !ok {
 			return nil, 0, invalid(path+".entity_type", "string", jsonType(raw["entity_type"]), "entity_type is required and must be a string")
 		}
-		schema, ok := s.schemas.Lookup(typ)
-		if !ok {
-			return nil, 0, invalid(path+".entity_type", "one of: "+strings.Join(s.schemas.Types(), ", "), "string",
-				"unknown entity type %q; call list_entity_types to find the right one", truncate(typ, 64))
+		typ = NormalizeTypeName(typ)
+		schema, err := lookup(path+".entity_type", typ)
+		if err != nil {
+			return nil, 0, err
 		}
 		if !c.writable(typ) {
 			return nil, 0, &ForbiddenError{EntityType: typ, Action: "write"}
@@ -421,7 +497,7 @@ func (s *Service) prepare(c Caller, req StoreRequest) ([]preparedEntity, int, er
 					"required by the %s schema", typ)
 			}
 		}
-		identity, err := identityOf(schema, pe.fields)
+		identity, err := identityOf(schema, pe.fields, pe.unknown)
 		if err != nil {
 			return nil, 0, err
 		}

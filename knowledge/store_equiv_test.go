@@ -38,7 +38,7 @@ import (
 
 // oldStore is Store as it was: entity by entity.
 func (s *Service) oldStore(ctx context.Context, c Caller, req StoreRequest) (StoreResult, error) {
-	prepared, unknownCount, err := s.prepare(c, req)
+	prepared, unknownCount, _, err := s.prepareCreating(ctx, c, req)
 	if err != nil {
 		return StoreResult{}, err
 	}
@@ -174,7 +174,10 @@ func (s *Service) oldRecompute(ctx context.Context, tx *graph.Tx, userID, entity
 	if len(obs) == 0 {
 		return prev, nil
 	}
-	schema := s.schemaFor(obs[0].EntityType)
+	schema, err := s.schemaFor(ctx, userID, obs[0].EntityType)
+	if err != nil {
+		return graph.Entity{}, err
+	}
 	red := Reduce(schema, obs)
 	now := s.clock()
 	e := graph.Entity{

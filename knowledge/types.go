@@ -2,6 +2,7 @@ package knowledge
 
 import (
 	"cmp"
+	"context"
 	"slices"
 	"strings"
 	"unicode"
@@ -49,8 +50,16 @@ type TypeSearch struct {
 //	 1  the description mentions a keyword word
 //
 // Scores are reported divided by 10. Matches are ordered by score, then name.
-func (s *Service) EntityTypes(keyword string) TypeSearch {
-	all := s.schemas.All()
+func (s *Service) EntityTypes(ctx context.Context, c Caller, keyword string) (TypeSearch, error) {
+	set, err := s.schemas.For(ctx, c.UserID)
+	if err != nil {
+		return TypeSearch{}, err
+	}
+	return entityTypes(set.All(), keyword), nil
+}
+
+// entityTypes is EntityTypes over a user's schemas.
+func entityTypes(all []*Schema, keyword string) TypeSearch {
 	keyword = strings.ToLower(strings.TrimSpace(keyword))
 	if keyword == "" {
 		out := TypeSearch{Method: SearchAll}

@@ -22,15 +22,18 @@ const (
 	MaxVectorTypeMatches = 3
 )
 
-// typeIndex holds the embeddings of every entity type, rebuilt when the
-// registry changes. Types are few (tens), so maps scanned in full are the
-// whole index.
+// typeIndex holds the embeddings of entity types, keyed by the texts they
+// are embedded from (TypeTexts): a new type, or a new version of one, is
+// embedded when it is first searched, and a version seen before (by this
+// user or another) is not embedded again.
 type typeIndex struct {
-	mu    sync.Mutex
-	built bool
-	gen   uint64 // registry generation the vectors belong to
-	vecs  map[string][][]float32
+	mu   sync.Mutex
+	vecs map[string][][]float32
 }
+
+// maxTypeIndex bounds the cached type embeddings; past it the cache starts
+// again (schemas are few per user, so this is many users' worth).
+const maxTypeIndex = 10_000
 
 // SearchEntityTypes is EntityTypes with the semantic fallback of the
 // specification: when keyword matching scores below GoodKeywordScore, the
@@ -42,12 +45,17 @@ type typeIndex struct {
 // similarity as Score, and the search method becomes SearchVector. Keyword
 // matches keep their keyword score; the merged list is ordered by score,
 // then name.
-func (s *Service) SearchEntityTypes(ctx context.Context, keyword string) (TypeSearch, error) {
-	res := s.EntityTypes(keyword)
+func (s *Service) SearchEntityTypes(ctx context.Context, c Caller, keyword string) (TypeSearch, error) {
+	set, err := s.schemas.For(ctx, c.UserID)
+	if err != nil {
+		return TypeSearch{}, err
+	}
+	all := set.All()
+	res := entityTypes(all, keyword)
 	if res.Method != SearchKeyword || res.BestKeywordScore() >= GoodKeywordScore {
 		return res, nil
 	}
-	vecs, err := s.typeVectors(ctx)
+	vecs, err := s.typeVectors(ctx, all)
 	if err != nil {
 		return TypeSearch{}, err
 	}
@@ -60,7 +68,7 @@ func (s *Service) SearchEntityTypes(ctx context.Context, keyword string) (TypeSe
 		found[m.Schema.EntityType] = true
 	}
 	var semantic []TypeMatch
-	for _, sc := range s.schemas.All() {
+	for _, sc := range all {
 		vs, ok := vecs[sc.EntityType]
 		if !ok || found[sc.EntityType] {
 			continue
@@ -89,37 +97,45 @@ func (s *Service) SearchEntityTypes(ctx context.Context, keyword string) (TypeSe
 	return res, nil
 }
 
-// typeVectors returns the embeddings of every registered type, embedding
-// them again if the registry changed since the last call.
-func (s *Service) typeVectors(ctx context.Context) (map[string][][]float32, error) {
+// typeVectors returns the embeddings of the given types, by type, embedding
+// those whose texts it has not embedded before.
+func (s *Service) typeVectors(ctx context.Context, all []*Schema) (map[string][][]float32, error) {
 	ix := &s.types
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	gen := s.schemas.Generation()
-	if ix.built && ix.gen == gen {
-		return ix.vecs, nil
+	if ix.vecs == nil || len(ix.vecs) > maxTypeIndex {
+		ix.vecs = map[string][][]float32{}
 	}
-	all := s.schemas.All()
+	keys := make([]string, len(all))
 	var texts []string
+	var missing []int
 	counts := make([]int, len(all))
 	for i, sc := range all {
 		t := TypeTexts(sc)
-		texts = append(texts, t...)
-		counts[i] = len(t)
+		keys[i] = strings.Join(t, "\x1e")
+		if _, ok := ix.vecs[keys[i]]; !ok && !slices.Contains(keys[:i], keys[i]) {
+			texts = append(texts, t...)
+			counts[i] = len(t)
+			missing = append(missing, i)
+		}
 	}
-	vecs, err := s.embedder.Embed(ctx, texts)
-	if err != nil {
-		return nil, fmt.Errorf("knowledge: embed entity types: %w", err)
+	if len(texts) > 0 {
+		vecs, err := s.embedder.Embed(ctx, texts)
+		if err != nil {
+			return nil, fmt.Errorf("knowledge: embed entity types: %w", err)
+		}
+		if len(vecs) != len(texts) {
+			return nil, fmt.Errorf("knowledge: embed entity types: %d vectors for %d texts", len(vecs), len(texts))
+		}
+		for _, i := range missing {
+			ix.vecs[keys[i]], vecs = vecs[:counts[i]], vecs[counts[i]:]
+		}
 	}
-	if len(vecs) != len(texts) {
-		return nil, fmt.Errorf("knowledge: embed entity types: %d vectors for %d texts", len(vecs), len(texts))
-	}
-	ix.vecs = make(map[string][][]float32, len(all))
+	out := make(map[string][][]float32, len(all))
 	for i, sc := range all {
-		ix.vecs[sc.EntityType], vecs = vecs[:counts[i]], vecs[counts[i]:]
+		out[sc.EntityType] = ix.vecs[keys[i]]
 	}
-	ix.built, ix.gen = true, gen
-	return ix.vecs, nil
+	return out, nil
 }
 
 // TypeTexts are the texts an entity type is embedded as: its name (with

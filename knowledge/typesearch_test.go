@@ -57,7 +57,7 @@ func (e *conceptEmbedder) Name() string   { return "test:concepts" }
 func TestSearchEntityTypesKeywordFirst(t *testing.T) {
 	s, _ := newService(t)
 	for _, kw := range []string{"", "invoice", "email", "due_date"} {
-		got, err := s.SearchEntityTypes(t.Context(), kw)
+		got, err := s.SearchEntityTypes(t.Context(), knowledge.Caller{UserID: "u"}, kw)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -76,10 +76,10 @@ func TestSearchEntityTypesLocalFallback(t *testing.T) {
 	s, _ := newService(t)
 	// "payments" matches nothing by keyword (no field or word equals it),
 	// but the local embedder's trigrams bring it to invoice's "payment".
-	if kw := s.EntityTypes("payments"); kw.BestKeywordScore() >= knowledge.GoodKeywordScore {
+	if kw, err := s.EntityTypes(t.Context(), knowledge.Caller{UserID: "u"}, "payments"); err != nil || kw.BestKeywordScore() >= knowledge.GoodKeywordScore {
 		t.Fatalf("keyword score %d: the premise of this test is gone", kw.BestKeywordScore())
 	}
-	got, err := s.SearchEntityTypes(t.Context(), "payments")
+	got, err := s.SearchEntityTypes(t.Context(), knowledge.Caller{UserID: "u"}, "payments")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestSearchEntityTypesLocalFallback(t *testing.T) {
 	if first.Score < knowledge.MinTypeSimilarity || first.Score > 1 {
 		t.Errorf("similarity %v outside [%v, 1]", first.Score, knowledge.MinTypeSimilarity)
 	}
-	again, err := s.SearchEntityTypes(t.Context(), "payments")
+	again, err := s.SearchEntityTypes(t.Context(), knowledge.Caller{UserID: "u"}, "payments")
 	if err != nil || len(again.Matches) != len(got.Matches) || again.Matches[0].Score != first.Score {
 		t.Errorf("a second search differs: %+v, %v", again, err)
 	}
@@ -102,13 +102,13 @@ func TestSearchEntityTypesLocalFallback(t *testing.T) {
 func TestSearchEntityTypesSemanticAndRebuild(t *testing.T) {
 	emb := &conceptEmbedder{}
 	s := newServiceWith(t, knowledge.Options{Embedder: emb})
-	if err := s.Schemas().Register(&knowledge.Schema{
+	if err := s.Schemas().Register(t.Context(), &knowledge.Schema{
 		EntityType: "recipe", Version: "1.0", Description: "How to cook a dish.",
 		Fields: map[string]knowledge.Field{"title": {Type: knowledge.TypeString}, "ingredients": {Type: knowledge.TypeArray}},
 	}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.SearchEntityTypes(t.Context(), "food")
+	got, err := s.SearchEntityTypes(t.Context(), knowledge.Caller{UserID: "u"}, "food")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,20 +116,20 @@ func TestSearchEntityTypesSemanticAndRebuild(t *testing.T) {
 		t.Fatalf("food: %+v, want recipe first by vector", got)
 	}
 	embedded := emb.calls.Load()
-	if _, err := s.SearchEntityTypes(t.Context(), "food"); err != nil {
+	if _, err := s.SearchEntityTypes(t.Context(), knowledge.Caller{UserID: "u"}, "food"); err != nil {
 		t.Fatal(err)
 	}
 	if d := emb.calls.Load() - embedded; d != 1 {
 		t.Errorf("a second search embedded %d texts, want 1 (the keyword; types are indexed once)", d)
 	}
 	// A newly registered type is found without restarting.
-	if err := s.Schemas().Register(&knowledge.Schema{
+	if err := s.Schemas().Register(t.Context(), &knowledge.Schema{
 		EntityType: "restaurant", Version: "1.0", Description: "A place that serves meals.",
 		Fields: map[string]knowledge.Field{"name": {Type: knowledge.TypeString}},
 	}); err != nil {
 		t.Fatal(err)
 	}
-	got, err = s.SearchEntityTypes(t.Context(), "food")
+	got, err = s.SearchEntityTypes(t.Context(), knowledge.Caller{UserID: "u"}, "food")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -129,3 +129,11 @@ func mapSlice[T, U any](in []T, f func(T) U) []U {
 	}
 	return out
 }
+
+// nonNil returns s, or an empty slice for nil, so that it encodes as [].
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

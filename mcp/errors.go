@@ -86,6 +86,9 @@ func toError(err error) *Error {
 		space     *vector.SpaceError
 		embedder  *knowledge.EmbedderError
 	)
+	if se, ok := schemaError(err); ok {
+		return se
+	}
 	switch {
 	case errors.As(err, &e):
 		return e

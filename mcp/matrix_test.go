@@ -19,12 +19,14 @@ type fixture struct {
 	contradiction                      string   // an open contradiction on the person's email
 	claim, claimMemory                 string   // a memory's claim on the person's email, and that memory
 	memory, insight                    string   // a memory about the company, an insight from the source
+	recipe                             string   // an entity of a type the user's first store of it created
+	user                               string   // the user's id
 	values                             []string // every stored value that must not leak
 }
 
 func seedUser(t testing.TB, e *env, owner consent.Principal, tag string) fixture {
 	t.Helper()
-	f := fixture{tag: tag}
+	f := fixture{tag: tag, user: owner.UserID}
 	f.values = []string{"Acme-" + tag, "Acme Two-" + tag, "Ada-" + tag, "ada-" + tag + "@example.com", "INV-" + tag, "Vendor-" + tag}
 	out, merr := e.callAs(t, owner, "store", map[string]any{"entities": []any{
 		map[string]any{"entity_type": "company", "name": f.values[0]},
@@ -78,6 +80,17 @@ func seedUser(t testing.TB, e *env, owner consent.Principal, tag string) fixture
 		t.Fatal(merr)
 	}
 	f.insight = out["insightId"].(string)
+	// A recipe: a type no schema describes, so the store creates the
+	// user's own schema; its cuisine stays a raw fragment.
+	dish, cuisine := "Recipe-"+tag, "Cuisine-"+tag
+	f.values = append(f.values, dish, cuisine)
+	out, merr = e.callAs(t, owner, "store", map[string]any{"entities": []any{
+		map[string]any{"entity_type": "recipe", "name": dish, "cuisine": cuisine},
+	}})
+	if merr != nil {
+		t.Fatal(merr)
+	}
+	f.recipe = out["entities"].([]any)[0].(map[string]any)["entity_id"].(string)
 	// A memory that claims another email for the person.
 	claimText, claimed := "Claim-"+tag+" on the email", "claimed-"+tag+"@example.com"
 	f.values = append(f.values, claimText, claimed)
@@ -100,7 +113,7 @@ func seedUser(t testing.TB, e *env, owner consent.Principal, tag string) fixture
 func (f fixture) secrets(args map[string]any) []string {
 	sent, _ := json.Marshal(args)
 	out := slices.DeleteFunc(slices.Clone(f.values), func(v string) bool { return strings.Contains(string(sent), v) })
-	for _, id := range []string{f.company, f.company2, f.person, f.invoice, f.relationship, f.source, f.contradiction, f.memory, f.insight, f.claim, f.claimMemory} {
+	for _, id := range []string{f.company, f.company2, f.person, f.invoice, f.relationship, f.source, f.contradiction, f.memory, f.insight, f.claim, f.claimMemory, f.recipe} {
 		if id == "" {
 			continue
 		}
@@ -116,6 +129,10 @@ type matrixCase struct {
 	args func(f fixture) map[string]any
 	// ownerOnly tools are checked against the owner's consent data.
 	ownerOnly bool
+	// alsoRefuses are codes besides refusals that this tool answers an
+	// attacker: a user_id argument naming another user is refused as a
+	// VALIDATION_ERROR (the user comes from the key).
+	alsoRefuses []string
 }
 
 // consentMatrix has one entry per tool. TestConsentMatrixCoversEveryTool
@@ -191,6 +208,23 @@ var consentMatrix = map[string]matrixCase{
 	}},
 	"delete_consent_rule": {ownerOnly: true, args: func(f fixture) map[string]any { return map[string]any{"rule_id": "rule_x"} }},
 	"query_audit_log":     {ownerOnly: true, args: func(f fixture) map[string]any { return map[string]any{} }},
+	"register_schema": {alsoRefuses: []string{mcp.CodeValidation}, args: func(f fixture) map[string]any {
+		return map[string]any{"entity_type": "recipe", "user_specific": true, "user_id": f.user, "schema_version": "2.0", "activate": true,
+			"schema_definition": map[string]any{"fields": map[string]any{"name": map[string]any{"type": "string"}, "cuisine": map[string]any{"type": "string"}},
+				"identity_fields": []any{"name"}},
+			"reducer_config": map[string]any{"merge_policies": map[string]any{}}}
+	}},
+	"update_schema_incremental": {alsoRefuses: []string{mcp.CodeValidation}, args: func(f fixture) map[string]any {
+		return map[string]any{"entity_type": "recipe", "user_specific": true, "user_id": f.user, "migrate_existing": true,
+			"fields_to_add": []any{map[string]any{"field_name": "cuisine", "field_type": "string"}}}
+	}},
+	"analyze_schema_candidates":  {args: func(f fixture) map[string]any { return map[string]any{"min_frequency": 1, "min_confidence": 0} }},
+	"get_schema_recommendations": {args: func(f fixture) map[string]any { return map[string]any{"entity_type": "recipe", "status": "all"} }},
+	"list_tables":                {args: func(f fixture) map[string]any { return map[string]any{} }},
+	"query_table":                {args: func(f fixture) map[string]any { return map[string]any{"tableName": "recipe"} }},
+	"add_record": {args: func(f fixture) map[string]any {
+		return map[string]any{"tableName": "company", "data": map[string]any{"name": "Probe Co"}}
+	}},
 }
 
 func TestConsentMatrixCoversEveryTool(t *testing.T) {
@@ -259,7 +293,7 @@ func TestConsentMatrix(t *testing.T) {
 				out, merr := e.callAs(t, at.p, tool.Name(), args)
 				var text string
 				if merr != nil {
-					if !slices.Contains(refusals, merr.Body.Code) {
+					if !slices.Contains(refusals, merr.Body.Code) && !slices.Contains(mc.alsoRefuses, merr.Body.Code) {
 						t.Errorf("%s: code %s (%s); want a denial or not found", at.name, merr.Body.Code, merr.Body.Message)
 					}
 					b, _ := json.Marshal(merr.Body)
@@ -298,7 +332,7 @@ func TestConsentMatrix(t *testing.T) {
 func ownerView(t *testing.T, e *env, f fixture) string {
 	t.Helper()
 	var b strings.Builder
-	for _, id := range []string{f.company, f.company2, f.person, f.invoice} {
+	for _, id := range []string{f.company, f.company2, f.person, f.invoice, f.recipe} {
 		out := e.mustCall(t, "retrieve_entity_snapshot", map[string]any{"entity_id": id})
 		delete(out, "meta")
 		j, _ := json.Marshal(out)
@@ -311,6 +345,8 @@ func ownerView(t *testing.T, e *env, f fixture) string {
 		{"list_relationships", map[string]any{"entity_id": f.person}},
 		{"review_memories", map[string]any{"action": "list"}},
 		{"get_user_context", map[string]any{}},
+		{"list_entity_types", map[string]any{"keyword": "recipe"}},
+		{"get_schema_recommendations", map[string]any{"entity_type": "recipe", "status": "all"}},
 	} {
 		out := e.mustCall(t, c.tool, c.args)
 		delete(out, "meta")

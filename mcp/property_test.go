@@ -13,7 +13,9 @@ import (
 )
 
 // propertyTypes are the entity types the property test draws from.
-var propertyTypes = []string{"company", "person", "contact", "invoice", "note", "task"}
+// recipe is a type no schema describes: the first store of one creates the
+// user's own schema, and its cuisine is kept as a raw fragment.
+var propertyTypes = []string{"company", "person", "contact", "invoice", "note", "task", "recipe"}
 
 // randomEntity returns fields for an entity of a type, unique by n.
 func randomEntity(typ string, n int) map[string]any {
@@ -23,6 +25,8 @@ func randomEntity(typ string, n int) map[string]any {
 		m["invoice_number"], m["vendor_name"], m["issue_date"] = fmt.Sprintf("INV-%d", n), fmt.Sprintf("Vendor %d", n), fmt.Sprintf("2026-%02d-10", n%12+1)
 	case "note", "task":
 		m["title"] = fmt.Sprintf("%s %d", typ, n)
+	case "recipe":
+		m["name"], m["cuisine"] = fmt.Sprintf("%s %d", typ, n), []string{"thai", "french"}[n%2]
 	default:
 		m["name"] = fmt.Sprintf("%s %d", typ, n)
 	}
@@ -65,6 +69,32 @@ var propertyArgs = map[string]func(r *rand.Rand, ids []string, n int) map[string
 		return map[string]any{"entities": []any{randomEntity(propertyTypes[r.IntN(len(propertyTypes))], n)}}
 	},
 	"list_entity_types": func(*rand.Rand, []string, int) map[string]any { return map[string]any{} },
+	"register_schema": func(r *rand.Rand, _ []string, n int) map[string]any {
+		return map[string]any{"entity_type": propertyTypes[r.IntN(len(propertyTypes))], "user_specific": true, "user_id": propertyUser,
+			"schema_version": fmt.Sprintf("9.%d", n), "activate": r.IntN(2) == 0,
+			"schema_definition": map[string]any{"fields": map[string]any{"name": map[string]any{"type": "string"}}, "identity_fields": []any{"name"}},
+			"reducer_config":    map[string]any{"merge_policies": map[string]any{}}}
+	},
+	"update_schema_incremental": func(r *rand.Rand, _ []string, n int) map[string]any {
+		return map[string]any{"entity_type": propertyTypes[r.IntN(len(propertyTypes))], "user_specific": true, "user_id": propertyUser,
+			"migrate_existing": true, "fields_to_add": []any{map[string]any{"field_name": "cuisine", "field_type": "string"}}}
+	},
+	"analyze_schema_candidates": func(r *rand.Rand, _ []string, _ int) map[string]any {
+		return map[string]any{"min_frequency": 1, "min_confidence": 0}
+	},
+	"get_schema_recommendations": func(r *rand.Rand, _ []string, _ int) map[string]any {
+		return map[string]any{"entity_type": propertyTypes[r.IntN(len(propertyTypes))], "status": "all"}
+	},
+	"list_tables": func(*rand.Rand, []string, int) map[string]any { return map[string]any{} },
+	"query_table": func(r *rand.Rand, _ []string, _ int) map[string]any {
+		return map[string]any{"tableName": propertyTypes[r.IntN(len(propertyTypes))], "filters": map[string]any{"name": map[string]any{"contains": "1"}}}
+	},
+	"add_record": func(r *rand.Rand, _ []string, n int) map[string]any {
+		typ := propertyTypes[r.IntN(len(propertyTypes))]
+		data := randomEntity(typ, n+2000)
+		delete(data, "entity_type")
+		return map[string]any{"tableName": typ, "data": data}
+	},
 	"retrieve_entity_snapshot": func(r *rand.Rand, ids []string, _ int) map[string]any {
 		return map[string]any{"entity_id": pick(r, ids)}
 	},
@@ -173,6 +203,10 @@ func pick(r *rand.Rand, ids []string) string { return ids[r.IntN(len(ids))] }
 
 func pickString(r *rand.Rand, s []string) string { return s[r.IntN(len(s))] }
 
+// propertyUser is the user the property test's agent acts for, which the
+// schema tools' user_id names.
+var propertyUser string
+
 // memoryCollections are the collections the property test writes to.
 var memoryCollections = []string{"notes", "journal"}
 
@@ -242,6 +276,7 @@ func TestNoToolAnswersOutsideConsent(t *testing.T) {
 			collOf[out["insightId"].(string)] = "insights"
 			ruleSpecs := randomRules(r)
 			agent, _ := e.agent(t, e.owner.UserID, "agent", ruleSpecs...)
+			propertyUser = e.owner.UserID
 			var rules []consent.Rule
 			for _, rs := range ruleSpecs {
 				p, _ := consent.NormalizePattern(rs[1])
@@ -270,6 +305,11 @@ func TestNoToolAnswersOutsideConsent(t *testing.T) {
 						// What the agent itself just wrote is its own.
 						delete(res, "id")
 						delete(res, "insightId")
+					}
+					if tool.Name() == "add_record" {
+						// The record the agent itself just wrote is its own.
+						typeOf[res["id"].(string)] = res["table_name"].(string)
+						delete(res, "id")
 					}
 					if tool.Name() == "store" {
 						// The ids of what the agent itself just wrote are its own.

@@ -41,6 +41,9 @@ type Deps struct {
 	// decision, and its trace id is the call's request id; nil is
 	// telemetry.Off().
 	Tracing *telemetry.Tracing
+	// allowGlobalSchemas is Options.AllowGlobalSchemas, which NewServer
+	// sets.
+	allowGlobalSchemas bool
 }
 
 // AllTools returns every tool Cairn has, in a stable order.
@@ -48,6 +51,10 @@ func AllTools(d Deps) []*Tool {
 	tools := []*Tool{
 		storeTool(d),
 		listEntityTypesTool(d),
+		registerSchemaTool(d),
+		updateSchemaIncrementalTool(d),
+		analyzeSchemaCandidatesTool(d),
+		getSchemaRecommendationsTool(d),
 		retrieveEntitySnapshotTool(d),
 		retrieveEntitiesTool(d),
 		retrieveEntityByIdentifierTool(d),
@@ -72,20 +79,34 @@ func AllTools(d Deps) []*Tool {
 		updateProfileTool(d),
 		reviewMemoriesTool(d),
 	}
-	return append(tools, consentTools(d)...)
+	tools = append(tools, consentTools(d)...)
+	return append(tools, tablesTools(d)...)
 }
 
 // AllToolsets lists every toolset, in a stable order.
-var AllToolsets = []Toolset{ToolsetEntities, ToolsetRelationships, ToolsetTimeline, ToolsetSchema, ToolsetMemories, ToolsetContext, ToolsetConsent}
+var AllToolsets = []Toolset{ToolsetEntities, ToolsetRelationships, ToolsetTimeline, ToolsetSchema, ToolsetSchemaRegistry,
+	ToolsetMemories, ToolsetContext, ToolsetConsent, ToolsetTables}
+
+// DefaultToolsets are the toolsets a server exposes unless told otherwise:
+// every toolset but those an agent needs only for some jobs (changing
+// schemas by hand, the Epitome tables view), which would push tools/list
+// past MaxToolsListBytes.
+var DefaultToolsets = []Toolset{ToolsetEntities, ToolsetRelationships, ToolsetTimeline, ToolsetSchema,
+	ToolsetMemories, ToolsetContext, ToolsetConsent}
 
 // Options choose which tools a Server exposes. The zero value exposes all.
 type Options struct {
-	// Toolsets limits the tools to these toolsets; nil means all.
+	// Toolsets limits the tools to these toolsets; nil means
+	// DefaultToolsets.
 	Toolsets []Toolset
 	// ReadOnly drops every tool that writes.
 	ReadOnly bool
 	// Version is reported to clients as the server version.
 	Version string
+	// AllowGlobalSchemas lets the owner agent register and change global
+	// schemas (register_schema, update_schema_incremental without
+	// user_specific); the operator turns it on (--allow-global-schemas).
+	AllowGlobalSchemas bool
 	// CallTimeout is the deadline of one tool call; past it the call's
 	// context is cancelled and it answers TIMEOUT. 0 means
 	// DefaultCallTimeout.
@@ -129,8 +150,13 @@ func NewServer(d Deps, opts Options) (*Server, error) {
 	}
 	s := &Server{deps: d, byName: map[string]*Tool{}, log: d.Logger, version: opts.Version, timeout: cmp.Or(opts.CallTimeout, DefaultCallTimeout),
 		tracer: d.Tracing.Tracer(), traced: d.Tracing.Enabled}
+	d.allowGlobalSchemas = opts.AllowGlobalSchemas
+	toolsets := opts.Toolsets
+	if toolsets == nil {
+		toolsets = DefaultToolsets
+	}
 	for _, t := range AllTools(d) {
-		if opts.Toolsets != nil && !slices.Contains(opts.Toolsets, t.Toolset) {
+		if !slices.Contains(toolsets, t.Toolset) {
 			continue
 		}
 		if opts.ReadOnly && !t.ReadOnly() {

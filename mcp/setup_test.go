@@ -77,7 +77,7 @@ func newEnvWith(t testing.TB, opts envOptions) *env {
 		// The deadline has its own test (TestCallTimeout); here a call
 		// that is slow under -race on a loaded machine must not fail a
 		// test about something else.
-	}, mcp.Options{Version: "test", CallTimeout: 10 * time.Minute})
+	}, mcp.Options{Version: "test", CallTimeout: 10 * time.Minute, Toolsets: mcp.AllToolsets})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,12 @@ const (
 	ToolsetRelationships Toolset = "relationships"
 	ToolsetTimeline      Toolset = "timeline"
 	ToolsetSchema        Toolset = "schema"
+	// ToolsetSchemaRegistry holds the tools that change schemas by hand
+	// and read what the data suggests (register_schema, …); store evolves
+	// schemas without them.
+	ToolsetSchemaRegistry Toolset = "schema_registry"
+	// ToolsetTables is Epitome's view of entity types as tables.
+	ToolsetTables Toolset = "tables"
 	// ToolsetConsent holds the owner-only tools that manage consent rules
 	// and read the audit log.
 	ToolsetConsent Toolset = "consent"

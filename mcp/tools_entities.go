@@ -62,6 +62,7 @@ type SnapshotOut struct {
 	ComputedAt        string            `json:"computed_at"`
 	ObservationCount  int               `json:"observation_count"`
 	LastObservationAt string            `json:"last_observation_at"`
+	RawFields         map[string]any    `json:"raw_fields,omitempty" jsonschema:"fields your sources gave that the schema does not name (yet): the latest value of each"`
 }
 
 func retrieveEntitySnapshotTool(d Deps) *Tool {
@@ -82,11 +83,21 @@ func retrieveEntitySnapshotTool(d Deps) *Tool {
 			return SnapshotOut{}, err
 		}
 		e := snap.Entity
-		return SnapshotOut{
+		out := SnapshotOut{
 			EntityID: e.ID, EntityType: e.Type, CanonicalName: e.CanonicalName, SchemaVersion: e.SchemaVersion,
 			Snapshot: orEmpty(e.Snapshot), Provenance: e.Provenance, ComputedAt: ts(snap.ComputedAt),
 			ObservationCount: e.ObservationCount, LastObservationAt: ts(e.LastObservationAt),
-		}, nil
+		}
+		if at.IsZero() {
+			raw, err := d.Knowledge.RawFields(ctx, call.Caller(), e)
+			if err != nil {
+				return SnapshotOut{}, err
+			}
+			if len(raw) > 0 {
+				out.RawFields = raw
+			}
+		}
+		return out, nil
 	})
 }
 

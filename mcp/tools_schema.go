@@ -51,7 +51,7 @@ func listEntityTypesTool(d Deps) *Tool {
 		toolset: ToolsetSchema, ann: readOnly, budget: BudgetSummary, requires: reads(consent.ResourceSchema),
 		shape: func(s *jsonschema.Schema) { maxLen(prop(s, "keyword"), 256) },
 	}, func(ctx context.Context, call *Call, in EntityTypesIn) (EntityTypesOut, error) {
-		res, err := d.Knowledge.SearchEntityTypes(ctx, deref(in.Keyword))
+		res, err := d.Knowledge.SearchEntityTypes(ctx, call.Caller(), deref(in.Keyword))
 		if err != nil {
 			return EntityTypesOut{}, err
 		}

@@ -50,6 +50,15 @@ type StoreOut struct {
 	UnknownFieldsCount   int                `json:"unknown_fields_count" jsonschema:"fields kept as raw fragments because the schema does not name them"`
 	RelatedEntities      []EntityOut        `json:"related_entities" jsonschema:"neighbours of the stored entities you may read; empty without graph read"`
 	RelatedRelationships []RelationshipOut  `json:"related_relationships" jsonschema:"live relationships of the stored entities you may read, to entities you may read; empty without graph read"`
+	SchemaCreated        []SchemaCreatedOut `json:"schema_created,omitempty" jsonschema:"the schemas this call created for entity types no schema described"`
+}
+
+// SchemaCreatedOut is a schema a store call created.
+type SchemaCreatedOut struct {
+	EntityType     string   `json:"entity_type"`
+	SchemaVersion  string   `json:"schema_version"`
+	Scope          string   `json:"scope" jsonschema:"user: your own"`
+	IdentityFields []string `json:"identity_fields" jsonschema:"inferred: name, title, id or an …_id field; empty means entities are identified by their content"`
 }
 
 // completeLists answers every entity a store touched, however many: the
@@ -62,6 +71,7 @@ func storeTool(d Deps) *Tool {
 		title: "Store source material",
 		description: "Store entities from source material; call list_entity_types first to choose each entity_type. " +
 			"Send every field of the source: fields the schema does not name are kept as raw fragments. " +
+			"A new entity_type gets a schema of your own (schema_created). " +
 			"The same arguments again create nothing (deduplicated: true).",
 		toolset:   ToolsetEntities,
 		ann:       additive,
@@ -125,6 +135,9 @@ func storeTool(d Deps) *Tool {
 			// Store leaves out what the caller may not read (see
 			// knowledge.StoreResult).
 			RelatedRelationships: mapSlice(res.RelatedRelationships, relationshipOut),
+			SchemaCreated: mapSlice(res.SchemasCreated, func(s *knowledge.Schema) SchemaCreatedOut {
+				return SchemaCreatedOut{EntityType: s.EntityType, SchemaVersion: s.Version, Scope: s.Scope(), IdentityFields: nonNil(s.IdentityFields)}
+			}),
 		}
 		return out, nil
 	})

@@ -25,7 +25,9 @@ const adminUsage = `admin user create NAME | user list
        cairn admin key list [--user NAME] [--agent AGENT] | key revoke KEY_ID
        cairn admin consent allow|deny [--user NAME] --agent AGENT --resource PATTERN --action read|write
        cairn admin consent list [--user NAME] [--agent AGENT] | consent remove [--user NAME] RULE_ID
-       cairn admin audit [--user NAME] [--agent AGENT] [--tool TOOL] [--decision allow|deny] [--since WHEN] [--limit N] [--json]`
+       cairn admin audit [--user NAME] [--agent AGENT] [--tool TOOL] [--decision allow|deny] [--since WHEN] [--limit N] [--json]
+       cairn admin schema list [--user NAME] | schema register [--user NAME] [--inactive] FILE
+       cairn admin schema activate [--user NAME] TYPE VERSION | schema auto-enhance [--user NAME] on|off`
 
 func adminCommand() *command {
 	return &command{
@@ -49,13 +51,24 @@ vectors/<collection>); a name may end in *. The most specific rule wins,
 deny wins ties, and no rule means deny. The owner agent always has full
 access.
 
+Schemas: schema list shows the schemas a user's data follows (the user's
+own, else the global one, else the built-in one). schema register stores a
+global schema version from a JSON file ({"entity_type", "version",
+"description", "fields": {name: {"type", "required", "description",
+"identifier", "event_type", "merge_policy"}}, "identity_fields",
+"name_fields", "relationship_types": [{"name", "acyclic"}]}), active unless
+--inactive; with --user it is that user's own. schema activate makes a stored
+version the active one. schema auto-enhance switches a user's
+auto-enhancement (fields promoted from raw fragments; on by default).
+
 Flags of the subcommands (anywhere after the subcommand):
   --user NAME          act for this user (default: the owner)
   --agent NAME         the agent (key create, consent allow|deny: required)
   --expires DURATION   key create: lifetime (default: never)
   --resource PATTERN   consent allow|deny: the resource pattern
   --action read|write  consent allow|deny: the action
-  --tool, --decision allow|deny, --since WHEN, --limit N, --json   audit filters`,
+  --tool, --decision allow|deny, --since WHEN, --limit N, --json   audit filters
+  --inactive           schema register: store the version without activating it`,
 		env: commonEnv,
 		setup: func(fs *flag.FlagSet) runFunc {
 			// The common flags may come before the subcommand too: cairn
@@ -83,12 +96,13 @@ type adminFlags struct {
 	since    string
 	limit    int
 	asJSON   bool
+	inactive bool
 }
 
 // runAdmin parses `admin <noun> <verb> …` and runs it.
 func runAdmin(ctx context.Context, env *environment, args []string, top commonFlags) error {
 	if len(args) == 0 {
-		return usageError{"admin needs a command: user, agent, key, consent or audit (see cairn admin --help)"}
+		return usageError{"admin needs a command: user, agent, key, consent, audit or schema (see cairn admin --help)"}
 	}
 	noun, rest := args[0], args[1:]
 	verb := ""
@@ -112,6 +126,7 @@ func runAdmin(ctx context.Context, env *environment, args []string, top commonFl
 	fs.StringVar(&f.since, "since", "", "audit: records since a duration ago (1h, 7d) or an RFC 3339 time")
 	fs.IntVar(&f.limit, "limit", 50, "audit: most records")
 	fs.BoolVar(&f.asJSON, "json", false, "audit: one JSON object per line")
+	fs.BoolVar(&f.inactive, "inactive", false, "schema register: do not activate the version")
 	pos, err := parseInterspersed(fs, rest)
 	if err != nil {
 		return usageError{fmt.Sprintf("admin %s %s: %v", noun, verb, err)}
@@ -164,6 +179,14 @@ func runAdmin(ctx context.Context, env *environment, args []string, top commonFl
 		return a.consentRemove(ctx)
 	case "audit ":
 		return a.audit(ctx)
+	case "schema list":
+		return a.schemaList(ctx)
+	case "schema register":
+		return a.schemaRegister(ctx)
+	case "schema activate":
+		return a.schemaActivate(ctx)
+	case "schema auto-enhance":
+		return a.schemaAutoEnhance(ctx)
 	}
 	return usageError{fmt.Sprintf("unknown admin command %q (see cairn admin --help)", strings.TrimSpace(noun+" "+verb))}
 }

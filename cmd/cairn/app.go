@@ -95,7 +95,7 @@ func openApp(ctx context.Context, cfg appConfig, log *slog.Logger) (*app, error)
 		}
 		embedder = telemetry.InstrumentEmbedder(embedder, cfg.metrics, cfg.tracing)
 	}
-	a.knowledge = knowledge.NewService(a.graph, knowledge.NewRegistry(), knowledge.Options{
+	a.knowledge = knowledge.NewService(a.graph, knowledge.NewPersistentRegistry(a.control), knowledge.Options{
 		Logger: log, Embedder: embedder, Memories: a.memories,
 		Profiles: a.control, Contradictions: a.control.WithReader(b.reader()),
 		EntityEmbeddings: vector.NewEntityStore(memDriver), MaxFieldBytes: cfg.maxFieldBytes,

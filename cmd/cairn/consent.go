@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -58,39 +59,55 @@ func (l *limitFlags) limits() (map[consent.RateClass]int, error) {
 
 // toolFlags choose the exposed tools.
 type toolFlags struct {
-	toolsets    string
-	readOnly    bool
-	callTimeout time.Duration
+	toolsets           string
+	allowGlobalSchemas bool
+	readOnly           bool
+	callTimeout        time.Duration
 }
 
 func (t *toolFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&t.toolsets, "toolsets", "", "comma-separated toolsets to expose (default all: "+toolsetNames()+
-		"); fewer tools, a smaller tools/list in the model's context (each one's tools and size: README, Toolsets)")
+	fs.StringVar(&t.toolsets, "toolsets", "", "comma-separated toolsets to expose, or all (default: "+toolsetNames(mcp.DefaultToolsets)+
+		"; the others: "+toolsetNames(optionalToolsets())+"); fewer tools, a smaller tools/list in the model's context (each one's tools and size: README, Toolsets)")
 	fs.BoolVar(&t.readOnly, "read-only", false, "expose only tools that do not write")
+	fs.BoolVar(&t.allowGlobalSchemas, "allow-global-schemas", false, "let the owner agent register and change global schemas over MCP (register_schema, update_schema_incremental)")
 	fs.DurationVar(&t.callTimeout, "call-timeout", mcp.DefaultCallTimeout, "deadline of one tool call; past it the call is cancelled and answers TIMEOUT")
 }
 
-var toolEnv = []envVar{{"toolsets", "CAIRN_TOOLSETS"}, {"read-only", "CAIRN_READ_ONLY"}, {"call-timeout", "CAIRN_CALL_TIMEOUT"}}
+var toolEnv = []envVar{{"toolsets", "CAIRN_TOOLSETS"}, {"read-only", "CAIRN_READ_ONLY"}, {"call-timeout", "CAIRN_CALL_TIMEOUT"},
+	{"allow-global-schemas", "CAIRN_ALLOW_GLOBAL_SCHEMAS"}}
 
 func (t *toolFlags) options() (mcp.Options, error) {
 	if t.callTimeout < 0 {
 		return mcp.Options{}, usageError{fmt.Sprintf("--call-timeout %v is negative; give a positive duration such as 30s", t.callTimeout)}
 	}
-	o := mcp.Options{ReadOnly: t.readOnly, CallTimeout: t.callTimeout}
+	o := mcp.Options{ReadOnly: t.readOnly, CallTimeout: t.callTimeout, AllowGlobalSchemas: t.allowGlobalSchemas}
 	for _, name := range strings.Split(t.toolsets, ",") {
-		if name = strings.TrimSpace(name); name != "" {
+		if name = strings.TrimSpace(name); name == "all" {
+			o.Toolsets = append(o.Toolsets, mcp.AllToolsets...)
+		} else if name != "" {
 			o.Toolsets = append(o.Toolsets, mcp.Toolset(name))
 		}
 	}
 	return o, nil
 }
 
-func toolsetNames() string {
-	names := make([]string, len(mcp.AllToolsets))
-	for i, ts := range mcp.AllToolsets {
+func toolsetNames(sets []mcp.Toolset) string {
+	names := make([]string, len(sets))
+	for i, ts := range sets {
 		names[i] = string(ts)
 	}
 	return strings.Join(names, ", ")
+}
+
+// optionalToolsets are the toolsets not exposed by default.
+func optionalToolsets() []mcp.Toolset {
+	var out []mcp.Toolset
+	for _, ts := range mcp.AllToolsets {
+		if !slices.Contains(mcp.DefaultToolsets, ts) {
+			out = append(out, ts)
+		}
+	}
+	return out
 }
 
 // splitList splits a comma-separated flag value.

@@ -49,6 +49,8 @@ type tsScenarioResult struct {
 	Related         []string `json:"related"`
 	MemoryFound     bool     `json:"memory_found"`
 	ContextEntities []string `json:"context_entities"`
+	SchemaCreated   []string `json:"schema_created"`
+	RecipeCuisine   any      `json:"recipe_cuisine"`
 	UnknownTool     struct {
 		Code      string `json:"code"`
 		Available int    `json:"available"`
@@ -76,7 +78,11 @@ func runTSScenario(t *testing.T, env []string, args ...string) tsScenarioResult 
 
 func checkTSScenario(t *testing.T, res tsScenarioResult) {
 	t.Helper()
-	all := mcp.AllTools(mcp.Deps{})
+	srv, err := mcp.NewServer(mcp.Deps{}, mcp.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := srv.Tools() // the default toolsets, which the scenario's server exposes
 	if len(res.Tools) != len(all) {
 		t.Errorf("the TypeScript client listed %d tools, want %d: %v", len(res.Tools), len(all), res.Tools)
 	}
@@ -87,6 +93,9 @@ func checkTSScenario(t *testing.T, res tsScenarioResult) {
 	}
 	if res.Stored != 2 || res.ProvenanceValue != "rockets" || len(res.Related) == 0 || !res.MemoryFound || len(res.ContextEntities) == 0 {
 		t.Errorf("scenario report %+v", res)
+	}
+	if len(res.SchemaCreated) != 1 || res.SchemaCreated[0] != "recipe" || res.RecipeCuisine != "thai" {
+		t.Errorf("an undeclared recipe: schema_created %v, cuisine read back %v; want [recipe] and thai", res.SchemaCreated, res.RecipeCuisine)
 	}
 	if res.UnknownTool.Code != mcp.CodeUnknownTool || res.UnknownTool.Available != len(all) {
 		t.Errorf("unknown tool: %+v, want %s listing %d tools", res.UnknownTool, mcp.CodeUnknownTool, len(all))

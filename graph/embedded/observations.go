@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/cairnkg/cairn/graph"
 	"github.com/cairnkg/cairn/graph/internal/jsoncodec"
@@ -203,4 +205,45 @@ func (t *tx) InsertRawFragments(ctx context.Context, fs []graph.RawFragment) err
 		}
 		return wrap("insert raw fragments", err)
 	})
+}
+
+// RawFragments implements graph.DriverTx.
+func (t *tx) RawFragments(ctx context.Context, q graph.RawFragmentQuery) ([]graph.RawFragment, error) {
+	out := []graph.RawFragment{}
+	if q.EntityIDs != nil && len(q.EntityIDs) == 0 {
+		return out, nil
+	}
+	read := func(where string, args ...any) error {
+		rows, err := t.query(ctx, `SELECT id, user_id, source_id, entity_id, entity_type, field, value, created_at
+			FROM raw_fragments WHERE user_id = ? AND (? = '' OR entity_type = ?)`+where, args...)
+		if err != nil {
+			return wrap("list raw fragments", err)
+		}
+		return wrap("read raw fragments", eachRow(rows, func(r *sql.Rows) error {
+			var f graph.RawFragment
+			var val string
+			var created int64
+			if err := r.Scan(&f.ID, &f.UserID, &f.SourceID, &f.EntityID, &f.EntityType, &f.Field, &val, &created); err != nil {
+				return err
+			}
+			f.CreatedAt = fromMicros(created)
+			if err := jsoncodec.Decode(val, &f.Value); err != nil {
+				return err
+			}
+			out = append(out, f)
+			return nil
+		}))
+	}
+	base := []any{q.UserID, q.EntityType, q.EntityType}
+	if q.EntityIDs == nil {
+		if err := read(``, base...); err != nil {
+			return nil, err
+		}
+	} else if err := chunks(len(q.EntityIDs), 500, func(start, end int) error {
+		return read(` AND entity_id IN (`+qmarks(end-start)+`)`, append(base, anySlice(q.EntityIDs[start:end])...)...)
+	}); err != nil {
+		return nil, err
+	}
+	slices.SortFunc(out, func(a, b graph.RawFragment) int { return strings.Compare(a.ID, b.ID) })
+	return out, nil
 }

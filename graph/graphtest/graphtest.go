@@ -54,6 +54,7 @@ func Run(t *testing.T, newStore Harness) {
 		{"BulkWrites", testBulkWrites},
 		{"EntitySearch", testEntitySearch},
 		{"Export", testExport},
+		{"UserDefinedTypes", testUserDefinedTypes},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

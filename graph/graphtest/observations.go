@@ -3,6 +3,7 @@ package graphtest
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -147,6 +148,36 @@ func testObservations(t *testing.T, newStore Harness) {
 		if !errors.Is(err, graph.ErrConflict) {
 			t.Errorf("InsertRawFragment of an existing id: err = %v, want graph.ErrConflict", err)
 		}
+		// A user-defined type's fragments, and another user's, which
+		// alice's reads never return.
+		more := []graph.RawFragment{
+			{ID: "raw_alice_3", UserID: alice, SourceID: src2, EntityID: e2, EntityType: "recipe", Field: "servings", Value: json.Number("4"), CreatedAt: at(epoch, 2)},
+			{ID: "raw_alice_2", UserID: alice, SourceID: src1, EntityID: e1, EntityType: "recipe", Field: "cuisine", Value: "thai", CreatedAt: at(epoch, 3)},
+		}
+		update(t, s, func(ctx context.Context, tx *graph.Tx) error { return tx.InsertRawFragments(ctx, more) })
+		putSources(t, s, newSource(bob, "src_bob_raw", epoch))
+		update(t, s, func(ctx context.Context, tx *graph.Tx) error {
+			return tx.InsertRawFragment(ctx, graph.RawFragment{ID: "raw_bob_1", UserID: bob, SourceID: "src_bob_raw", EntityID: "ent_bob_1",
+				EntityType: "recipe", Field: "cuisine", Value: "french", CreatedAt: at(epoch, 1)})
+		})
+		frags := func(q graph.RawFragmentQuery) []string {
+			got := view(t, s, func(ctx context.Context, tx *graph.Tx) ([]graph.RawFragment, error) { return tx.RawFragments(ctx, q) })
+			ids := []string{}
+			for _, g := range got {
+				ids = append(ids, g.ID)
+			}
+			return ids
+		}
+		diff(t, "RawFragments of every type", []string{"raw_alice_1", "raw_alice_2", "raw_alice_3"}, frags(graph.RawFragmentQuery{UserID: alice}))
+		diff(t, "RawFragments of recipe", []string{"raw_alice_2", "raw_alice_3"}, frags(graph.RawFragmentQuery{UserID: alice, EntityType: "recipe"}))
+		diff(t, "RawFragments of an entity", []string{"raw_alice_1", "raw_alice_2"}, frags(graph.RawFragmentQuery{UserID: alice, EntityIDs: []string{e1}}))
+		diff(t, "RawFragments of no entity", []string{}, frags(graph.RawFragmentQuery{UserID: alice, EntityIDs: []string{}}))
+		diff(t, "RawFragments of bob", []string{"raw_bob_1"}, frags(graph.RawFragmentQuery{UserID: bob, EntityType: "recipe"}))
+		got := view(t, s, func(ctx context.Context, tx *graph.Tx) ([]graph.RawFragment, error) {
+			return tx.RawFragments(ctx, graph.RawFragmentQuery{UserID: alice, EntityType: "person"})
+		})
+		diff(t, "RawFragments read back", []graph.RawFragment{{ID: f.ID, UserID: alice, SourceID: src1, EntityID: e1, EntityType: "person",
+			Field: "nickname", Value: map[string]any{"v": "Countess", "n": json.Number("3")}, CreatedAt: f.CreatedAt}}, got)
 	})
 
 	t.Run("MoveObservations", func(t *testing.T) {

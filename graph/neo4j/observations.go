@@ -18,6 +18,7 @@ var (
 	observationsBySource = cypher.Must("observations_by_source")
 	observationsMove     = cypher.Must("observations_move")
 	rawFragmentsInsert   = cypher.Must("raw_fragments_insert")
+	rawFragmentsList     = cypher.Must("raw_fragments_list")
 )
 
 // InsertObservation implements graph.DriverTx: a batch of one.
@@ -222,4 +223,23 @@ func (t *tx) insertRawFragments(ctx context.Context, fs []graph.RawFragment) err
 		return err
 	}
 	return t.insertedAll(ctx, n, "raw fragment", userID, ids, sources)
+}
+
+// RawFragments implements graph.DriverTx with one raw_fragments_list.
+func (t *tx) RawFragments(ctx context.Context, q graph.RawFragmentQuery) ([]graph.RawFragment, error) {
+	if err := t.enter(ctx, q.UserID); err != nil {
+		return nil, err
+	}
+	if q.EntityIDs != nil && len(q.EntityIDs) == 0 {
+		return []graph.RawFragment{}, nil
+	}
+	var ids any
+	if q.EntityIDs != nil {
+		ids = q.EntityIDs
+	}
+	rows, err := t.run(ctx, rawFragmentsList, cypher.Fill{}, map[string]any{"userId": q.UserID, "entityType": q.EntityType, "entityIds": ids})
+	if err != nil {
+		return nil, err
+	}
+	return mapRows(rows, "fragment", toRawFragment)
 }

@@ -184,3 +184,25 @@ func (t *tx) InsertRawFragments(ctx context.Context, fs []graph.RawFragment) err
 		ids, users, sources, entities, types, fields, values, created)
 	return insertedAll(tag, err, "raw fragment", ids)
 }
+
+// RawFragments implements graph.DriverTx.
+func (t *tx) RawFragments(ctx context.Context, q graph.RawFragmentQuery) ([]graph.RawFragment, error) {
+	if err := t.enter(ctx, q.UserID); err != nil {
+		return nil, err
+	}
+	if q.EntityIDs != nil && len(q.EntityIDs) == 0 {
+		return []graph.RawFragment{}, nil
+	}
+	out, err := query(ctx, t, func(r rowScanner) (graph.RawFragment, error) {
+		var f graph.RawFragment
+		var val string
+		if err := r.Scan(&f.ID, &f.UserID, &f.SourceID, &f.EntityID, &f.EntityType, &f.Field, &val, &f.CreatedAt); err != nil {
+			return f, err
+		}
+		f.CreatedAt = f.CreatedAt.UTC()
+		return f, jsoncodec.Decode(val, &f.Value)
+	}, `SELECT id, user_id, source_id, entity_id, entity_type, field, value::text, created_at FROM raw_fragments
+		WHERE user_id = $1 AND ($2 = '' OR entity_type = $2) AND ($3::text[] IS NULL OR entity_id = ANY($3))
+		ORDER BY id`, q.UserID, q.EntityType, q.EntityIDs)
+	return out, wrap("list raw fragments", err)
+}

@@ -110,6 +110,15 @@ async function main() {
   if (!(context.tokens_used <= 2000)) fail(`get_user_context used ${context.tokens_used} tokens`);
   seen.context_entities = (context.entities ?? []).map((e) => e.entity_id);
 
+  // A type nobody declared: the store creates the user's schema for it,
+  // and the fields it does not name read back as raw fields.
+  const recipe = await call(client, "store", {
+    entities: [{ entity_type: "recipe", name: "Pad Thai", cuisine: "thai" }],
+  });
+  seen.schema_created = (recipe.schema_created ?? []).map((s) => s.entity_type);
+  const dish = await call(client, "retrieve_entity_snapshot", { entity_id: recipe.entities[0].entity_id });
+  seen.recipe_cuisine = dish.raw_fields?.cuisine ?? null;
+
   const unknown = await callError(client, "no_such_tool", {});
   seen.unknown_tool = { code: unknown.code, available: unknown.details?.available_tools?.length ?? 0 };
 

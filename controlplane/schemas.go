@@ -1,0 +1,215 @@
+package controlplane
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/cairnkg/cairn/knowledge"
+)
+
+// The Store keeps the schema registry for the knowledge service.
+var _ knowledge.SchemaStore = (*Store)(nil)
+
+// schemaLock serialises the writers of the schema registry on PostgreSQL
+// (a version's seq is the owner's last plus one); SQLite's write lock does
+// it there.
+const schemaLock int64 = 0x736368656d61
+
+const schemaVersionColumns = `id, owner_id, entity_type, version, seq, definition, active, created_at, created_by`
+
+func scanSchemaVersion(row interface{ Scan(...any) error }) (knowledge.SchemaVersion, error) {
+	var v knowledge.SchemaVersion
+	var def string
+	var active int
+	var created int64
+	if err := row.Scan(&v.ID, &v.Owner, &v.EntityType, &v.Version, &v.Seq, &def, &active, &created, &v.CreatedBy); err != nil {
+		return v, err
+	}
+	v.Active, v.CreatedAt = active == 1, fromMicros(sql.NullInt64{Int64: created, Valid: true})
+	v.Schema = &knowledge.Schema{}
+	if err := json.Unmarshal([]byte(def), v.Schema); err != nil {
+		return v, fmt.Errorf("schema %s: %w", v.ID, err)
+	}
+	v.Schema.Owner, v.Schema.EntityType, v.Schema.Version = v.Owner, v.EntityType, v.Version
+	return v, nil
+}
+
+func (s *Store) schemaVersions(ctx context.Context, q string, args ...any) ([]knowledge.SchemaVersion, error) {
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, wrap("list schemas", err)
+	}
+	defer rows.Close()
+	var out []knowledge.SchemaVersion
+	for rows.Next() {
+		v, err := scanSchemaVersion(rows)
+		if err != nil {
+			return nil, wrap("read schema", err)
+		}
+		out = append(out, v)
+	}
+	return out, wrap("list schemas", rows.Err())
+}
+
+// ActiveSchemas implements knowledge.SchemaStore.
+func (s *Store) ActiveSchemas(ctx context.Context, userID string) ([]knowledge.SchemaVersion, error) {
+	return s.schemaVersions(ctx, `SELECT `+schemaVersionColumns+` FROM schema_versions
+		WHERE active = 1 AND owner_id IN ('', $1) ORDER BY owner_id, entity_type`, userID)
+}
+
+// SchemaVersions implements knowledge.SchemaStore.
+func (s *Store) SchemaVersions(ctx context.Context, owner, entityType string) ([]knowledge.SchemaVersion, error) {
+	return s.schemaVersions(ctx, `SELECT `+schemaVersionColumns+` FROM schema_versions
+		WHERE owner_id = $1 AND entity_type = $2 ORDER BY seq`, owner, entityType)
+}
+
+// AddSchemaVersion implements knowledge.SchemaStore: one transaction reads
+// the owner's last seq, switches off the active version when v is active,
+// and inserts v.
+func (s *Store) AddSchemaVersion(ctx context.Context, v knowledge.SchemaVersion) (knowledge.SchemaVersion, error) {
+	def, err := json.Marshal(v.Schema)
+	if err != nil {
+		return v, wrap("encode schema", err)
+	}
+	exists := &knowledge.SchemaError{Kind: knowledge.ErrSchemaExists, EntityType: v.EntityType, Version: v.Version, Scope: scope(v.Owner)}
+	err = s.tx(ctx, schemaLock, func(tx *sql.Tx) error {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM schema_versions WHERE owner_id = $1 AND entity_type = $2 AND version = $3`,
+			v.Owner, v.EntityType, v.Version).Scan(&n); err != nil {
+			return wrap("read schema", err)
+		}
+		if n > 0 {
+			return exists
+		}
+		if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) + 1 FROM schema_versions WHERE owner_id = $1 AND entity_type = $2`,
+			v.Owner, v.EntityType).Scan(&v.Seq); err != nil {
+			return wrap("read schema", err)
+		}
+		active := 0
+		if v.Active {
+			active = 1
+			if _, err := tx.ExecContext(ctx, `UPDATE schema_versions SET active = 0 WHERE owner_id = $1 AND entity_type = $2 AND active = 1`,
+				v.Owner, v.EntityType); err != nil {
+				return wrap("deactivate schema", err)
+			}
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO schema_versions (`+schemaVersionColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+			v.ID, v.Owner, v.EntityType, v.Version, v.Seq, string(def), active, micros(v.CreatedAt), v.CreatedBy)
+		if isUnique(err) {
+			return exists
+		}
+		return wrap("insert schema", err)
+	})
+	return v, err
+}
+
+// ActivateSchemaVersion implements knowledge.SchemaStore.
+func (s *Store) ActivateSchemaVersion(ctx context.Context, owner, entityType, version string) error {
+	return s.tx(ctx, schemaLock, func(tx *sql.Tx) error {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM schema_versions WHERE owner_id = $1 AND entity_type = $2 AND version = $3`,
+			owner, entityType, version).Scan(&n); err != nil {
+			return wrap("read schema", err)
+		}
+		if n == 0 {
+			return &knowledge.SchemaError{Kind: knowledge.ErrSchemaNotFound, EntityType: entityType, Version: version, Scope: scope(owner)}
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE schema_versions SET active = 0 WHERE owner_id = $1 AND entity_type = $2 AND active = 1`, owner, entityType); err != nil {
+			return wrap("deactivate schema", err)
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE schema_versions SET active = 1 WHERE owner_id = $1 AND entity_type = $2 AND version = $3`, owner, entityType, version)
+		return wrap("activate schema", err)
+	})
+}
+
+// PutRecommendations implements knowledge.SchemaStore.
+func (s *Store) PutRecommendations(ctx context.Context, rs []knowledge.Recommendation) error {
+	return s.tx(ctx, 0, func(tx *sql.Tx) error {
+		for _, r := range rs {
+			fields, err := json.Marshal(r.Fields)
+			if err != nil {
+				return wrap("encode recommendation", err)
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO schema_recommendations
+				(id, user_id, entity_type, fields, source, confidence, reasoning, status, created_at, updated_at)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+				ON CONFLICT (id) DO UPDATE SET confidence = excluded.confidence, reasoning = excluded.reasoning, updated_at = excluded.updated_at
+				WHERE schema_recommendations.status = 'pending'`,
+				r.ID, r.UserID, r.EntityType, string(fields), r.Source, r.Confidence, r.Reasoning, string(r.Status),
+				micros(r.CreatedAt), micros(r.UpdatedAt)); err != nil {
+				return wrap("store recommendation", err)
+			}
+		}
+		return nil
+	})
+}
+
+// Recommendations implements knowledge.SchemaStore.
+func (s *Store) Recommendations(ctx context.Context, userID, entityType string) ([]knowledge.Recommendation, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, user_id, entity_type, fields, source, confidence, reasoning, status, created_at, updated_at
+		FROM schema_recommendations WHERE user_id = $1 AND entity_type = $2 ORDER BY id`, userID, entityType)
+	if err != nil {
+		return nil, wrap("list recommendations", err)
+	}
+	defer rows.Close()
+	var out []knowledge.Recommendation
+	for rows.Next() {
+		var r knowledge.Recommendation
+		var fields, status string
+		var created, updated int64
+		if err := rows.Scan(&r.ID, &r.UserID, &r.EntityType, &fields, &r.Source, &r.Confidence, &r.Reasoning, &status, &created, &updated); err != nil {
+			return nil, wrap("read recommendation", err)
+		}
+		if err := json.Unmarshal([]byte(fields), &r.Fields); err != nil {
+			return nil, wrap("decode recommendation", err)
+		}
+		r.Status = knowledge.RecommendationStatus(status)
+		r.CreatedAt, r.UpdatedAt = fromMicros(sql.NullInt64{Int64: created, Valid: true}), fromMicros(sql.NullInt64{Int64: updated, Valid: true})
+		out = append(out, r)
+	}
+	return out, wrap("list recommendations", rows.Err())
+}
+
+// SetRecommendationStatus implements knowledge.SchemaStore.
+func (s *Store) SetRecommendationStatus(ctx context.Context, userID, id string, status knowledge.RecommendationStatus) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE schema_recommendations SET status = $3, updated_at = $4 WHERE user_id = $1 AND id = $2`,
+		userID, id, string(status), micros(s.now()))
+	if err != nil {
+		return wrap("update recommendation", err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return errors.Join(wrap("update recommendation", err), fmt.Errorf("recommendation %s: %w", id, knowledge.ErrSchemaNotFound))
+	}
+	return nil
+}
+
+// AutoEnhance implements knowledge.SchemaStore.
+func (s *Store) AutoEnhance(ctx context.Context, userID string) (bool, error) {
+	var on int
+	err := s.db.QueryRowContext(ctx, `SELECT auto_enhance FROM schema_settings WHERE user_id = $1`, userID).Scan(&on)
+	if isNoRows(err) {
+		return true, nil
+	}
+	return on == 1, wrap("read schema settings", err)
+}
+
+// SetAutoEnhance implements knowledge.SchemaStore.
+func (s *Store) SetAutoEnhance(ctx context.Context, userID string, on bool) error {
+	v := 0
+	if on {
+		v = 1
+	}
+	_, err := s.db.ExecContext(ctx, `INSERT INTO schema_settings (user_id, auto_enhance, updated_at) VALUES ($1, $2, $3)
+		ON CONFLICT (user_id) DO UPDATE SET auto_enhance = excluded.auto_enhance, updated_at = excluded.updated_at`, userID, v, micros(s.now()))
+	return wrap("write schema settings", err)
+}
+
+func scope(owner string) string {
+	if owner == "" {
+		return knowledge.ScopeGlobal
+	}
+	return knowledge.ScopeUser
+}

@@ -1,0 +1,398 @@
+package knowledge_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/cairnkg/cairn/graph"
+	"github.com/cairnkg/cairn/knowledge"
+)
+
+// schemaServices runs fn with a service on every graph backend, over the
+// in-memory schema store (the control plane's is tested in controlplane).
+func schemaServices(t *testing.T, fn func(t *testing.T, s *knowledge.Service, c *clock)) {
+	for _, b := range knowledge.GraphBackends {
+		t.Run(b.Name, func(t *testing.T) {
+			c := &clock{t: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}
+			fn(t, knowledge.NewService(b.Open(t), knowledge.NewRegistry(), knowledge.Options{Now: c.Now}), c)
+		})
+	}
+}
+
+func recipe(name string, extra map[string]any) map[string]any {
+	e := map[string]any{"entity_type": "recipe", "name": name}
+	for k, v := range extra {
+		e[k] = v
+	}
+	return e
+}
+
+func TestStoreUnknownTypeCreatesUserSchema(t *testing.T) {
+	schemaServices(t, func(t *testing.T, s *knowledge.Service, clk *clock) {
+		ctx := t.Context()
+		res := store(t, s, alice, recipe("Pad Thai", map[string]any{"cuisine": "thai", "servings": json.Number("2")}))
+		if len(res.SchemasCreated) != 1 || res.SchemasCreated[0].EntityType != "recipe" || res.SchemasCreated[0].Version != "1.0" {
+			t.Fatalf("schemas created = %+v, want recipe 1.0", res.SchemasCreated)
+		}
+		sc := res.SchemasCreated[0]
+		if diff := cmp.Diff([]string{"name"}, sc.IdentityFields); diff != "" || sc.Owner != alice.UserID {
+			t.Errorf("inferred schema %+v (identity -want +got):\n%s", sc, diff)
+		}
+		if res.UnknownFieldsCount != 2 || res.Entities[0].EntityType != "recipe" {
+			t.Errorf("result = %+v, want 2 unknown fields of a recipe", res)
+		}
+		// The same name is the same entity; the schema is not created again.
+		clk.Advance(time.Minute)
+		again := store(t, s, alice, recipe("pad thai", map[string]any{"cuisine": "Thai"}))
+		if len(again.SchemasCreated) != 0 || again.Entities[0].EntityID != res.Entities[0].EntityID {
+			t.Errorf("second store = %+v, want the same entity and no new schema", again)
+		}
+		snap, err := s.EntitySnapshot(ctx, alice, res.Entities[0].EntityID, time.Time{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, err := s.RawFields(ctx, alice, snap.Entity)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(map[string]any{"cuisine": "Thai", "servings": json.Number("2")}, raw); diff != "" {
+			t.Errorf("raw fields (-want +got):\n%s", diff)
+		}
+		// Type names are normalised.
+		norm := store(t, s, alice, map[string]any{"entity_type": "Recipe", "name": "Laksa"})
+		if norm.Entities[0].EntityType != "recipe" || len(norm.SchemasCreated) != 0 {
+			t.Errorf("Recipe stored as %+v", norm)
+		}
+		// Bob never sees alice's schema; his first recipe creates his own.
+		if types, err := s.EntityTypes(ctx, bob, "recipe"); err != nil || len(types.Matches) != 0 {
+			t.Errorf("bob's types for recipe = %+v, %v; want none", types.Matches, err)
+		}
+		b := store(t, s, bob, map[string]any{"entity_type": "recipe", "title": "Soup"})
+		if len(b.SchemasCreated) != 1 || b.SchemasCreated[0].IdentityFields[0] != "title" {
+			t.Errorf("bob's recipe schema = %+v, want his own, identified by title", b.SchemasCreated)
+		}
+		at, _, err := s.Schemas().Lookup(ctx, alice.UserID, "recipe")
+		if err != nil || at.IdentityFields[0] != "name" {
+			t.Errorf("alice's recipe schema after bob's = %+v, %v", at, err)
+		}
+	})
+}
+
+func TestTwoUsersRegisterSameTypeNameApart(t *testing.T) {
+	schemaServices(t, func(t *testing.T, s *knowledge.Service, clk *clock) {
+		ctx := t.Context()
+		reg := func(c knowledge.Caller, field string) {
+			t.Helper()
+			_, err := s.RegisterSchema(ctx, c, knowledge.RegisterSchemaRequest{Activate: true, Schema: &knowledge.Schema{
+				EntityType: "medication", Fields: map[string]knowledge.Field{"name": {Type: knowledge.TypeString}, field: {Type: knowledge.TypeString}},
+				IdentityFields: []string{"name"}, NameFields: []string{"name"},
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		reg(alice, "dose")
+		reg(bob, "pharmacy")
+		for _, tt := range []struct {
+			c          knowledge.Caller
+			has, hasnt string
+		}{{alice, "dose", "pharmacy"}, {bob, "pharmacy", "dose"}} {
+			sc, ok, err := s.Schemas().Lookup(ctx, tt.c.UserID, "medication")
+			if err != nil || !ok {
+				t.Fatalf("lookup: %v %v", ok, err)
+			}
+			if _, ok := sc.Fields[tt.has]; !ok {
+				t.Errorf("%s's medication lacks %s", tt.c.UserID, tt.has)
+			}
+			if _, ok := sc.Fields[tt.hasnt]; ok {
+				t.Errorf("%s sees the other user's field %s", tt.c.UserID, tt.hasnt)
+			}
+			types, err := s.EntityTypes(ctx, tt.c, tt.hasnt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range types.Matches {
+				if m.Schema.EntityType == "medication" {
+					t.Errorf("%s found medication by the other user's field %s", tt.c.UserID, tt.hasnt)
+				}
+			}
+		}
+	})
+}
+
+func TestRegisterSchemaErrors(t *testing.T) {
+	s, _ := newService(t)
+	ctx := t.Context()
+	base := func() *knowledge.Schema {
+		return &knowledge.Schema{EntityType: "meal", Fields: map[string]knowledge.Field{
+			"food": {Type: knowledge.TypeString}, "calories": {Type: knowledge.TypeNumber}, "eaten": {Type: knowledge.TypeDate, EventType: "MealEaten"},
+		}, IdentityFields: []string{"food"}}
+	}
+	if _, err := s.RegisterSchema(ctx, alice, knowledge.RegisterSchemaRequest{Schema: base(), Activate: true}); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name      string
+		mutate    func(*knowledge.Schema)
+		wantErr   error
+		wantField string
+	}{
+		{"same version again", func(*knowledge.Schema) {}, knowledge.ErrSchemaExists, ""},
+		{"identity dropped", func(sc *knowledge.Schema) { sc.Version = "2.0"; sc.IdentityFields = nil }, knowledge.ErrValidation, "schema_definition.identity_fields"},
+		{"number to boolean", func(sc *knowledge.Schema) {
+			sc.Version = "2.0"
+			sc.Fields["calories"] = knowledge.Field{Type: knowledge.TypeBoolean}
+		}, knowledge.ErrValidation, "schema_definition.fields.calories.type"},
+		{"unknown field type", func(sc *knowledge.Schema) { sc.Version = "2.0"; sc.Fields["x"] = knowledge.Field{Type: "money"} }, knowledge.ErrValidation, "schema_definition.fields.x.type"},
+		{"merge_array on a string", func(sc *knowledge.Schema) {
+			sc.Version = "2.0"
+			sc.Fields["food"] = knowledge.Field{Type: knowledge.TypeString, Policy: knowledge.MergeArray}
+		}, knowledge.ErrValidation, "reducer_config.merge_policies.food"},
+		{"event on a string", func(sc *knowledge.Schema) {
+			sc.Version = "2.0"
+			sc.Fields["food"] = knowledge.Field{Type: knowledge.TypeString, EventType: "X"}
+		}, knowledge.ErrValidation, "schema_definition.fields.food.event_type"},
+		{"reserved type name", func(sc *knowledge.Schema) { sc.EntityType = "source" }, knowledge.ErrValidation, "entity_type"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sc := base()
+			tt.mutate(sc)
+			_, err := s.RegisterSchema(ctx, alice, knowledge.RegisterSchemaRequest{Schema: sc, Activate: true})
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("err = %v, want %v", err, tt.wantErr)
+			}
+			var verr *knowledge.ValidationError
+			if tt.wantField != "" && (!errors.As(err, &verr) || verr.Field != tt.wantField) {
+				t.Errorf("err = %v, want it to name %s", err, tt.wantField)
+			}
+		})
+	}
+	// A compatible change: number to string, a field added.
+	sc := base()
+	sc.Version = "2.0"
+	sc.Fields["calories"] = knowledge.Field{Type: knowledge.TypeString}
+	if _, err := s.RegisterSchema(ctx, alice, knowledge.RegisterSchemaRequest{Schema: sc, Activate: true}); err != nil {
+		t.Errorf("number to string: %v", err)
+	}
+	if _, err := s.UpdateSchemaIncremental(ctx, alice, knowledge.SchemaUpdateRequest{EntityType: "spaceship", Fields: []knowledge.NewField{{Name: "x", Type: knowledge.TypeString}}, Activate: true}); !errors.Is(err, knowledge.ErrSchemaNotFound) {
+		t.Errorf("update of a type with no schema: err = %v, want ErrSchemaNotFound", err)
+	}
+	if _, err := s.UpdateSchemaIncremental(ctx, knowledge.Caller{}, knowledge.SchemaUpdateRequest{EntityType: "meal", Fields: []knowledge.NewField{{Name: "x", Type: knowledge.TypeString}}}); !errors.Is(err, knowledge.ErrUserIDRequired) {
+		t.Errorf("user-specific update without a user: err = %v, want ErrUserIDRequired", err)
+	}
+	// Timeline events come from a registered type's date fields.
+	res := store(t, s, alice, map[string]any{"entity_type": "meal", "food": "pizza", "calories": json.Number("800"), "eaten": "2026-02-12"})
+	events, _, err := s.Timeline(ctx, alice, knowledge.TimelineQuery{EntityID: res.Entities[0].EntityID})
+	if err != nil || len(events) != 1 || events[0].EventType != "MealEaten" {
+		t.Errorf("meal timeline = %+v, %v; want one MealEaten", events, err)
+	}
+}
+
+func TestRegisteredRelationshipType(t *testing.T) {
+	schemaServices(t, func(t *testing.T, s *knowledge.Service, clk *clock) {
+		ctx := t.Context()
+		a := store(t, s, alice, recipe("Dough", nil)).Entities[0].EntityID
+		b := store(t, s, alice, recipe("Pizza", nil)).Entities[0].EntityID
+		rel := knowledge.RelationshipRequest{Type: "INGREDIENT_OF", SourceEntityID: a, TargetEntityID: b}
+		if _, _, err := s.CreateRelationship(ctx, alice, rel); !errors.Is(err, knowledge.ErrInvalidRelationshipType) {
+			t.Fatalf("unregistered type: err = %v", err)
+		}
+		if _, err := s.RegisterSchema(ctx, alice, knowledge.RegisterSchemaRequest{Activate: true, Schema: &knowledge.Schema{
+			EntityType: "recipe", Version: "1.1", Fields: map[string]knowledge.Field{"name": {Type: knowledge.TypeString, Identifier: true}},
+			IdentityFields: []string{"name"}, NameFields: []string{"name"},
+			RelationshipTypes: []knowledge.RelationshipType{{Name: "INGREDIENT_OF", Acyclic: true}},
+		}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := s.CreateRelationship(ctx, alice, rel); err != nil {
+			t.Fatalf("registered type: %v", err)
+		}
+		back := knowledge.RelationshipRequest{Type: "INGREDIENT_OF", SourceEntityID: b, TargetEntityID: a}
+		if _, _, err := s.CreateRelationship(ctx, alice, back); !errors.Is(err, graph.ErrCycle) {
+			t.Errorf("edge closing a cycle of an acyclic registered type: err = %v, want ErrCycle", err)
+		}
+		if _, _, err := s.CreateRelationship(ctx, bob, rel); err == nil {
+			t.Errorf("bob used alice's relationship type")
+		}
+	})
+}
+
+// evolve stores recipes with a field, one call each, from distinct sources.
+func evolveStores() []map[string]any {
+	var out []map[string]any
+	for i := range 6 {
+		e := recipe(fmt.Sprintf("Dish %d", i), map[string]any{"cuisine": []string{"thai", "french", "thai"}[i%3]})
+		if i < 4 {
+			e["servings"] = json.Number(fmt.Sprint(i + 1))
+		}
+		if i == 0 {
+			e["rare"] = "once"
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func TestAutoEnhancementPromotesAndBackfills(t *testing.T) {
+	schemaServices(t, func(t *testing.T, s *knowledge.Service, clk *clock) {
+		ctx := t.Context()
+		var first string
+		for i, e := range evolveStores() {
+			res := store(t, s, alice, e)
+			if i == 0 {
+				first = res.Entities[0].EntityID
+			}
+		}
+		sc, _, err := s.Schemas().Lookup(ctx, alice.UserID, "recipe")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sc.Fields["cuisine"].Type != knowledge.TypeString || sc.Fields["servings"].Type != knowledge.TypeNumber {
+			t.Fatalf("recipe schema %s fields %v, want cuisine and servings promoted", sc.Version, sc.FieldNames())
+		}
+		if _, ok := sc.Fields["rare"]; ok {
+			t.Errorf("a field seen once was promoted")
+		}
+		// The first recipe's cuisine was a raw fragment; now it is a field
+		// whose provenance is the source that gave it.
+		snap, err := s.EntitySnapshot(ctx, alice, first, time.Time{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if snap.Entity.Snapshot["cuisine"] != "thai" {
+			t.Errorf("backfilled snapshot = %v", snap.Entity.Snapshot)
+		}
+		prov, err := s.FieldProvenance(ctx, alice, first, "cuisine")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if prov.Source.ID == "" || prov.Observation.Fields["cuisine"] != "thai" {
+			t.Errorf("provenance of the backfilled field = %+v", prov)
+		}
+		recs, err := s.SchemaRecommendations(ctx, alice, "recipe", "", knowledge.RecommendationAutoApplied)
+		if err != nil || len(recs) != 2 {
+			t.Errorf("auto-applied recommendations = %+v, %v; want cuisine and servings", recs, err)
+		}
+	})
+}
+
+func TestManualEvolutionWithAutoEnhancementOff(t *testing.T) {
+	schemaServices(t, func(t *testing.T, s *knowledge.Service, clk *clock) {
+		ctx := t.Context()
+		if err := s.SetAutoEnhance(ctx, alice.UserID, false); err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, e := range evolveStores() {
+			ids = append(ids, store(t, s, alice, e).Entities[0].EntityID)
+		}
+		sc, _, _ := s.Schemas().Lookup(ctx, alice.UserID, "recipe")
+		if len(sc.Fields) != 1 {
+			t.Fatalf("with auto-enhancement off the schema grew: %v", sc.FieldNames())
+		}
+		an, err := s.AnalyzeSchemaCandidates(ctx, alice, knowledge.AnalyzeRequest{EntityType: "recipe"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(an.Recommendations) != 1 || len(an.Recommendations[0].Fields) != 1 || an.Recommendations[0].Fields[0].Name != "cuisine" {
+			t.Fatalf("analysis = %+v, want cuisine only (servings is seen 4 times, under 5)", an)
+		}
+		c := an.Recommendations[0].Fields[0]
+		if c.Frequency != 6 || c.Sources != 6 || c.TypeConsistency != 1 || c.Confidence != 1 || len(c.SampleValues) != 2 {
+			t.Errorf("cuisine candidate = %+v", c)
+		}
+		pending, err := s.SchemaRecommendations(ctx, alice, "recipe", "all", "")
+		if err != nil || len(pending) != 1 || pending[0].Fields[0].Name != "cuisine" {
+			t.Fatalf("pending recommendations = %+v, %v", pending, err)
+		}
+		ch, err := s.UpdateSchemaIncremental(ctx, alice, knowledge.SchemaUpdateRequest{
+			EntityType: "recipe", RecommendationID: pending[0].ID, Activate: true, MigrateExisting: true,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ch.Schema.Version != "1.1" || ch.Migrated != 6 || len(ch.FieldsAdded) != 1 {
+			t.Errorf("update = %+v (version %s)", ch, ch.Schema.Version)
+		}
+		again, err := s.MigrateFragments(ctx, alice, "recipe", []string{"cuisine"})
+		if err != nil || again != 0 {
+			t.Errorf("migrating twice: %d, %v; want nothing more", again, err)
+		}
+		prov, err := s.FieldProvenance(ctx, alice, ids[1], "cuisine")
+		if err != nil || prov.Observation.Fields["cuisine"] != "french" {
+			t.Errorf("provenance = %+v, %v", prov, err)
+		}
+		applied, _ := s.SchemaRecommendations(ctx, alice, "recipe", "", knowledge.RecommendationApplied)
+		if len(applied) != 1 {
+			t.Errorf("applied recommendations = %+v", applied)
+		}
+	})
+}
+
+// TestSchemaEvolutionOrderIndependent: the same stores in any order give
+// the same schema, version and recommendations.
+func TestSchemaEvolutionOrderIndependent(t *testing.T) {
+	stores := evolveStores()
+	stores = append(stores, map[string]any{"entity_type": "meal", "food": "pizza", "kcal": json.Number("800")},
+		map[string]any{"entity_type": "meal", "food": "ramen", "kcal": json.Number("500"), "spicy": true},
+		map[string]any{"entity_type": "meal", "food": "salad", "kcal": "light"})
+	type outcome struct {
+		Schemas map[string]*knowledge.Schema
+		Recs    []knowledge.Recommendation
+		Analyse knowledge.Analysis
+	}
+	run := func(t *testing.T, order []int) outcome {
+		s, _ := newService(t)
+		ctx := t.Context()
+		for _, i := range order {
+			store(t, s, alice, stores[i])
+		}
+		out := outcome{Schemas: map[string]*knowledge.Schema{}}
+		for _, typ := range []string{"recipe", "meal"} {
+			sc, _, err := s.Schemas().Lookup(ctx, alice.UserID, typ)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out.Schemas[typ] = sc
+			recs, err := s.SchemaRecommendations(ctx, alice, typ, "all", "all")
+			if err != nil {
+				t.Fatal(err)
+			}
+			out.Recs = append(out.Recs, recs...)
+		}
+		one := 1e-9
+		an, err := s.AnalyzeSchemaCandidates(context.WithoutCancel(ctx), alice, knowledge.AnalyzeRequest{MinFrequency: 1, MinConfidence: &one})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out.Analyse = an
+		return out
+	}
+	base := make([]int, len(stores))
+	for i := range base {
+		base[i] = i
+	}
+	want := run(t, base)
+	// recipe: cuisine and servings promoted; meal (no identity field, so
+	// no inferred field): food promoted, kcal not (two numbers, one word).
+	if want.Schemas["recipe"].Version != "1.2" || want.Schemas["meal"].Version != "1.1" || len(want.Schemas["meal"].Fields) != 1 {
+		t.Fatalf("versions recipe %s meal %s (%v), want 1.2 and 1.1 with food", want.Schemas["recipe"].Version, want.Schemas["meal"].Version, want.Schemas["meal"].FieldNames())
+	}
+	rng := rand.New(rand.NewPCG(7, 13))
+	for range 4 {
+		order := rng.Perm(len(stores))
+		got := run(t, order)
+		if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(knowledge.Recommendation{}, "CreatedAt", "UpdatedAt")); diff != "" {
+			t.Errorf("order %v (-first +this):\n%s", order, diff)
+		}
+	}
+}
