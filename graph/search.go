@@ -167,6 +167,17 @@ func MatchEntity(e Entity, terms []string) (float64, bool) {
 	return score, true
 }
 
+// SearchText returns the words of an entity that a search matches, as an
+// index backend stores them: the words of its canonical name, and those of
+// its snapshot text, each lower-cased and joined by single spaces (so that
+// a whitespace tokenizer cuts them exactly as MatchEntity does).
+func SearchText(e Entity) (name, body string) {
+	var words []string
+	snapshotWords(e.Snapshot, &words)
+	slices.Sort(words)
+	return strings.Join(wordsOf(e.CanonicalName), " "), strings.Join(slices.Compact(words), " ")
+}
+
 // wordsOf is every word of text, without SearchTerms' bounds.
 func wordsOf(text string) []string {
 	return strings.FieldsFunc(strings.ToLower(text), notWordRune)

@@ -20,8 +20,10 @@ func TestLoadCypher(t *testing.T) {
 			t.Errorf("migration %d has version %03d: versions must follow each other", i, m.Version)
 		}
 		for _, s := range m.Statements {
-			if !strings.Contains(s, "IF NOT EXISTS") {
-				t.Errorf("%03d_%s: %q is not idempotent (IF NOT EXISTS)", m.Version, m.Name, s)
+			idempotent := strings.Contains(s, "IF NOT EXISTS") ||
+				strings.HasPrefix(s, "DROP ") && strings.Contains(s, " IF EXISTS")
+			if !idempotent {
+				t.Errorf("%03d_%s: %q is not idempotent (CREATE … IF NOT EXISTS, DROP … IF EXISTS)", m.Version, m.Name, s)
 			}
 			if strings.HasSuffix(s, ";") || strings.Contains(s, "//") {
 				t.Errorf("%03d_%s: statement %q kept a semicolon or a comment", m.Version, m.Name, s)

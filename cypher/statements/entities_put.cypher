@@ -4,7 +4,9 @@
 // cypher.Label makes labels: the driver runs this once per type of a batch.
 // A row's snapshot_props holds the snapshot fields that Neo4j can store as
 // properties (scalars and lists of one scalar type), without the names of
-// the fields below; snapshot_json stays the whole truth. SET e = … drops
+// the fields below; snapshot_json stays the whole truth. search_name and
+// search_text are the words entity search matches (graph.SearchText), for
+// the full-text index entity_search. SET e = … drops
 // the properties of fields the snapshot no longer has. An entity of the
 // same id but another user is left alone and not counted: fewer written
 // than rows is a conflict. Then the observations recorded for each entity
@@ -21,6 +23,8 @@ SET e = row.snapshot_props,
     e.user_id = $userId,
     e.entity_type = row.entity_type,
     e.canonical_name = row.canonical_name,
+    e.search_name = row.search_name,
+    e.search_text = row.search_text,
     e.schema_version = row.schema_version,
     e.snapshot_json = row.snapshot_json,
     e.provenance_json = row.provenance_json,

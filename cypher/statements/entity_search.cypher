@@ -1,17 +1,16 @@
-// Entity search by name or identifier, over the full-text index
-// entity_text (migrations/neo4j/003). $query is a Lucene query that the
-// driver builds with every special character of the user's text escaped.
-// The index holds every user's nodes: the user filter follows the index
-// call, and LIMIT comes after it, so other users' hits never crowd a
-// user's own out. An identifier hit counts for the entities found under it.
-CALL db.index.fulltext.queryNodes('entity_text', $query) YIELD node, score
-WHERE node.user_id = $userId
-OPTIONAL MATCH (node)<-[:IDENTIFIED_BY]-(owner:Entity {user_id: $userId})
-WITH coalesce(owner, node) AS e, score
-WHERE e:Entity
-  AND e.merged_into IS NULL
-  AND ($types IS NULL OR e.entity_type IN $types)
-WITH e, max(score) AS score
-RETURN e.id AS id, score
+// graph.EntitySearcher over the full-text index entity_search
+// (migrations/neo4j/004). $query is the Lucene query the driver builds from
+// the search's terms (words of letters, digits and marks only): each term
+// required, in the name (boosted) or the snapshot text, the last one also
+// as a prefix. The index holds every user's nodes: the user filter follows
+// the index call, and the page is cut after it, so other users' hits never
+// crowd a user's own out; total counts every match of the user.
+CALL db.index.fulltext.queryNodes('entity_search', $query) YIELD node, score
+WHERE node:Entity
+  AND node.user_id = $userId
+  AND ($includeMerged OR node.merged_into IS NULL)
+  AND ($types IS NULL OR node.entity_type IN $types)
+WITH node.id AS id, score
 ORDER BY score DESC, id ASC
-LIMIT $limit
+WITH collect({id: id, score: score}) AS hits
+RETURN size(hits) AS total, hits[$offset..$offset + $limit] AS page

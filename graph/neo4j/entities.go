@@ -79,7 +79,7 @@ func (t *tx) source(ctx context.Context, st cypher.Statement, params map[string]
 // entityProps are the properties entities_put sets itself: a snapshot
 // field of one of these names stays in snapshot_json only.
 var entityProps = map[string]bool{
-	"id": true, "user_id": true, "entity_type": true, "canonical_name": true, "schema_version": true,
+	"id": true, "user_id": true, "entity_type": true, "canonical_name": true, "search_name": true, "search_text": true, "schema_version": true,
 	"snapshot_json": true, "provenance_json": true, "observation_count": true, "last_observation_at": true,
 	"created_at": true, "computed_at": true, "merged_into": true, "merged_at": true,
 }
@@ -94,8 +94,10 @@ func entityPutRow(e graph.Entity) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	searchName, searchText := graph.SearchText(e)
 	return map[string]any{
 		"id": e.ID, "entity_type": e.Type, "canonical_name": e.CanonicalName,
+		"search_name": searchName, "search_text": searchText,
 		"schema_version": e.SchemaVersion, "snapshot_json": snap, "provenance_json": prov,
 		"snapshot_props":    storableProps(e.Snapshot, entityProps),
 		"observation_count": int64(e.ObservationCount), "last_observation_at": e.LastObservationAt.UTC(),
