@@ -198,7 +198,9 @@ func TestJobCancelRetryAndAttempts(t *testing.T) {
 		// the attempts run out.
 		failing, _ := e.svc.Enqueue(ctx, alice, "claude", st.File.ID, nil)
 		o := files.RunnerOptions{Backoff: func(int) time.Duration { return 5 * time.Second },
-			Authorize: func(context.Context, files.Job) (knowledge.Caller, error) { return knowledge.Caller{}, errors.New("store unreachable") }}
+			Authorize: func(context.Context, files.Job) (knowledge.Caller, error) {
+				return knowledge.Caller{}, errors.New("store unreachable")
+			}}
 		for attempt := 1; attempt <= files.DefaultMaxAttempts; attempt++ {
 			if n := runAll(t, e, o); n != 1 {
 				t.Fatalf("attempt %d: ran %d", attempt, n)
