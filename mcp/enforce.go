@@ -100,7 +100,7 @@ func (s *Server) Handle(ctx context.Context, req Request) (resp Response) {
 		fail(newError(http.StatusForbidden, CodeForbidden, fmt.Sprintf("%s is for the owner agent only", t.Name()), nil))
 		return resp
 	}
-	call = &Call{Principal: p, TraceID: resp.RequestID, Tool: t}
+	call = &Call{Principal: p, TraceID: resp.RequestID, Tool: t, Transport: req.Transport}
 	if s.deps.Policy != nil {
 		d, err := s.deps.Policy.For(ctx, p)
 		if err != nil {

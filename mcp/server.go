@@ -15,6 +15,7 @@ import (
 
 	"github.com/cairnkg/cairn/consent"
 	"github.com/cairnkg/cairn/knowledge"
+	"github.com/cairnkg/cairn/knowledge/files"
 )
 
 // Deps are the services tools call. Handlers get them passed in, never from
@@ -32,6 +33,12 @@ type Deps struct {
 	// Consent manages rules and reads the audit log, for the consent
 	// toolset; nil leaves those tools answering SERVICE_UNAVAILABLE.
 	Consent ConsentStore
+	// Files stores files and runs their interpretation; nil leaves store's
+	// file forms and the files toolset answering SERVICE_UNAVAILABLE.
+	Files *files.Service
+	// FileRoots are the directories store's file_path may read from (stdio
+	// only); empty refuses file_path.
+	FileRoots []string
 }
 
 // AllTools returns every tool Cairn has, in a stable order.
@@ -63,11 +70,12 @@ func AllTools(d Deps) []*Tool {
 		updateProfileTool(d),
 		reviewMemoriesTool(d),
 	}
+	tools = append(tools, fileTools(d)...)
 	return append(tools, consentTools(d)...)
 }
 
 // AllToolsets lists every toolset, in a stable order.
-var AllToolsets = []Toolset{ToolsetEntities, ToolsetRelationships, ToolsetTimeline, ToolsetSchema, ToolsetMemories, ToolsetContext, ToolsetConsent}
+var AllToolsets = []Toolset{ToolsetEntities, ToolsetRelationships, ToolsetTimeline, ToolsetSchema, ToolsetMemories, ToolsetContext, ToolsetConsent, ToolsetFiles}
 
 // Options choose which tools a Server exposes. The zero value exposes all.
 type Options struct {
@@ -121,6 +129,10 @@ func NewServer(d Deps, opts Options) (*Server, error) {
 		}
 		s.tools = append(s.tools, t)
 		s.byName[t.Name()] = t
+		// Aliases answer calls but are not listed.
+		for _, a := range t.Aliases {
+			s.byName[a] = t
+		}
 	}
 	return s, nil
 }
@@ -159,6 +171,11 @@ func (s *Server) mcpServer(who PrincipalFunc, transport string) *mcpsdk.Server {
 		}
 		if rec, ok := rateRecorderFromToken(req); ok {
 			ctx = withRateRecorder(ctx, rec)
+		}
+		if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
+			ctx = withProgress(ctx, func(progress, total float64, msg string) {
+				_ = req.Session.NotifyProgress(ctx, &mcpsdk.ProgressNotificationParams{ProgressToken: tok, Progress: progress, Total: total, Message: msg})
+			})
 		}
 		r := s.Handle(ctx, Request{Principal: p, Tool: req.Params.Name, Args: req.Params.Arguments, Transport: transport})
 		if r.Err != nil {

@@ -108,7 +108,10 @@ type JobStore interface {
 // The caller needs write access to sources; the entities the job creates
 // are checked against the agent's consent when it runs (see
 // RunnerOptions.Authorize).
-func (s *Service) Enqueue(ctx context.Context, c knowledge.Caller, agentName, fileID string, config map[string]any) (Job, error) {
+//
+// agentID and agentName are the consent principal's agent, whose rules the
+// job is run under.
+func (s *Service) Enqueue(ctx context.Context, c knowledge.Caller, agentID, agentName, fileID string, config map[string]any) (Job, error) {
 	if !c.May(knowledge.Write, knowledge.ResourceSources) {
 		return Job{}, &knowledge.AccessError{Resource: knowledge.ResourceSources, Action: knowledge.Write}
 	}
@@ -121,7 +124,7 @@ func (s *Service) Enqueue(ctx context.Context, c knowledge.Caller, agentName, fi
 		config = map[string]any{}
 	}
 	j := Job{
-		ID: newJobID(), UserID: c.UserID, AgentID: c.AgentID, AgentName: agentName, Kind: JobInterpret, FileID: f.ID,
+		ID: newJobID(), UserID: c.UserID, AgentID: agentID, AgentName: agentName, Kind: JobInterpret, FileID: f.ID,
 		Status: JobQueued, Progress: Progress{Stage: "queued"}, MaxAttempts: DefaultMaxAttempts, RunAfter: now,
 		Config: config, Result: map[string]any{}, CreatedAt: now, UpdatedAt: now,
 	}

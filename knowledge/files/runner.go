@@ -222,7 +222,7 @@ func (r *run) finishExtras(ctx context.Context, c knowledge.Caller, f File, res 
 		}
 		r.attachments = append(r.attachments, st.File.ID)
 		if !st.Deduplicated {
-			if _, err := r.s.Enqueue(ctx, c, r.job.AgentName, st.File.ID, r.job.Config); err != nil {
+			if _, err := r.s.Enqueue(ctx, c, r.job.AgentID, r.job.AgentName, st.File.ID, r.job.Config); err != nil {
 				return err
 			}
 		}
