@@ -85,6 +85,7 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 		s.authenticate(opts.Auth, mcpShape, s.rateLimitMCP(opts.MaxRequestBytes, attach(streamable)))))
 	mux.Handle("/mcp/", s.limitBody(opts.MaxRequestBytes, restShape,
 		s.authenticate(opts.Auth, restShape, s.restHandler(opts.MaxRequestBytes))))
+	s.fileRoutes(mux, opts)
 	mux.HandleFunc("GET "+protectedResourcePath, serveProtectedResource)
 	mux.HandleFunc("GET "+protectedResourcePath+"/mcp", serveProtectedResource)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
