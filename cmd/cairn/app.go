@@ -5,10 +5,13 @@ import (
 	"errors"
 	"log/slog"
 
+	"gocloud.dev/blob"
+
 	"github.com/cairnkg/cairn/consent"
 	"github.com/cairnkg/cairn/controlplane"
 	"github.com/cairnkg/cairn/graph"
 	"github.com/cairnkg/cairn/knowledge"
+	"github.com/cairnkg/cairn/knowledge/files"
 	"github.com/cairnkg/cairn/mcp"
 	"github.com/cairnkg/cairn/vector"
 	"github.com/cairnkg/cairn/vector/embed"
@@ -34,6 +37,12 @@ type app struct {
 	// discardStore removes the store a start created, should the start
 	// fail; nil once it succeeded (see startApp).
 	discardStore func()
+	// files, its bucket, the consent policy its jobs run under, and the
+	// stop of its workers (files.go).
+	files    *files.Service
+	bucket   *blob.Bucket
+	policy   *consent.Policy
+	stopJobs func()
 }
 
 // appConfig is what opening an app needs.
@@ -55,6 +64,8 @@ type appConfig struct {
 	// auditRetention is how long audit records are kept; zero Keep keeps
 	// them forever.
 	auditRetention controlplane.AuditRetention
+	// files configures file storage and interpretation (files.go).
+	files fileSettings
 }
 
 // openApp opens the backend (migrating it) and wires the services.
@@ -77,6 +88,11 @@ func openApp(ctx context.Context, cfg appConfig, log *slog.Logger) (*app, error)
 	cfg.mcp.Version = version()
 	deps := mcp.Deps{Knowledge: a.knowledge, Logger: log}
 	a.wireConsent(&deps, cfg)
+	a.policy = deps.Policy
+	if err := a.openFiles(ctx, cfg, &deps); err != nil {
+		a.Close()
+		return nil, err
+	}
 	a.mcp, err = mcp.NewServer(deps, cfg.mcp)
 	if err != nil {
 		a.Close()
@@ -110,6 +126,12 @@ func (a *app) Close() {
 	}
 	if a.stopRetention != nil {
 		a.stopRetention()
+	}
+	if a.stopJobs != nil {
+		a.stopJobs()
+	}
+	if a.bucket != nil {
+		_ = a.bucket.Close()
 	}
 	a.closeConsent()
 	if err := errors.Join(a.memories.Close(), a.graph.Close(), a.backend.Close()); err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -48,7 +49,7 @@ body is read (no key, a foreign origin) is answered at once and its
 connection closed.`,
 		env: append(append(append(append(append(append([]envVar{{"addr", "CAIRN_ADDR"}, {"max-request-bytes", "CAIRN_MAX_REQUEST_BYTES"},
 			{"allowed-origins", "CAIRN_ALLOWED_ORIGINS"}, {"read-timeout", "CAIRN_READ_TIMEOUT"},
-			{"max-conns-per-client", "CAIRN_MAX_CONNS_PER_CLIENT"}}, limitEnv...), toolEnv...), commonEnv...), embedEnv...), fieldEnv...), retentionEnv...),
+			{"max-conns-per-client", "CAIRN_MAX_CONNS_PER_CLIENT"}}, limitEnv...), toolEnv...), commonEnv...), embedEnv...), fieldEnv...), append(retentionEnv, append(fileEnv, envVar{"public-url", "CAIRN_PUBLIC_URL"})...)...),
 		setup: func(fs *flag.FlagSet) runFunc {
 			var common commonFlags
 			common.register(fs)
@@ -67,6 +68,9 @@ connection closed.`,
 			fieldF.register(fs)
 			var retentionF retentionFlags
 			retentionF.register(fs)
+			var filesF fileFlags
+			filesF.register(fs)
+			publicURL := fs.String("public-url", "", "URL clients reach this server at, for signed file URLs (default http://<addr>)")
 			return func(ctx context.Context, env *environment) error {
 				if fs.NArg() > 0 {
 					return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
@@ -95,6 +99,9 @@ connection closed.`,
 					return err
 				}
 				if err := retentionF.apply(&cfg); err != nil {
+					return err
+				}
+				if err := filesF.apply(&cfg, env.getenv); err != nil {
 					return err
 				}
 				// Listen first: an address in use fails the start before
@@ -128,6 +135,10 @@ connection closed.`,
 				// nothing after its error.
 				a.startEntityEmbeddings(ctx)
 				a.startAuditRetention(ctx, cfg.auditRetention)
+				if a.files != nil {
+					a.files.SetBaseURL(cmp.Or(*publicURL, "http://"+ln.Addr().String()))
+				}
+				a.startJobs(ctx, cfg.files.workers, cfg.files.lease)
 				a.started()
 				log.Info("serving", "mcp", mcpURL, "store", a.backend.describe, "version", version())
 				return serveUntilDone(ctx, srv, mcp.LimitConnsPerClient(ln, *maxConns, log))

@@ -231,26 +231,34 @@ func (r *run) finishExtras(ctx context.Context, c knowledge.Caller, f File, res 
 		return nil
 	}
 	title := cmp.Or(res.Title, f.Filename, f.ID)
-	m, err := r.s.know.SaveMemory(ctx, c, knowledge.MemoryRequest{
-		Collection: MemoryCollection, Title: title, Text: truncateText(res.Text, maxMemoryText), SourceID: f.ID,
-		Tags:     []string{"file", res.Interpreter},
-		Metadata: map[string]any{"file_id": f.ID, "filename": f.Filename, "mime_type": f.MimeType, "job_id": r.job.ID},
-	})
-	if errors.Is(err, knowledge.ErrMemoriesUnavailable) {
+	// The text is cut to what a stored value may hold (its JSON encoding
+	// is bounded, and escapes make it longer than the text): halved until
+	// it fits.
+	for n := maxMemoryText; ; n /= 2 {
+		m, err := r.s.know.SaveMemory(ctx, c, knowledge.MemoryRequest{
+			Collection: MemoryCollection, Title: title, Text: truncateText(res.Text, n), SourceID: f.ID,
+			Tags:     []string{"file", res.Interpreter},
+			Metadata: map[string]any{"file_id": f.ID, "filename": f.Filename, "mime_type": f.MimeType, "job_id": r.job.ID},
+		})
+		var verr *knowledge.ValidationError
+		switch {
+		case errors.Is(err, knowledge.ErrMemoriesUnavailable):
+			return nil
+		case errors.As(err, &verr) && verr.Field == "text" && n > 1024:
+			continue
+		case err != nil:
+			return err
+		}
+		r.memoryID = m.ID
 		return nil
 	}
-	if err != nil {
-		return err
-	}
-	r.memoryID = m.ID
-	return nil
 }
 
 // MemoryCollection holds the text of interpreted files.
 const MemoryCollection = "files"
 
 // maxMemoryText bounds the text kept as a file's memory.
-const maxMemoryText = 256 << 10
+const maxMemoryText = 60 << 10
 
 func (r *run) progress(ctx context.Context, p Progress) error {
 	now := r.s.clock()
