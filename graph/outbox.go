@@ -83,3 +83,18 @@ func (s *Store) ReleaseOutbox(ctx context.Context, entries []OutboxEntry) error 
 	}
 	return nil
 }
+
+// OutboxStats is the state of the outbox at one moment, for metrics.
+type OutboxStats struct {
+	// Depth is how many entries wait, claimed or not.
+	Depth int
+	// Oldest is when the oldest entry was enqueued; zero when the outbox
+	// is empty.
+	Oldest time.Time
+}
+
+// OutboxStatter is an optional capability of a Driver: counting the
+// outbox in one query, so that operators can watch it drain.
+type OutboxStatter interface {
+	OutboxStats(ctx context.Context) (OutboxStats, error)
+}

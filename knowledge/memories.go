@@ -10,6 +10,7 @@ import (
 
 	"github.com/cairnkg/cairn/graph"
 	"github.com/cairnkg/cairn/vector"
+	"github.com/cairnkg/cairn/vector/embed"
 )
 
 // Errors of the memory methods.
@@ -247,6 +248,19 @@ func (s *Service) checkLinks(ctx context.Context, c Caller, entityIDs []string, 
 	})
 }
 
+// DefaultMinSimilarity is the vector threshold of a memory search that
+// names none: the embedder's own (embed.Thresholder), or
+// vector.DefaultMinSimilarity (0.7, suited to the lexical embedder).
+func (s *Service) DefaultMinSimilarity() float64 {
+	if t, ok := s.embedder.(embed.Thresholder); ok {
+		return t.MinSimilarity()
+	}
+	return vector.DefaultMinSimilarity
+}
+
+// EmbedderName is the name of the service's embedder.
+func (s *Service) EmbedderName() string { return s.embedder.Name() }
+
 // embed embeds one text and returns its vector with the space it is in.
 func (s *Service) embed(ctx context.Context, text string) ([]float32, vector.Space, error) {
 	vecs, err := s.embedder.Embed(ctx, []string{text})
@@ -280,7 +294,8 @@ type MemoryQuery struct {
 	// Query is the text searched by meaning and by words; empty lists the
 	// memories that pass the filters instead.
 	Query string
-	// MinSimilarity is the vector signal's threshold; nil means 0.7.
+	// MinSimilarity is the vector signal's threshold; nil means the
+	// embedder's default (DefaultMinSimilarity).
 	MinSimilarity *float64
 	// Keywords must all occur in the memory's title or text.
 	Keywords      string
@@ -336,6 +351,10 @@ func (s *Service) SearchMemories(ctx context.Context, c Caller, q MemoryQuery) (
 			SourceID: q.SourceID, Metadata: q.Metadata,
 		},
 		MinSimilarity: q.MinSimilarity, Sort: q.Sort, Ascending: q.Ascending, Limit: q.Limit, Offset: q.Offset,
+	}
+	if vq.MinSimilarity == nil {
+		d := s.DefaultMinSimilarity()
+		vq.MinSimilarity = &d
 	}
 	if strings.TrimSpace(q.Query) != "" {
 		vec, space, err := s.embed(ctx, q.Query)

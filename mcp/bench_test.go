@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
 	"github.com/cairnkg/cairn/consent"
 	"github.com/cairnkg/cairn/controlplane"
 	"github.com/cairnkg/cairn/db/sqlite"
@@ -15,6 +17,7 @@ import (
 	"github.com/cairnkg/cairn/knowledge"
 	"github.com/cairnkg/cairn/mcp"
 	"github.com/cairnkg/cairn/migrations"
+	"github.com/cairnkg/cairn/telemetry"
 )
 
 // BenchmarkDecide is the cost of one consent decision over an agent's rules
@@ -138,9 +141,18 @@ func consentCostSetup(b *testing.B) ([]consentCostVariant, consent.Principal) {
 		deps mcp.Deps
 	}{
 		{"none", mcp.Deps{Knowledge: ks}},
+		// What metrics alone add to a bare call.
+		{"none+metrics", mcp.Deps{Knowledge: ks, Metrics: telemetry.NewMetrics()}},
 		{"policy", mcp.Deps{Knowledge: ks, Policy: consent.NewPolicy(control)}},
 		{"policy+audit", mcp.Deps{Knowledge: ks, Policy: consent.NewPolicy(control), Audit: audit}},
 		{"policy+audit+limiter", mcp.Deps{Knowledge: ks, Policy: consent.NewPolicy(control), Audit: audit, Limiter: limiter}},
+		// What serve runs: the production wiring with metrics, tracing off.
+		{"policy+audit+limiter+metrics", mcp.Deps{Knowledge: ks, Policy: consent.NewPolicy(control), Audit: audit, Limiter: limiter,
+			Metrics: telemetry.NewMetrics()}},
+		// With tracing on: every span recorded (always sampled) by the
+		// SDK, but no exporter, so the cost is that of making the spans.
+		{"policy+audit+limiter+metrics+tracing", mcp.Deps{Knowledge: ks, Policy: consent.NewPolicy(control), Audit: audit, Limiter: limiter,
+			Metrics: telemetry.NewMetrics(), Tracing: &telemetry.Tracing{Provider: sdktrace.NewTracerProvider(), Enabled: true}}},
 	}
 	var out []consentCostVariant
 	for _, v := range variants {

@@ -48,27 +48,32 @@ type Response struct {
 // logged with its stack.
 func (s *Server) Handle(ctx context.Context, req Request) (resp Response) {
 	start := time.Now()
-	resp.RequestID = newTraceID()
 	if req.Transport == "" {
 		req.Transport = TransportInProc
 	}
+	t, known := s.byName[req.Tool]
+	ctx, span, requestID := s.startToolSpan(ctx, t, req.Transport)
+	resp.RequestID = requestID
 	p := req.Principal
 	var call *Call
+	var res any
 	fail := func(e *Error) {
 		e.Body.TraceID = resp.RequestID
 		resp.Output, resp.Err = nil, e
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			s.log.Error("tool panicked", "tool", req.Tool, "trace_id", resp.RequestID, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			s.log.ErrorContext(ctx, "tool panicked", "tool", req.Tool, "trace_id", resp.RequestID, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 			fail(newError(http.StatusInternalServerError, CodeInternal, "internal error; the server log has the cause under this trace id", nil))
 		}
-		s.audit(ctx, req, call, &resp, time.Since(start))
+		latency := time.Since(start)
+		s.audit(ctx, req, call, &resp, latency)
+		s.observe(req, t, call, &resp, res, latency)
+		endToolSpan(span, &resp)
 	}()
 
 	// Every call counts against the key's limit, unknown tools too, so
 	// that guessing names is limited like anything else.
-	t, known := s.byName[req.Tool]
 	class := consent.RateClassDefault
 	if known {
 		class = t.RateClass
@@ -76,13 +81,14 @@ func (s *Server) Handle(ctx context.Context, req Request) (resp Response) {
 	if s.deps.Limiter != nil {
 		v, err := s.deps.Limiter.Allow(ctx, p.KeyID, class)
 		if err != nil {
-			s.log.Error("rate limit", "trace_id", resp.RequestID, "err", err)
+			s.log.ErrorContext(ctx, "rate limit", "trace_id", resp.RequestID, "err", err)
 			fail(newError(http.StatusServiceUnavailable, CodeServiceUnavailable, "the rate limiter is unavailable; retry shortly", nil))
 			return resp
 		}
 		resp.Rate = v
 		rateRecorderFrom(ctx).observe(v)
 		if !v.Allowed {
+			s.deps.Metrics.RateLimited(string(class))
 			fail(rateLimited(v))
 			return resp
 		}
@@ -101,10 +107,15 @@ func (s *Server) Handle(ctx context.Context, req Request) (resp Response) {
 		return resp
 	}
 	call = &Call{Principal: p, TraceID: resp.RequestID, Tool: t, Transport: req.Transport}
+	if s.traced {
+		call.traced = &tracedDecisions{ctx: ctx, tracer: s.tracer}
+	}
 	if s.deps.Policy != nil {
-		d, err := s.deps.Policy.For(ctx, p)
+		pctx, pspan := s.tracer.Start(ctx, "consent.policy")
+		d, err := s.deps.Policy.For(pctx, p)
+		pspan.End()
 		if err != nil {
-			s.log.Error("consent policy", "trace_id", resp.RequestID, "err", err)
+			s.log.ErrorContext(ctx, "consent policy", "trace_id", resp.RequestID, "err", err)
 			fail(newError(http.StatusServiceUnavailable, CodeServiceUnavailable, "consent rules are unavailable; retry shortly", nil))
 			return resp
 		}
@@ -123,21 +134,21 @@ func (s *Server) Handle(ctx context.Context, req Request) (resp Response) {
 	}
 	callCtx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	res, err := t.handle(callCtx, call, args.raw)
+	res, err = t.handle(callCtx, call, args.raw)
 	if err != nil {
 		e := toError(err)
 		if errors.Is(callCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
 			e = timedOut(s.timeout)
 		}
 		if e.Status >= 500 {
-			s.log.Error("tool failed", "tool", t.Name(), "trace_id", resp.RequestID, "err", err)
+			s.log.ErrorContext(ctx, "tool failed", "tool", t.Name(), "trace_id", resp.RequestID, "err", err)
 		}
 		fail(e)
 		return resp
 	}
 	out, err := fitBudget(res, t, args, budget, start, resp.RequestID)
 	if err != nil {
-		s.log.Error("encode result", "tool", t.Name(), "trace_id", resp.RequestID, "err", err)
+		s.log.ErrorContext(ctx, "encode result", "tool", t.Name(), "trace_id", resp.RequestID, "err", err)
 		fail(newError(http.StatusInternalServerError, CodeInternal, "internal error; the server log has the cause under this trace id", nil))
 		return resp
 	}
@@ -155,7 +166,7 @@ func (s *Server) audit(ctx context.Context, req Request, call *Call, resp *Respo
 	if resp.Err != nil {
 		code = resp.Err.Body.Code
 	}
-	s.log.Debug("tool call", "tool", req.Tool, "user", req.Principal.UserID, "agent", req.Principal.AgentName, "code", code,
+	s.log.DebugContext(ctx, "tool call", "tool", req.Tool, "user", req.Principal.UserID, "agent", req.Principal.AgentName, "code", code,
 		"ms", latency.Milliseconds(), "trace_id", resp.RequestID)
 	if s.deps.Audit == nil {
 		return
@@ -179,7 +190,7 @@ func (s *Server) audit(ctx context.Context, req Request, call *Call, resp *Respo
 		}
 	}
 	if err := s.deps.Audit.Record(context.WithoutCancel(ctx), records...); err != nil {
-		s.log.Error("audit log", "trace_id", resp.RequestID, "err", err)
+		s.log.ErrorContext(ctx, "audit log", "trace_id", resp.RequestID, "err", err)
 		e := newError(http.StatusServiceUnavailable, CodeServiceUnavailable,
 			"the audit log could not be written; the call's effects, if any, may have been applied", nil)
 		e.Body.TraceID = resp.RequestID

@@ -26,6 +26,9 @@ type HTTPOptions struct {
 	// Ready reports whether the service can take traffic (/readyz); nil
 	// means always.
 	Ready func(context.Context) error
+	// ReadyDetails are added to the JSON body of /readyz, e.g. which
+	// embedder serves memories and why.
+	ReadyDetails map[string]string
 	// MaxRequestBytes bounds request bodies; 0 means DefaultMaxRequestBytes.
 	MaxRequestBytes int64
 	// SessionTimeout closes MCP sessions idle this long; 0 means 30 minutes.
@@ -47,6 +50,7 @@ type principalKey struct{}
 //
 //	/mcp      MCP Streamable HTTP (API key required)
 //	/mcp/tools, /mcp/call/{tool}  the REST facade (API key required)
+//	/metrics  Prometheus metrics, with the owner's key (when Deps.Metrics is set)
 //	/healthz  liveness: the process answers
 //	/readyz   readiness: the stores answer
 //	/.well-known/oauth-protected-resource[/mcp]  RFC 9728 metadata of /mcp
@@ -86,6 +90,9 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 	mux.Handle("/mcp/", s.limitBody(opts.MaxRequestBytes, restShape,
 		s.authenticate(opts.Auth, restShape, s.restHandler(opts.MaxRequestBytes))))
 	s.fileRoutes(mux, opts)
+	if s.deps.Metrics != nil {
+		mux.Handle("GET /metrics", s.authenticate(opts.Auth, mcpShape, ownerOnly(s.deps.Metrics.Handler())))
+	}
 	mux.HandleFunc("GET "+protectedResourcePath, serveProtectedResource)
 	mux.HandleFunc("GET "+protectedResourcePath+"/mcp", serveProtectedResource)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
@@ -97,13 +104,13 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 			defer cancel()
 			if err := opts.Ready(ctx); err != nil {
 				s.log.Warn("not ready", "err", err)
-				writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
+				writeJSON(w, http.StatusServiceUnavailable, readyBody("unavailable", opts.ReadyDetails))
 				return
 			}
 		}
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+		writeJSON(w, http.StatusOK, readyBody("ready", opts.ReadyDetails))
 	})
-	return s.guardHTTP(opts, mux)
+	return s.guardHTTP(opts, s.withTraceContext(mux))
 }
 
 // authenticate answers 401 with the error envelope unless the request
@@ -234,4 +241,15 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v)
+}
+
+// readyBody is the JSON of /readyz: its status and the details.
+func readyBody(status string, details map[string]string) map[string]string {
+	body := map[string]string{"status": status}
+	for k, v := range details {
+		if k != "status" {
+			body[k] = v
+		}
+	}
+	return body
 }

@@ -62,6 +62,7 @@ func (s *Server) rateLimitMCP(maxBytes int64, next http.Handler) http.Handler {
 			}
 			rec.observe(v)
 			if !v.Allowed {
+				s.deps.Metrics.RateLimited(string(consent.RateClassDefault))
 				setRateHeaders(w.Header(), v)
 				sendError(w, rateLimited(v), shape)
 				return

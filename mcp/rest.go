@@ -56,6 +56,7 @@ func (s *Server) restHandler(maxBytes int64) http.Handler {
 			}
 			setRateHeaders(c.Writer.Header(), v)
 			if !v.Allowed {
+				s.deps.Metrics.RateLimited(string(consent.RateClassDefault))
 				sendError(c.Writer, rateLimited(v), restShape)
 				return
 			}
@@ -78,7 +79,9 @@ func (s *Server) restHandler(maxBytes int64) http.Handler {
 				map[string]any{"max_bytes": maxBytes}), restShape)
 			return
 		}
-		resp := s.Handle(c.Request.Context(), Request{Principal: p, Tool: c.Param("toolName"), Args: body, Transport: TransportREST})
+		ctx, span := s.startRequestSpan(c.Request.Context(), "tools/call", TransportREST)
+		defer span.End()
+		resp := s.Handle(ctx, Request{Principal: p, Tool: c.Param("toolName"), Args: body, Transport: TransportREST})
 		setRateHeaders(c.Writer.Header(), resp.Rate)
 		if resp.Err != nil {
 			sendError(c.Writer, resp.Err, restShape)

@@ -12,10 +12,12 @@ import (
 	"time"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/cairnkg/cairn/consent"
 	"github.com/cairnkg/cairn/knowledge"
 	"github.com/cairnkg/cairn/knowledge/files"
+	"github.com/cairnkg/cairn/telemetry"
 )
 
 // Deps are the services tools call. Handlers get them passed in, never from
@@ -39,6 +41,13 @@ type Deps struct {
 	// FileRoots are the directories store's file_path may read from (stdio
 	// only); empty refuses file_path.
 	FileRoots []string
+	// Metrics counts calls, errors, consent decisions and rate-limit
+	// refusals, and is served on /metrics; nil records nothing.
+	Metrics *telemetry.Metrics
+	// Tracing makes a span of each MCP request, tool call and consent
+	// decision, and its trace id is the call's request id; nil is
+	// telemetry.Off().
+	Tracing *telemetry.Tracing
 }
 
 // AllTools returns every tool Cairn has, in a stable order.
@@ -104,6 +113,10 @@ type Server struct {
 	log     *slog.Logger
 	version string
 	timeout time.Duration
+	// tracer makes the spans of calls; traced says whether they are
+	// exported, which is when consent decisions get spans of their own.
+	tracer trace.Tracer
+	traced bool
 }
 
 // NewServer returns a Server with the tools opts selects.
@@ -119,7 +132,11 @@ func NewServer(d Deps, opts Options) (*Server, error) {
 	if opts.CallTimeout < 0 {
 		return nil, fmt.Errorf("mcp: call timeout %v is negative", opts.CallTimeout)
 	}
-	s := &Server{deps: d, byName: map[string]*Tool{}, log: d.Logger, version: opts.Version, timeout: cmp.Or(opts.CallTimeout, DefaultCallTimeout)}
+	if d.Tracing == nil {
+		d.Tracing = telemetry.Off()
+	}
+	s := &Server{deps: d, byName: map[string]*Tool{}, log: d.Logger, version: opts.Version, timeout: cmp.Or(opts.CallTimeout, DefaultCallTimeout),
+		tracer: d.Tracing.Tracer(), traced: d.Tracing.Enabled}
 	for _, t := range AllTools(d) {
 		if opts.Toolsets != nil && !slices.Contains(opts.Toolsets, t.Toolset) {
 			continue
@@ -196,6 +213,8 @@ func (s *Server) mcpServer(who PrincipalFunc, transport string) *mcpsdk.Server {
 	// available tools, as the REST facade does.
 	srv.AddReceivingMiddleware(func(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
 		return func(ctx context.Context, method string, req mcpsdk.Request) (mcpsdk.Result, error) {
+			ctx, span := s.startRequestSpan(ctx, method, transport)
+			defer span.End()
 			if ctr, ok := req.(*mcpsdk.CallToolRequest); ok && method == "tools/call" && ctr.Params != nil {
 				if _, known := s.byName[ctr.Params.Name]; !known {
 					return call(ctx, ctr)

@@ -50,6 +50,9 @@ type Call struct {
 	// decider answers consent questions for this call; nil allows
 	// everything (a Server built without a policy).
 	decider *consent.Decider
+	// traced gives consent decisions spans while tracing is on; nil
+	// otherwise.
+	traced *tracedDecisions
 }
 
 // Caller returns the knowledge-domain view of the caller, whose Allowed
@@ -66,7 +69,13 @@ func (c *Call) Caller() knowledge.Caller {
 // May reports whether the caller may act on a resource; the decision is
 // recorded for the audit log.
 func (c *Call) May(action consent.Action, resource string) bool {
-	return c.decider == nil || c.decider.Allowed(action, resource)
+	if c.decider == nil {
+		return true
+	}
+	if c.traced != nil {
+		return c.traced.allowed(c.decider, action, resource)
+	}
+	return c.decider.Allowed(action, resource)
 }
 
 // Require returns CONSENT_DENIED unless the caller may act on a resource.

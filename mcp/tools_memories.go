@@ -222,7 +222,12 @@ func searchMemoryTool(d Deps) *Tool {
 			maxLen(prop(s, "keywords"), 1024)
 			maxLen(prop(s, "entity_id"), idLimit)
 			bounds(prop(s, "minSimilarity"), -1, 1)
-			setDefault(prop(s, "minSimilarity"), vector.DefaultMinSimilarity)
+			// The default is the embedder's (0.7 for the lexical one).
+			minSim := vector.DefaultMinSimilarity
+			if d.Knowledge != nil {
+				minSim = d.Knowledge.DefaultMinSimilarity()
+			}
+			setDefault(prop(s, "minSimilarity"), minSim)
 			bounds(prop(s, "limit"), 1, vector.MaxLimit)
 			setDefault(prop(s, "limit"), vector.DefaultLimit)
 			bounds(prop(s, "offset"), 0, 1e6)

@@ -13,6 +13,7 @@ import (
 	"github.com/cairnkg/cairn/knowledge"
 	"github.com/cairnkg/cairn/knowledge/files"
 	"github.com/cairnkg/cairn/mcp"
+	"github.com/cairnkg/cairn/telemetry"
 	"github.com/cairnkg/cairn/vector"
 	"github.com/cairnkg/cairn/vector/embed"
 )
@@ -28,6 +29,10 @@ type app struct {
 	mcp       *mcp.Server
 	auth      *consent.Authenticator
 	audit     *consent.AuditLog
+	// embedNote says why memories are embedded by another embedder than
+	// the built-in model (a binary without it, a store kept in the
+	// lexical space); /readyz reports it. Empty otherwise.
+	embedNote string
 	// stopWorker stops the entity-embedding worker and waits for it; nil
 	// until startEntityEmbeddings.
 	stopWorker func()
@@ -66,6 +71,11 @@ type appConfig struct {
 	auditRetention controlplane.AuditRetention
 	// files configures file storage and interpretation (files.go).
 	files fileSettings
+	// metrics records what the process does, for /metrics; nil records
+	// nothing.
+	metrics *telemetry.Metrics
+	// tracing makes spans; nil is telemetry.Off().
+	tracing *telemetry.Tracing
 }
 
 // openApp opens the backend (migrating it) and wires the services.
@@ -76,17 +86,34 @@ func openApp(ctx context.Context, cfg appConfig, log *slog.Logger) (*app, error)
 	}
 	a := &app{log: log, backend: b}
 	a.control = controlplane.New(b.control, b.dialect)
-	a.graph = graph.NewStore(b.graph)
-	memDriver := b.memories()
+	graphDriver, memDriver, embedder := b.graph, telemetry.MemoryDriver(b.memories()), cfg.embedder
+	if cfg.tracing != nil && cfg.tracing.Enabled {
+		graphDriver, memDriver = telemetry.TraceGraph(graphDriver, cfg.tracing), telemetry.TraceMemories(memDriver, cfg.tracing)
+	}
+	b.watch(cfg.metrics)
+	a.graph = graph.NewStore(graphDriver)
 	a.memories = vector.NewStore(memDriver)
+	if c, ok := embedder.(embedChoice); ok {
+		if c, err = keepRecordedSpace(ctx, c, a.memories, log); err != nil {
+			a.Close()
+			return nil, err
+		}
+		embedder, a.embedNote = c.Embedder, c.note
+	}
+	if cfg.metrics != nil || cfg.tracing != nil && cfg.tracing.Enabled {
+		if embedder == nil {
+			embedder = embed.NewLocal()
+		}
+		embedder = telemetry.InstrumentEmbedder(embedder, cfg.metrics, cfg.tracing)
+	}
 	a.knowledge = knowledge.NewService(a.graph, knowledge.NewRegistry(), knowledge.Options{
-		Logger: log, Embedder: cfg.embedder, Memories: a.memories,
+		Logger: log, Embedder: embedder, Memories: a.memories,
 		Profiles: a.control, Contradictions: a.control.WithReader(b.reader()),
 		EntityEmbeddings: vector.NewEntityStore(memDriver), MaxFieldBytes: cfg.maxFieldBytes,
 	})
 	a.auth = consent.NewAuthenticator(a.control, nil)
 	cfg.mcp.Version = version()
-	deps := mcp.Deps{Knowledge: a.knowledge, Logger: log}
+	deps := mcp.Deps{Knowledge: a.knowledge, Logger: log, Metrics: cfg.metrics, Tracing: cfg.tracing}
 	a.wireConsent(&deps, cfg)
 	a.policy = deps.Policy
 	if err := a.openFiles(ctx, cfg, &deps); err != nil {

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/cairnkg/cairn/telemetry"
 )
 
 // A command is one subcommand: its flags, its help and what it runs.
@@ -87,9 +89,9 @@ func (c *commonFlags) logger(w io.Writer) (*slog.Logger, error) {
 	opts := &slog.HandlerOptions{Level: level}
 	switch c.logFormat {
 	case "text":
-		return slog.New(slog.NewTextHandler(w, opts)), nil
+		return slog.New(telemetry.LogHandler(slog.NewTextHandler(w, opts))), nil
 	case "json":
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
+		return slog.New(telemetry.LogHandler(slog.NewJSONHandler(w, opts))), nil
 	default:
 		return nil, usageError{fmt.Sprintf("--log-format: %q is not text or json", c.logFormat)}
 	}

@@ -106,7 +106,8 @@ func searchIDs(t *testing.T, cs *mcpsdk.ClientSession, args map[string]any) ([]s
 	return ids, hits
 }
 
-// TestEndToEndMemoriesLocal: with the default local embedder, a saved
+// TestEndToEndMemoriesLocal: with the local (lexical) embedder, named,
+// since the default is the sentence model when the binary has it, a saved
 // memory is found by its keywords, in its own collection only, on the
 // embedded store and on PostgreSQL (pgvector).
 func TestEndToEndMemoriesLocal(t *testing.T) {
@@ -114,7 +115,7 @@ func TestEndToEndMemoriesLocal(t *testing.T) {
 		t.Skip("builds and runs the binary")
 	}
 	forEachBackend(t, func(t *testing.T, dataDir string, env []string) {
-		memoriesLocalScenario(t, connectStdio(t, dataDir, env...))
+		memoriesLocalScenario(t, connectStdio(t, dataDir, append(env, "CAIRN_EMBED_PROVIDER=local")...))
 	})
 }
 
@@ -181,7 +182,8 @@ func memoriesOpenAIScenario(t *testing.T, dataDir string, backendEnv []string) {
 	// with 8-dimensional vectors of fake-embed, so a 384-dimensional query
 	// is refused, clearly.
 	cs.Close()
-	local := connectStdio(t, dataDir, backendEnv...)
+	localEnv := append(backendEnv[:len(backendEnv):len(backendEnv)], "CAIRN_EMBED_PROVIDER=local")
+	local := connectStdio(t, dataDir, localEnv...)
 	env := callToolError(t, local, "search_memory", map[string]any{"collection": "health", "query": "dentist"})
 	if env["code"] != "DIMENSION_MISMATCH" {
 		t.Errorf("search with another embedder: %v, want DIMENSION_MISMATCH", env)
@@ -190,12 +192,12 @@ func memoriesOpenAIScenario(t *testing.T, dataDir string, backendEnv []string) {
 	// cairn reembed rebuilds the collections with the local embedder, after
 	// which the local embedder finds the memory by keyword.
 	reembed := exec.Command(cairnBinary(t), "reembed", "--data-dir", dataDir)
-	reembed.Env = append(os.Environ(), backendEnv...)
+	reembed.Env = append(os.Environ(), localEnv...)
 	out, err := reembed.CombinedOutput()
 	if err != nil {
 		t.Fatalf("cairn reembed: %v\n%s", err, out)
 	}
-	if !strings.Contains(string(out), "2 collections checked, 2 memories re-embedded") {
+	if !strings.Contains(string(out), "2 collections checked, 2 memories re-embedded") || !strings.Contains(string(out), "reembed: 2 texts embedded with local:") {
 		t.Errorf("cairn reembed printed:\n%s", out)
 	}
 	ids, _ = searchIDs(t, local, map[string]any{"collection": "health", "query": "dentist"})

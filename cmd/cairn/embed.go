@@ -2,12 +2,16 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
+	"fmt"
 	"log/slog"
 	"strings"
 	"time"
 
+	"github.com/cairnkg/cairn/vector"
 	"github.com/cairnkg/cairn/vector/embed"
+	"github.com/cairnkg/cairn/vector/embed/uselite"
 )
 
 // embedAPIKeyEnv holds the embedding provider's API key. It has no flag:
@@ -27,7 +31,7 @@ type embedFlags struct {
 }
 
 func (e *embedFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&e.provider, "embed-provider", "local", "embedding provider: local (offline, deterministic) or openai (any OpenAI-compatible /embeddings API: OpenAI, Ollama, vLLM, TEI)")
+	fs.StringVar(&e.provider, "embed-provider", "", "embedding provider: use-lite (the built-in sentence model, offline), local (lexical: shared words, offline, deterministic) or openai (any OpenAI-compatible /embeddings API: OpenAI, Ollama, vLLM, TEI); empty: use-lite when built in, except on a store whose memories are in the local space, else local")
 	fs.StringVar(&e.baseURL, "embed-base-url", "", "API root of the openai provider, e.g. https://api.openai.com/v1 or http://localhost:11434/v1; the key comes from "+embedAPIKeyEnv)
 	fs.StringVar(&e.model, "embed-model", "", "embedding model of the openai provider, e.g. text-embedding-3-small or nomic-embed-text")
 	fs.IntVar(&e.dimensions, "embed-dimensions", 0, "expected vector length of the openai provider; 0 learns it from the provider")
@@ -42,26 +46,71 @@ var embedEnv = []envVar{
 	{"embed-send-dimensions", "CAIRN_EMBED_SEND_DIMENSIONS"},
 }
 
+// Embedding providers of --embed-provider.
+const (
+	providerAuto    = ""
+	providerLocal   = "local"
+	providerUSELite = "use-lite"
+	providerOpenAI  = "openai"
+)
+
+// embedChoice is the embedder the flags chose, and what serve reports
+// about it.
+type embedChoice struct {
+	embed.Embedder
+	// auto is set when no provider was named: on a store whose memories
+	// are in the lexical space, serve keeps the lexical embedder (see
+	// keepRecordedSpace).
+	auto bool
+	// note says why the embedder is not the sentence model, for the log
+	// and /readyz; empty otherwise.
+	note string
+}
+
+// modelMissing is the note of a binary built without the model files.
+const modelMissing = "the sentence-embedding model is not built into this binary, so memory search matches words, not meaning; build with ./scripts/serve (or run scripts/provision-model.sh before go build)"
+
 // open builds the embedder the flags name. A remote provider is probed
 // once: if it does not answer, serving goes on and memory tools report
 // SERVICE_UNAVAILABLE until it does, since the graph tools do not need it.
-func (e *embedFlags) open(ctx context.Context, getenv func(string) string, log *slog.Logger) (embed.Embedder, error) {
+// Without a provider it is the built-in model, or the lexical embedder
+// (said once in the log) when the binary has no model files.
+func (e *embedFlags) open(ctx context.Context, getenv func(string) string, log *slog.Logger) (embedChoice, error) {
 	provider := strings.ToLower(strings.TrimSpace(e.provider))
-	if provider == "local" || provider == "" {
+	if provider == providerAuto || provider == providerLocal || provider == providerUSELite {
 		if e.baseURL != "" || e.model != "" || e.dimensions != 0 {
-			return nil, usageError{"--embed-base-url, --embed-model and --embed-dimensions apply to --embed-provider openai only"}
+			return embedChoice{}, usageError{"--embed-base-url, --embed-model and --embed-dimensions apply to --embed-provider openai only"}
 		}
-		return embed.NewLocal(), nil
 	}
-	if provider == "openai" && (e.baseURL == "" || e.model == "") {
-		return nil, usageError{"--embed-provider openai needs --embed-base-url and --embed-model"}
+	switch provider {
+	case providerLocal:
+		return embedChoice{Embedder: embed.NewLocal()}, nil
+	case providerUSELite, providerAuto:
+		m, err := uselite.New()
+		if errors.Is(err, uselite.ErrUnavailable) && provider == providerAuto {
+			log.Warn(modelMissing, "embedder", embed.NewLocal().Name())
+			return embedChoice{Embedder: embed.NewLocal(), note: modelMissing}, nil
+		}
+		if err != nil {
+			if errors.Is(err, uselite.ErrUnavailable) {
+				return embedChoice{}, usageError{"--embed-provider use-lite: " + modelMissing}
+			}
+			return embedChoice{}, err
+		}
+		return embedChoice{Embedder: m, auto: provider == providerAuto}, nil
+	}
+	if provider == providerOpenAI && (e.baseURL == "" || e.model == "") {
+		return embedChoice{}, usageError{"--embed-provider openai needs --embed-base-url and --embed-model"}
 	}
 	emb, err := embed.New(embed.Config{Provider: provider, OpenAI: embed.OpenAIConfig{
 		BaseURL: e.baseURL, Model: e.model, APIKey: getenv(embedAPIKeyEnv),
 		Dimensions: e.dimensions, SendDimensions: e.sendDimensions,
 	}})
 	if err != nil {
-		return nil, usageError{err.Error()}
+		if provider != providerOpenAI {
+			return embedChoice{}, usageError{fmt.Sprintf("unknown --embed-provider %q (valid: %s, %s, %s)", e.provider, providerUSELite, providerLocal, providerOpenAI)}
+		}
+		return embedChoice{}, usageError{err.Error()}
 	}
 	if p, ok := emb.(embed.Prober); ok {
 		pctx, cancel := context.WithTimeout(ctx, embedProbeTimeout)
@@ -72,5 +121,38 @@ func (e *embedFlags) open(ctx context.Context, getenv func(string) string, log *
 			log.Info("embedding provider ready", "embedder", emb.Name(), "dimension", emb.Dimension())
 		}
 	}
-	return emb, nil
+	return embedChoice{Embedder: emb}, nil
+}
+
+// keepRecordedSpace returns the embedder to serve a store with: the chosen
+// one, except that without a named provider a store whose memory
+// collections are in the lexical embedder's space keeps the lexical
+// embedder, so that it goes on working as before (memory tools refuse a
+// collection of another space); `cairn reembed` moves it to the model.
+func keepRecordedSpace(ctx context.Context, c embedChoice, memories *vector.Store, log *slog.Logger) (embedChoice, error) {
+	local := embed.NewLocal()
+	if !c.auto || c.Name() == local.Name() {
+		return c, nil
+	}
+	all, err := memories.AllCollections(ctx)
+	if err != nil {
+		return c, err
+	}
+	for _, col := range all {
+		if col.Space.Embedder == local.Name() {
+			note := "this store's memories are in the lexical embedder's space, so it is kept; `cairn reembed` moves them to " + c.Name()
+			log.Info(note, "embedder", local.Name())
+			return embedChoice{Embedder: local, note: note}, nil
+		}
+	}
+	return c, nil
+}
+
+// readyDetails are what /readyz says about the embedder of memories.
+func (a *app) readyDetails() map[string]string {
+	d := map[string]string{"embedder": a.knowledge.EmbedderName()}
+	if a.embedNote != "" {
+		d["embedder_note"] = a.embedNote
+	}
+	return d
 }

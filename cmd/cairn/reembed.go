@@ -4,8 +4,12 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
+	"sync"
+	"time"
 
 	"github.com/cairnkg/cairn/vector"
+	"github.com/cairnkg/cairn/vector/embed"
 )
 
 func reembedCommand() *command {
@@ -26,6 +30,9 @@ with: it first settles the entity outbox (entities changed since their
 embedding was written, or never embedded), then re-embeds every entity
 embedding of another embedder, and reports the counts. With --collection,
 entity embeddings are left alone.
+
+Progress goes to stderr every two seconds (texts embedded, and how fast):
+on the built-in sentence model a large store takes minutes.
 
 It may run while cairn serve runs: a memory saved into a collection during
 its rebuild makes that collection fail with a conflict (nothing is lost);
@@ -55,6 +62,12 @@ worker does the same idempotent work.`,
 				if err != nil {
 					return err
 				}
+				// reembed moves the store to the chosen space, whatever
+				// space it is in now.
+				embedder.auto = false
+				progress := &reembedProgress{Embedder: embedder.Embedder, w: env.stderr, every: 2 * time.Second, start: time.Now()}
+				embedder.Embedder = progress
+				defer progress.finish()
 				cfg := common.appConfig()
 				cfg.embedder = embedder
 				a, err := openApp(ctx, cfg, log)
@@ -89,6 +102,49 @@ worker does the same idempotent work.`,
 				return nil
 			}
 		},
+	}
+}
+
+// reembedProgress counts what reembed embeds and says so on stderr at most
+// every so often (every line ends with a newline: it reads the same in a
+// terminal and in a log), since a large store takes minutes.
+type reembedProgress struct {
+	embed.Embedder
+	w     io.Writer
+	every time.Duration
+	start time.Time
+
+	mu      sync.Mutex
+	texts   int
+	printed time.Time
+}
+
+func (p *reembedProgress) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	vecs, err := p.Embedder.Embed(ctx, texts)
+	if err == nil {
+		p.mu.Lock()
+		p.texts += len(texts)
+		if now := time.Now(); now.Sub(p.printed) >= p.every {
+			p.printed = now
+			p.line(now)
+		}
+		p.mu.Unlock()
+	}
+	return vecs, err
+}
+
+func (p *reembedProgress) line(now time.Time) {
+	elapsed := now.Sub(p.start)
+	fmt.Fprintf(p.w, "reembed: %d texts embedded with %s in %s (%.0f a second)\n",
+		p.texts, p.Name(), elapsed.Round(time.Second), float64(p.texts)/max(elapsed.Seconds(), 0.001))
+}
+
+// finish prints the final count once something was embedded.
+func (p *reembedProgress) finish() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.texts > 0 {
+		p.line(time.Now())
 	}
 }
 

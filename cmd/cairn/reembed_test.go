@@ -47,7 +47,7 @@ func TestReembedEntityEmbeddings(t *testing.T) {
 		}{
 			{"to openai", openai, "entity embeddings: 2 re-embedded, 0 removed"},
 			{"to openai again", openai, "entity embeddings: 0 re-embedded, 0 removed"},
-			{"back to local", nil, "entity embeddings: 2 re-embedded, 0 removed"},
+			{"back to local", []string{"CAIRN_EMBED_PROVIDER=local"}, "entity embeddings: 2 re-embedded, 0 removed"},
 		} {
 			if out := reembed(step.extra...); !strings.Contains(out, step.want) {
 				t.Errorf("reembed %s printed:\n%s\nwant a line with %q", step.name, out, step.want)

@@ -11,12 +11,13 @@ import (
 	"time"
 
 	"github.com/cairnkg/cairn/mcp"
+	"github.com/cairnkg/cairn/telemetry"
 )
 
 func serveCommand() *command {
 	return &command{
 		name:    "serve",
-		summary: "run the HTTP service: MCP Streamable HTTP at /mcp, /healthz, /readyz",
+		summary: "run the HTTP service: MCP Streamable HTTP at /mcp, /healthz, /readyz, /metrics",
 		usage:   "serve [flags]",
 		help: `
 Serve MCP over Streamable HTTP at http://<addr>/mcp, with /healthz (the
@@ -46,10 +47,16 @@ rebinding). GET /.well-known/oauth-protected-resource describes /mcp
 A request body must arrive within --read-timeout, and one address may hold
 at most --max-conns-per-client connections; a request refused before its
 body is read (no key, a foreign origin) is answered at once and its
-connection closed.`,
+connection closed.
+
+GET /metrics answers Prometheus metrics to the owner's key; --metrics-addr
+serves them without a key on a second address, for a scrape network. With
+OTEL_EXPORTER_OTLP_ENDPOINT set, every MCP request, tool call, consent
+decision, database transaction and embedder call is traced and exported by
+OTLP/HTTP, and a call's trace id is its request id (docs/operations.md).`,
 		env: append(append(append(append(append(append([]envVar{{"addr", "CAIRN_ADDR"}, {"max-request-bytes", "CAIRN_MAX_REQUEST_BYTES"},
 			{"allowed-origins", "CAIRN_ALLOWED_ORIGINS"}, {"read-timeout", "CAIRN_READ_TIMEOUT"},
-			{"max-conns-per-client", "CAIRN_MAX_CONNS_PER_CLIENT"}}, limitEnv...), toolEnv...), commonEnv...), embedEnv...), fieldEnv...), append(retentionEnv, append(fileEnv, envVar{"public-url", "CAIRN_PUBLIC_URL"})...)...),
+			{"max-conns-per-client", "CAIRN_MAX_CONNS_PER_CLIENT"}, {"metrics-addr", "CAIRN_METRICS_ADDR"}}, limitEnv...), toolEnv...), commonEnv...), embedEnv...), fieldEnv...), append(retentionEnv, append(fileEnv, envVar{"public-url", "CAIRN_PUBLIC_URL"})...)...),
 		setup: func(fs *flag.FlagSet) runFunc {
 			var common commonFlags
 			common.register(fs)
@@ -60,6 +67,7 @@ connection closed.`,
 			origins := fs.String("allowed-origins", "", "comma-separated browser origins allowed besides loopback ones (scheme://host[:port], or *)")
 			readTimeout := fs.Duration("read-timeout", mcp.DefaultReadTimeout, "longest a request body may take to arrive (0: no limit)")
 			maxConns := fs.Int("max-conns-per-client", mcp.DefaultMaxConnsPerClient, "connections one remote address may hold open (0: unlimited)")
+			metricsAddr := fs.String("metrics-addr", "", "also serve Prometheus /metrics on this address, without authentication, for a scrape network\n        (/metrics on --addr always needs the owner's key)")
 			var limitF limitFlags
 			limitF.register(fs)
 			var toolF toolFlags
@@ -104,6 +112,11 @@ connection closed.`,
 				if err := filesF.apply(&cfg, env.getenv); err != nil {
 					return err
 				}
+				if cfg.tracing, err = startTracing(ctx, env.getenv, log); err != nil {
+					return err
+				}
+				defer stopTracing(ctx, cfg.tracing, log)
+				cfg.metrics = telemetry.NewMetrics()
 				// Listen first: an address in use fails the start before
 				// a store is created for nothing.
 				ln, err := net.Listen("tcp", *addr)
@@ -111,6 +124,13 @@ connection closed.`,
 					return fmt.Errorf("listen on %s: %w", *addr, err)
 				}
 				defer ln.Close()
+				if *metricsAddr != "" {
+					_, stop, err := serveMetrics(*metricsAddr, cfg.metrics, log)
+					if err != nil {
+						return err
+					}
+					defer stop()
+				}
 				a, err := startApp(ctx, cfg, log)
 				if err != nil {
 					return err
@@ -128,7 +148,7 @@ connection closed.`,
 				if bodyTimeout == 0 {
 					bodyTimeout = -1 // HTTPOptions' "none"
 				}
-				srv := httpServer(a.mcp.HTTPHandler(mcp.HTTPOptions{Auth: a.auth, Ready: a.ready, MaxRequestBytes: *maxBody,
+				srv := httpServer(a.mcp.HTTPHandler(mcp.HTTPOptions{Auth: a.auth, Ready: a.ready, ReadyDetails: a.readyDetails(), MaxRequestBytes: *maxBody,
 					AllowedOrigins: splitList(*origins), ReadTimeout: bodyTimeout}))
 				// Background work starts once the start has succeeded, so
 				// that a failed start leaves nothing running and writes

@@ -70,6 +70,10 @@ over HTTP.`,
 					return err
 				}
 				cfg.files.roots = roots
+				if cfg.tracing, err = startTracing(ctx, env.getenv, log); err != nil {
+					return err
+				}
+				defer stopTracing(ctx, cfg.tracing, log)
 				a, err := startApp(ctx, cfg, log)
 				if err != nil {
 					return err

@@ -145,3 +145,17 @@ func (d *Driver) write(ctx context.Context, fn func(*sql.Tx) error) error {
 	}
 	return nil
 }
+
+// OutboxStats implements graph.OutboxStatter, on the read handle.
+func (d *Driver) OutboxStats(ctx context.Context) (graph.OutboxStats, error) {
+	var n int
+	var oldest sql.NullInt64
+	if err := d.db.Read.QueryRowContext(ctx, `SELECT count(*), min(enqueued_at) FROM graph_outbox`).Scan(&n, &oldest); err != nil {
+		return graph.OutboxStats{}, fmt.Errorf("graph/embedded: outbox stats: %w", err)
+	}
+	s := graph.OutboxStats{Depth: n}
+	if oldest.Valid {
+		s.Oldest = fromMicros(oldest.Int64)
+	}
+	return s, nil
+}

@@ -127,3 +127,16 @@ func sortOutbox(es []graph.OutboxEntry) {
 		return cmp.Or(a.EnqueuedAt.Compare(b.EnqueuedAt), strings.Compare(a.UserID, b.UserID), strings.Compare(a.EntityID, b.EntityID))
 	})
 }
+
+// OutboxStats implements graph.OutboxStatter.
+func (d *Driver) OutboxStats(ctx context.Context) (graph.OutboxStats, error) {
+	var s graph.OutboxStats
+	var oldest *time.Time
+	if err := d.pool.QueryRow(ctx, `SELECT count(*), min(enqueued_at) FROM graph_outbox`).Scan(&s.Depth, &oldest); err != nil {
+		return graph.OutboxStats{}, fmt.Errorf("graph/postgres: outbox stats: %w", err)
+	}
+	if oldest != nil {
+		s.Oldest = oldest.UTC()
+	}
+	return s, nil
+}

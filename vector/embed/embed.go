@@ -33,6 +33,16 @@ type Prober interface {
 	Probe(ctx context.Context) error
 }
 
+// Thresholder is implemented by embedders that know the cosine similarity
+// at which their vectors start to mean "related": memory search uses it as
+// the default of minSimilarity when the client passes none. Embedders
+// without it get vector.DefaultMinSimilarity.
+type Thresholder interface {
+	// MinSimilarity is the default threshold, measured on the embedder's
+	// own vectors.
+	MinSimilarity() float64
+}
+
 // ErrDimensionMismatch is returned (wrapped, with both lengths in the
 // message) when a provider returns a vector whose length differs from the
 // known Dimension; storing it would corrupt the collection.

@@ -1,0 +1,130 @@
+// Command testsummary reads `go test -json` on stdin and writes what a plain
+// `go test` would (a line per package, and the output of each failing
+// test), then a final line "N passed, N failed, N skipped". scripts/test
+// pipes the suite through it.
+//
+// Tests and subtests count alike. A package that fails without a failing
+// test (a build error, a panic in TestMain, a timeout) counts as one failed
+// test, so that the last line never says 0 failed of a broken run. The exit
+// status is 1 when anything failed.
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// event is one line of `go test -json` (cmd/test2json).
+type event struct {
+	Action     string
+	Package    string
+	Test       string
+	Output     string
+	ImportPath string // build-output events
+}
+
+// summary counts results and holds the output of tests still running.
+type summary struct {
+	out                     io.Writer
+	passed, failed, skipped int
+	// pending holds each running test's output, by package and test.
+	pending map[[2]string][]string
+	// failedTests counts the failed tests of each package.
+	failedTests map[string]int
+}
+
+func newSummary(out io.Writer) *summary {
+	return &summary{out: out, pending: map[[2]string][]string{}, failedTests: map[string]int{}}
+}
+
+// noise are the lines -json (which implies -v) adds that a plain go test
+// does not print.
+func noise(line string) bool {
+	for _, p := range []string{"=== RUN", "=== PAUSE", "=== CONT", "=== NAME"} {
+		if strings.HasPrefix(line, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *summary) handle(e event) {
+	key := [2]string{e.Package, e.Test}
+	switch {
+	case e.Action == "build-output":
+		fmt.Fprint(s.out, e.Output)
+	case e.Test != "" && e.Action == "output":
+		if !noise(e.Output) {
+			s.pending[key] = append(s.pending[key], e.Output)
+		}
+	case e.Test != "" && e.Action == "pass":
+		s.passed++
+		delete(s.pending, key)
+	case e.Test != "" && e.Action == "skip":
+		s.skipped++
+		delete(s.pending, key)
+	case e.Test != "" && e.Action == "fail":
+		s.failed++
+		s.failedTests[e.Package]++
+		for _, line := range s.pending[key] {
+			fmt.Fprint(s.out, line)
+		}
+		delete(s.pending, key)
+	case e.Test == "" && e.Action == "output":
+		// The package's own lines: ok/FAIL/? lines, what TestMain
+		// prints, a panic. "PASS" alone is what -v adds.
+		if e.Output != "PASS\n" {
+			fmt.Fprint(s.out, e.Output)
+		}
+	case e.Test == "" && e.Action == "fail":
+		// Tests still running when the package failed (a timeout or a
+		// panic) never report; show what they printed.
+		for k, lines := range s.pending {
+			if k[0] == e.Package {
+				for _, line := range lines {
+					fmt.Fprint(s.out, line)
+				}
+				delete(s.pending, k)
+			}
+		}
+		if s.failedTests[e.Package] == 0 {
+			s.failed++
+		}
+	}
+}
+
+func run(in io.Reader, out io.Writer) (failed bool, err error) {
+	s := newSummary(out)
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		line := sc.Bytes()
+		var e event
+		if len(line) == 0 || line[0] != '{' || json.Unmarshal(line, &e) != nil {
+			// Not an event (go vet's or the linker's output): as is.
+			fmt.Fprintf(out, "%s\n", line)
+			continue
+		}
+		s.handle(e)
+	}
+	if err := sc.Err(); err != nil {
+		return true, err
+	}
+	fmt.Fprintf(out, "%d passed, %d failed, %d skipped\n", s.passed, s.failed, s.skipped)
+	return s.failed > 0, nil
+}
+
+func main() {
+	failed, err := run(os.Stdin, os.Stdout)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testsummary:", err)
+		os.Exit(1)
+	}
+	if failed {
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// stream is `go test -json` output of a package with a passing test, a
+// skipped one, and a failing test with a passing and a failing subtest, and
+// of a package that did not build.
+const stream = `{"Action":"start","Package":"ex/a"}
+{"Action":"run","Package":"ex/a","Test":"TestOK"}
+{"Action":"output","Package":"ex/a","Test":"TestOK","Output":"=== RUN   TestOK\n"}
+{"Action":"output","Package":"ex/a","Test":"TestOK","Output":"    a_test.go:5: quiet log of a passing test\n"}
+{"Action":"output","Package":"ex/a","Test":"TestOK","Output":"--- PASS: TestOK (0.00s)\n"}
+{"Action":"pass","Package":"ex/a","Test":"TestOK","Elapsed":0}
+{"Action":"run","Package":"ex/a","Test":"TestSkip"}
+{"Action":"output","Package":"ex/a","Test":"TestSkip","Output":"--- SKIP: TestSkip (0.00s)\n"}
+{"Action":"skip","Package":"ex/a","Test":"TestSkip","Elapsed":0}
+{"Action":"run","Package":"ex/a","Test":"TestBad"}
+{"Action":"output","Package":"ex/a","Test":"TestBad","Output":"=== RUN   TestBad\n"}
+{"Action":"run","Package":"ex/a","Test":"TestBad/fine"}
+{"Action":"output","Package":"ex/a","Test":"TestBad/fine","Output":"    --- PASS: TestBad/fine (0.00s)\n"}
+{"Action":"pass","Package":"ex/a","Test":"TestBad/fine","Elapsed":0}
+{"Action":"run","Package":"ex/a","Test":"TestBad/broken"}
+{"Action":"output","Package":"ex/a","Test":"TestBad/broken","Output":"    a_test.go:20: got 1, want 2\n"}
+{"Action":"output","Package":"ex/a","Test":"TestBad/broken","Output":"    --- FAIL: TestBad/broken (0.00s)\n"}
+{"Action":"fail","Package":"ex/a","Test":"TestBad/broken","Elapsed":0}
+{"Action":"output","Package":"ex/a","Test":"TestBad","Output":"--- FAIL: TestBad (0.00s)\n"}
+{"Action":"fail","Package":"ex/a","Test":"TestBad","Elapsed":0}
+{"Action":"output","Package":"ex/a","Output":"FAIL\n"}
+{"Action":"output","Package":"ex/a","Output":"FAIL\tex/a\t0.01s\n"}
+{"Action":"fail","Package":"ex/a","Elapsed":0.01}
+{"ImportPath":"ex/b","Action":"build-output","Output":"b.go:3:1: syntax error\n"}
+{"Action":"output","Package":"ex/b","Output":"FAIL\tex/b [build failed]\n"}
+{"Action":"fail","Package":"ex/b","Elapsed":0}
+{"Action":"output","Package":"ex/c","Output":"PASS\n"}
+{"Action":"output","Package":"ex/c","Output":"ok  \tex/c\t0.02s\n"}
+{"Action":"pass","Package":"ex/c","Elapsed":0.02}
+`
+
+func TestSummary(t *testing.T) {
+	var out bytes.Buffer
+	failed, err := run(strings.NewReader(stream), &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !failed {
+		t.Error("a run with failures did not fail")
+	}
+	got := out.String()
+	lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
+	// Passed: TestOK, TestBad/fine. Failed: TestBad/broken, TestBad, and
+	// ex/b, which failed without a test. Skipped: TestSkip.
+	if last := lines[len(lines)-1]; last != "2 passed, 3 failed, 1 skipped" {
+		t.Errorf("last line %q", last)
+	}
+	for _, want := range []string{"a_test.go:20: got 1, want 2", "--- FAIL: TestBad (0.00s)", "FAIL\tex/a\t0.01s",
+		"b.go:3:1: syntax error", "FAIL\tex/b [build failed]", "ok  \tex/c\t0.02s"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+	for _, unwanted := range []string{"quiet log of a passing test", "=== RUN", "--- SKIP", "PASS\n"} {
+		if strings.Contains(got, unwanted) {
+			t.Errorf("output has %q, which plain go test does not print:\n%s", unwanted, got)
+		}
+	}
+}
+
+func TestSummaryAllPassed(t *testing.T) {
+	var out bytes.Buffer
+	in := `{"Action":"pass","Package":"p","Test":"TestA"}` + "\n" + `{"Action":"pass","Package":"p"}` + "\n"
+	failed, err := run(strings.NewReader(in), &out)
+	if err != nil || failed {
+		t.Fatalf("failed %v, err %v", failed, err)
+	}
+	if got := out.String(); got != "1 passed, 0 failed, 0 skipped\n" {
+		t.Errorf("output %q", got)
+	}
+}

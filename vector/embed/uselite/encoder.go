@@ -1,0 +1,371 @@
+package uselite
+
+import (
+	"fmt"
+	"math"
+	"sync"
+)
+
+// Sizes of the model.
+const (
+	// MaxTokens is the longest sequence the model reads; the reference
+	// pipeline drops the tokens after it (ClipToMaxLength), and Embed cuts
+	// longer texts into chunks of this many tokens.
+	MaxTokens = 128
+	// Dimension is the length of the output vectors.
+	Dimension = 512
+	embedDim  = 256 // token embeddings and layer 0's attention
+	hidden    = 512
+	ffnDim    = 1536
+	heads     = 4
+)
+
+// layer is one transformer layer with its weights packed for gemm.
+type layer struct {
+	in                  int // width of the layer's input: 256, then 512
+	attnScale, attnBias []float32
+	qkv                 *packed // in × 3·in
+	qkvBias             []float32
+	out                 *packed // in × 512
+	outBias             []float32
+	qScale              float32
+	residual            *packed // layer 0: 256 × 512; nil in layer 1
+	residualBias        []float32
+	ffnScale, ffnBias   []float32
+	ffn1                *packed // 512 × 1536
+	ffn1Bias            []float32
+	ffn2                *packed // 1536 × 512
+	ffn2Bias            []float32
+}
+
+// Encoder runs the Universal Sentence Encoder Lite graph on token ids. It
+// is safe for concurrent use; each call allocates its own activations.
+type Encoder struct {
+	embeddings []float32 // vocabulary × 256
+	vocab      int
+	timing     []float32 // 128 inverse timescales
+	layers     [2]layer
+	tanh       *packed // 512 × 512
+	tanhBias   []float32
+}
+
+func newEncoder(w map[string]tensor) (*Encoder, error) {
+	get := func(name string, shape ...int) ([]float32, error) {
+		t, ok := w[name]
+		if !ok {
+			return nil, fmt.Errorf("uselite: the model has no weight %s", name)
+		}
+		n := 1
+		for _, d := range shape {
+			n *= d
+		}
+		if len(t.data) != n {
+			return nil, fmt.Errorf("uselite: weight %s has shape %v, want %v", name, t.shape, shape)
+		}
+		return t.data, nil
+	}
+	var errs []error
+	must := func(name string, shape ...int) []float32 {
+		d, err := get(name, shape...)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		return d
+	}
+	mat := func(name string, k, n int) *packed {
+		d := must(name, k, n)
+		if d == nil {
+			return nil
+		}
+		return pack(d, k, n)
+	}
+	e := &Encoder{}
+	e.embeddings = must(wEmbeddings, len(w[wEmbeddings].data)/embedDim, embedDim)
+	e.vocab = len(e.embeddings) / embedDim
+	e.timing = must(wTiming, 1, embedDim/2)
+	for i, in := range []int{embedDim, hidden} {
+		nm := names(fmt.Sprintf("Layer_%d", i))
+		l := &e.layers[i]
+		l.in = in
+		l.attnScale = must(nm.attnScale, in)
+		l.attnBias = must(nm.attnBias, in)
+		l.qkv = mat(nm.qkv, in, 3*in)
+		l.qkvBias = must(nm.qkvBias, 3*in)
+		l.out = mat(nm.out, in, hidden)
+		l.outBias = must(nm.outBias, hidden)
+		if s := must(nm.qScale); s != nil {
+			l.qScale = s[0]
+		}
+		if i == 0 {
+			l.residual = mat(nm.residual, embedDim, hidden)
+			l.residualBias = must(nm.residualBias, hidden)
+		}
+		l.ffnScale = must(nm.ffnScale, hidden)
+		l.ffnBias = must(nm.ffnBias, hidden)
+		l.ffn1 = mat(nm.ffn1, hidden, ffnDim)
+		l.ffn1Bias = must(nm.ffn1Bias, ffnDim)
+		l.ffn2 = mat(nm.ffn2, ffnDim, hidden)
+		l.ffn2Bias = must(nm.ffn2Bias, hidden)
+	}
+	e.tanh = mat(wTanh, hidden, Dimension)
+	e.tanhBias = must(wTanhBias, Dimension)
+	if len(errs) > 0 {
+		return nil, errs[0]
+	}
+	return e, nil
+}
+
+// roundUp rounds m up to a multiple of tileRows.
+func roundUp(m int) int { return (m + tileRows - 1) / tileRows * tileRows }
+
+// roundUp16 rounds n up to a multiple of panelWidth.
+func roundUp16(n int) int { return (n + panelWidth - 1) / panelWidth * panelWidth }
+
+// workspace holds the activations of one Encode call, kept in a pool so
+// that a busy embedder does not allocate megabytes per batch.
+type workspace struct {
+	x, y, z, norm, qkv, att, ffn []float32
+	// attention scratch: the keys transposed and the values, packed;
+	// the scores; one head's output.
+	keys, values packed
+	scores, head []float32
+	pooled, out  []float32
+}
+
+var workspaces = sync.Pool{New: func() any { return new(workspace) }}
+
+// grow returns buf resliced to n zeroed values, reallocating only when its
+// capacity is short.
+func grow(buf []float32, n int) []float32 {
+	if cap(buf) < n {
+		return make([]float32, n)
+	}
+	buf = buf[:n]
+	clear(buf)
+	return buf
+}
+
+// Encode returns the unit vector of each sequence of token ids, as the
+// reference graph computes it for a batch of one. Every sequence must hold
+// between 1 and MaxTokens ids below the vocabulary size. The sequences are
+// stacked so that each matrix product runs once for all of them.
+func (e *Encoder) Encode(seqs [][]int32) [][]float32 {
+	rows := 0
+	for _, s := range seqs {
+		if len(s) == 0 || len(s) > MaxTokens {
+			panic("uselite: Encode: sequence length out of range")
+		}
+		rows += len(s)
+	}
+	ws := workspaces.Get().(*workspace)
+	defer workspaces.Put(ws)
+	m := roundUp(rows)
+	// x: the layer input; the token embeddings, twice (the graph adds the
+	// scattered embeddings to the scattered embeddings-plus-timing), plus
+	// the sinusoidal timing signal of each position.
+	ws.x = grow(ws.x, m*embedDim)
+	x := ws.x
+	r := 0
+	half := embedDim / 2
+	for _, s := range seqs {
+		for pos, id := range s {
+			if int(id) < 0 || int(id) >= e.vocab {
+				panic("uselite: Encode: token id out of range")
+			}
+			emb := e.embeddings[int(id)*embedDim : (int(id)+1)*embedDim]
+			row := x[r*embedDim : (r+1)*embedDim]
+			for j := range half {
+				angle := float64(float32(pos) * e.timing[j])
+				row[j] = emb[j] + (emb[j] + float32(math.Sin(angle)))
+				row[half+j] = emb[half+j] + (emb[half+j] + float32(math.Cos(angle)))
+			}
+			r++
+		}
+	}
+	ws.y = grow(ws.y, m*hidden)
+	e.layer(ws, &e.layers[0], ws.x, ws.y, seqs, m)
+	ws.z = grow(ws.z, m*hidden)
+	e.layer(ws, &e.layers[1], ws.y, ws.z, seqs, m)
+	h := ws.z
+	// Mean over each sequence's positions, then tanh(mean·W + b), then L2
+	// normalisation.
+	ps := roundUp(len(seqs))
+	ws.pooled = grow(ws.pooled, ps*hidden)
+	pooled := ws.pooled
+	r = 0
+	for i, s := range seqs {
+		dst := pooled[i*hidden : (i+1)*hidden]
+		for range s {
+			row := h[r*hidden : (r+1)*hidden]
+			for j := range dst {
+				dst[j] += row[j]
+			}
+			r++
+		}
+		n := float32(len(s))
+		for j := range dst {
+			dst[j] /= n
+		}
+	}
+	ws.out = grow(ws.out, ps*Dimension)
+	out := ws.out
+	addBias(out, e.tanhBias, len(seqs))
+	gemm(out, Dimension, pooled, hidden, e.tanh, ps)
+	vecs := make([][]float32, len(seqs))
+	all := make([]float32, len(seqs)*Dimension)
+	for i := range seqs {
+		v := all[i*Dimension : (i+1)*Dimension : (i+1)*Dimension]
+		var sum float32
+		for j, o := range out[i*Dimension : (i+1)*Dimension] {
+			v[j] = float32(math.Tanh(float64(o)))
+			sum += v[j] * v[j]
+		}
+		inv := float32(1 / math.Sqrt(float64(max(sum, 1e-12))))
+		for j := range v {
+			v[j] *= inv
+		}
+		vecs[i] = v
+	}
+	return vecs
+}
+
+// layer runs one transformer layer on x (m rows of l.in values) and writes
+// its output to y (m rows of 512 values, zeroed).
+func (e *Encoder) layer(ws *workspace, l *layer, x, y []float32, seqs [][]int32, m int) {
+	in := l.in
+	// The residual path: x itself in layer 1, x·W + b in layer 0.
+	if l.residual != nil {
+		addBias(y, l.residualBias, m)
+		gemm(y, hidden, x, in, l.residual, m)
+	} else {
+		copy(y, x[:m*hidden])
+	}
+	// Self-attention on the normalised input. qkv has tileRows spare rows,
+	// since a sequence's attention reads whole tiles of rows.
+	ws.norm = grow(ws.norm, m*hidden)
+	layerNorm(ws.norm, x, l.attnScale, l.attnBias, m, in)
+	ws.qkv = grow(ws.qkv, (m+tileRows)*3*in)
+	addBias(ws.qkv, l.qkvBias, m)
+	gemm(ws.qkv, 3*in, ws.norm, in, l.qkv, m)
+	ws.att = grow(ws.att, m*in)
+	start := 0
+	for _, s := range seqs {
+		ws.attention(start, len(s), in, l.qScale)
+		start += len(s)
+	}
+	// The attention output projection is added to the residual.
+	addBias(y, l.outBias, m)
+	gemm(y, hidden, ws.att, in, l.out, m)
+	// The feed-forward block on the normalised sum, added to it.
+	layerNorm(ws.norm, y, l.ffnScale, l.ffnBias, m, hidden)
+	ws.ffn = grow(ws.ffn, m*ffnDim)
+	f := ws.ffn
+	addBias(f, l.ffn1Bias, m)
+	gemm(f, ffnDim, ws.norm, hidden, l.ffn1, m)
+	for i, v := range f {
+		if v < 0 {
+			f[i] = 0
+		}
+	}
+	addBias(y, l.ffn2Bias, m)
+	gemm(y, hidden, f, ffnDim, l.ffn2, m)
+}
+
+// addBias adds bias to each of the m rows of dst.
+func addBias(dst, bias []float32, m int) {
+	n := len(bias)
+	for i := range m {
+		row := dst[i*n : (i+1)*n]
+		for j, b := range bias {
+			row[j] += b
+		}
+	}
+}
+
+// layerNorm normalises each of the m rows of src (width n) to zero mean
+// and unit variance (ε = 1e-6), then scales and shifts it.
+func layerNorm(dst, src, scale, bias []float32, m, n int) {
+	for i := range m {
+		s := src[i*n : (i+1)*n]
+		d := dst[i*n : (i+1)*n]
+		var sum float64
+		for _, v := range s {
+			sum += float64(v)
+		}
+		mean := float32(sum / float64(n))
+		var sq float64
+		for _, v := range s {
+			c := v - mean
+			sq += float64(c * c)
+		}
+		inv := float32(1 / math.Sqrt(float64(float32(sq/float64(n))+1e-6)))
+		for j, v := range s {
+			d[j] = scale[j]*inv*(v-mean) + bias[j]
+		}
+	}
+}
+
+// attention computes multi-head self-attention for the sequence of n rows
+// that starts at row start of ws.qkv, which holds per row the queries,
+// keys and values (each of width in: 4 heads of in/4 values); the
+// concatenated heads go to the same rows of ws.att (width in). Both
+// products (queries × keys, weights × values) run on gemm.
+func (ws *workspace) attention(start, n, in int, qScale float32) {
+	d := in / heads
+	stride := 3 * in
+	np := roundUp16(n) // key positions, padded to whole panels
+	mp := roundUp(n)   // query positions, padded to whole tiles
+	qkv := ws.qkv[start*stride:]
+	for h := range heads {
+		// The graph scales the queries before the product.
+		for i := range n {
+			q := qkv[i*stride+h*d : i*stride+(h+1)*d]
+			for t := range q {
+				q[t] *= qScale
+			}
+		}
+		// Keys, transposed into panels of 16 positions (zero past n).
+		ws.keys.k, ws.keys.n = d, np
+		ws.keys.data = grow(ws.keys.data, d*np)
+		for j := range n {
+			k := qkv[j*stride+in+h*d : j*stride+in+(h+1)*d]
+			dst := ws.keys.data[(j/panelWidth)*d*panelWidth+j%panelWidth:]
+			for t, v := range k {
+				dst[t*panelWidth] = v
+			}
+		}
+		ws.scores = grow(ws.scores, mp*np)
+		gemm(ws.scores, np, qkv[h*d:], stride, &ws.keys, mp)
+		// Softmax over the n keys of each query; the padding gets weight 0.
+		for i := range n {
+			row := ws.scores[i*np : i*np+n]
+			top := float32(math.Inf(-1))
+			for _, s := range row {
+				top = max(top, s)
+			}
+			var sum float32
+			for j, s := range row {
+				row[j] = float32(math.Exp(float64(s - top)))
+				sum += row[j]
+			}
+			for j := range row {
+				row[j] /= sum
+			}
+			clear(ws.scores[i*np+n : (i+1)*np])
+		}
+		// Values, in panels of 16 of their d columns.
+		ws.values.k, ws.values.n = n, d
+		ws.values.data = grow(ws.values.data, n*d)
+		for j := range n {
+			v := qkv[j*stride+2*in+h*d : j*stride+2*in+(h+1)*d]
+			for p := range d / panelWidth {
+				copy(ws.values.data[p*n*panelWidth+j*panelWidth:], v[p*panelWidth:(p+1)*panelWidth])
+			}
+		}
+		ws.head = grow(ws.head, mp*d)
+		gemm(ws.head, d, ws.scores, np, &ws.values, mp)
+		for i := range n {
+			copy(ws.att[(start+i)*in+h*d:(start+i)*in+(h+1)*d], ws.head[i*d:(i+1)*d])
+		}
+	}
+}

@@ -1,0 +1,44 @@
+package uselite
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestGemm compares gemm (with whichever micro-kernel this CPU runs) with
+// a plain triple loop in float64, on shapes that cross the cache blocks.
+func TestGemm(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, shape := range [][3]int{{6, 16, 16}, {12, 300, 32}, {18, 512, 48}, {6, 1536, 16}} {
+		m, k, n := shape[0], shape[1], shape[2]
+		a := make([]float32, m*k)
+		b := make([]float32, k*n)
+		c := make([]float32, m*n)
+		for i := range a {
+			a[i] = rng.Float32()*2 - 1
+		}
+		for i := range b {
+			b[i] = rng.Float32()*2 - 1
+		}
+		for i := range c {
+			c[i] = rng.Float32()
+		}
+		want := make([]float64, m*n)
+		for i := range m {
+			for j := range n {
+				s := float64(c[i*n+j])
+				for kk := range k {
+					s += float64(a[i*k+kk]) * float64(b[kk*n+j])
+				}
+				want[i*n+j] = s
+			}
+		}
+		gemm(c, n, a, k, pack(b, k, n), m)
+		for i := range c {
+			if d := math.Abs(float64(c[i]) - want[i]); d > 1e-4*math.Sqrt(float64(k)) {
+				t.Fatalf("%dx%dx%d (%s kernel): element %d = %g, want %g", m, k, n, kernelName, i, c[i], want[i])
+			}
+		}
+	}
+}

@@ -1,0 +1,17 @@
+package uselite
+
+import "unsafe"
+
+// kernel6x16Portable runs the portable micro-kernel on raw pointers: a to
+// the first of 6 rows of A (stride lda), b to kb×16 packed values, c to the
+// first of 6 rows of C (stride ldc).
+func kernel6x16Portable(a *float32, lda int, b *float32, kb int, c *float32, ldc int) {
+	kernel6x16Go(
+		unsafe.Slice(a, (tileRows-1)*lda+kb),
+		lda,
+		unsafe.Slice(b, kb*panelWidth),
+		kb,
+		unsafe.Slice(c, (tileRows-1)*ldc+panelWidth),
+		ldc,
+	)
+}
