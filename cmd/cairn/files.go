@@ -15,6 +15,7 @@ import (
 	_ "gocloud.dev/blob/memblob" // mem:// buckets, for tests and trials
 	_ "gocloud.dev/blob/s3blob"  // s3:// buckets (AWS S3 and S3-compatible stores: MinIO, R2, Ceph…)
 
+	"github.com/cairnkg/cairn/knowledge"
 	"github.com/cairnkg/cairn/knowledge/files"
 	"github.com/cairnkg/cairn/knowledge/interpret"
 	"github.com/cairnkg/cairn/mcp"
@@ -117,7 +118,7 @@ func (a *app) openFiles(ctx context.Context, cfg appConfig, deps *mcp.Deps) erro
 	a.files = files.New(files.Options{
 		Bucket: bucket, Meta: a.control, Jobs: a.control, Knowledge: a.knowledge, MaxFileBytes: cfg.files.maxBytes,
 		QuotaBytes: cfg.files.quotaBytes, SpoolDir: spool, Logger: a.log,
-		Interpreters: interpret.NewSet(interpret.Config{LLM: cfg.files.llm}),
+		Interpreters: interpret.NewSet(interpretConfig(a.knowledge.Schemas(), cfg.files.llm)),
 	})
 	deps.Files, deps.FileRoots = a.files, cfg.files.roots
 	// On a shared database another process may be mid-upload: only what
@@ -130,6 +131,31 @@ func (a *app) openFiles(ctx context.Context, cfg appConfig, deps *mcp.Deps) erro
 		return fmt.Errorf("recover interrupted uploads: %w", err)
 	}
 	return nil
+}
+
+// interpretConfig lets the interpreters see the schema registry: which
+// types exist (an iCalendar event becomes an "event" where the registry has
+// that type) and, for the model, every type's fields. The note type is left
+// out of the model's targets: the text is already kept as a note.
+func interpretConfig(reg *knowledge.Registry, llm *interpret.LLMConfig) interpret.Config {
+	return interpret.Config{
+		LLM:     llm,
+		HasType: func(t string) bool { _, ok := reg.Lookup(t); return ok },
+		Schemas: func() map[string]map[string]string {
+			out := map[string]map[string]string{}
+			for _, s := range reg.All() {
+				if s.EntityType == "note" {
+					continue
+				}
+				fields := map[string]string{}
+				for name, f := range s.Fields {
+					fields[name] = string(f.Type)
+				}
+				out[s.EntityType] = fields
+			}
+			return out
+		},
+	}
 }
 
 // cleanSpool removes upload spool files a killed process left.

@@ -87,18 +87,27 @@ type Config struct {
 	// kept as a note and its text, and the job says interpretation was
 	// skipped.
 	LLM *LLMConfig
+	// HasType reports whether the schema registry knows an entity type;
+	// interpreters that have a better type than a built-in one (an
+	// iCalendar event) use it when it is known. nil knows none.
+	HasType func(string) bool
+	// Schemas describes the target entity types to the model: type → its
+	// fields (name → JSON type); nil means the built-in ones the LLM
+	// interpreter names.
+	Schemas func() map[string]map[string]string
 }
 
 // Set is the interpreters Cairn has, chosen by MIME type.
 type Set struct {
-	llm *llmClient
+	llm     *llmClient
+	hasType func(string) bool
 }
 
 // NewSet returns the interpreters for a configuration.
 func NewSet(cfg Config) *Set {
-	s := &Set{}
+	s := &Set{hasType: cfg.HasType}
 	if cfg.LLM != nil && cfg.LLM.BaseURL != "" {
-		s.llm = newLLMClient(*cfg.LLM)
+		s.llm = newLLMClient(*cfg.LLM, cfg.Schemas)
 	}
 	return s
 }
@@ -119,7 +128,7 @@ func (s *Set) Interpret(ctx context.Context, d Document) (Result, error) {
 	case "application/json":
 		r, err = interpretJSON(d)
 	case "text/calendar":
-		r, err = interpretICS(d)
+		r, err = interpretICS(d, s.hasType)
 	case "text/vcard":
 		r, err = interpretVCard(d)
 	case "message/rfc822":
@@ -177,8 +186,12 @@ func (s *Set) freeText(ctx context.Context, d Document, name, text string) (Resu
 	if unit == "byte" {
 		r.Records[0].Range.Start = 0
 	}
+	if inv := textInvoice(text); inv != nil {
+		r.Records = append(r.Records, Record{Entity: inv, Range: r.Records[0].Range})
+		r.Interpreter += "+invoice"
+	}
 	if s.llm == nil {
-		r.Skipped = "no model is configured (--llm-url): the text is kept as a note and searchable, no entities were read from it"
+		r.Skipped = "no model is configured (--llm-url): the text is kept as a note and searchable; only labelled invoices are read from it without one"
 		return r, nil
 	}
 	recs, cfg, err := s.llm.extract(ctx, text)
