@@ -14,6 +14,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/cairnkg/cairn/consent"
+	"github.com/cairnkg/cairn/graph"
 	"github.com/cairnkg/cairn/knowledge"
 	"github.com/cairnkg/cairn/knowledge/files"
 )
@@ -369,4 +370,25 @@ func JobCaller(pol *consent.Policy, owner func(context.Context) (consent.Princip
 		}
 		return call.Caller(), nil
 	}
+}
+
+// FileOriginOut is the file a value was interpreted from, and where in it.
+type FileOriginOut struct {
+	FileID   string `json:"file_id"`
+	Filename string `json:"filename,omitempty"`
+	MimeType string `json:"mime_type,omitempty"`
+	Unit     string `json:"unit,omitempty" jsonschema:"line, byte, page or item"`
+	Start    int64  `json:"start,omitempty"`
+	End      int64  `json:"end,omitempty"`
+	JobID    string `json:"job_id,omitempty"`
+}
+
+func fileOriginOut(src graph.Source, observationID string) *FileOriginOut {
+	o, ok := knowledge.OriginOf(src, observationID)
+	if !ok {
+		return nil
+	}
+	out := &FileOriginOut{FileID: o.FileID, Filename: o.Filename, MimeType: o.MimeType, Unit: o.Unit, Start: o.Start, End: o.End}
+	out.JobID, _ = o.Interpretation["job_id"].(string)
+	return out
 }

@@ -94,9 +94,9 @@ func TestInterpretCSVJob(t *testing.T) {
 		if fmt.Sprint(prov.Value) != "-8.5" || fmt.Sprint(prov.Source.Provenance["source_refs"]) != "["+st.File.ID+"]" {
 			t.Fatalf("provenance = %v from %v", prov.Value, prov.Source.Provenance)
 		}
-		ranges := prov.Source.Provenance["ranges"].([]any)
-		if r := ranges[7].(map[string]any); fmt.Sprint(r["start"]) != "9" || r["unit"] != "line" {
-			t.Fatalf("row 8's range = %v, want line 9", r)
+		origin, ok := knowledge.OriginOf(prov.Source, prov.Observation.ID)
+		if !ok || origin.FileID != st.File.ID || origin.Filename != "bank.csv" || origin.Unit != "line" || origin.Start != 9 || origin.End != 9 {
+			t.Fatalf("origin of row 8 = %+v, want bank.csv line 9", origin)
 		}
 		events, _, err := e.know.Timeline(t.Context(), alice, knowledge.TimelineQuery{EntityID: id})
 		if err != nil || len(events) != 1 || events[0].EventType != "TransactionPosted" {

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/cairnkg/cairn/knowledge/interpret"
+	"github.com/cairnkg/cairn/knowledge/interpret/interprettest"
 )
 
 func run(t *testing.T, s *interpret.Set, mime, name string, data []byte) interpret.Result {
@@ -34,7 +35,7 @@ func byType(r interpret.Result, typ string) []map[string]any {
 }
 
 func TestEmail(t *testing.T) {
-	r := run(t, interpret.NewSet(interpret.Config{}), "message/rfc822", "notes.eml", []byte(sampleEmail))
+	r := run(t, interpret.NewSet(interpret.Config{}), "message/rfc822", "notes.eml", []byte(interprettest.SampleEmail))
 	contacts := byType(r, "contact")
 	var got []string
 	for _, c := range contacts {
@@ -59,7 +60,7 @@ func TestEmail(t *testing.T) {
 
 func TestCalendar(t *testing.T) {
 	// Without an event type, events are dated notes.
-	r := run(t, interpret.NewSet(interpret.Config{}), "text/calendar", "cal.ics", []byte(sampleICS))
+	r := run(t, interpret.NewSet(interpret.Config{}), "text/calendar", "cal.ics", []byte(interprettest.SampleICS))
 	if len(r.Records) != 2 {
 		t.Fatalf("%d records", len(r.Records))
 	}
@@ -72,7 +73,7 @@ func TestCalendar(t *testing.T) {
 		t.Fatalf("folded summary = %v", r.Records[1].Entity["title"])
 	}
 	// With one, events.
-	r = run(t, interpret.NewSet(interpret.Config{HasType: func(t string) bool { return t == "event" }}), "text/calendar", "cal.ics", []byte(sampleICS))
+	r = run(t, interpret.NewSet(interpret.Config{HasType: func(t string) bool { return t == "event" }}), "text/calendar", "cal.ics", []byte(interprettest.SampleICS))
 	ev := r.Records[0].Entity
 	if ev["entity_type"] != "event" || ev["start"] != "2026-03-10T14:00:00Z" || ev["end"] != "2026-03-10T15:00:00Z" ||
 		ev["organizer"] != "Ada Lovelace <ada@example.com>" || fmt.Sprint(ev["attendees"]) != "[Charles <charles@example.com>]" {
@@ -81,7 +82,7 @@ func TestCalendar(t *testing.T) {
 }
 
 func TestVCard(t *testing.T) {
-	r := run(t, interpret.NewSet(interpret.Config{}), "text/vcard", "people.vcf", []byte(sampleVCF))
+	r := run(t, interpret.NewSet(interpret.Config{}), "text/vcard", "people.vcf", []byte(interprettest.SampleVCF))
 	if len(r.Records) != 2 {
 		t.Fatalf("%d records", len(r.Records))
 	}
@@ -103,8 +104,8 @@ func TestPDFAndDOCXInvoices(t *testing.T) {
 		name, mime string
 		data       []byte
 	}{
-		{"invoice.pdf", "application/pdf", makePDF(lines...)},
-		{"invoice.docx", "application/vnd.openxmlformats-officedocument.wordprocessingml.document", makeDOCX(lines...)},
+		{"invoice.pdf", "application/pdf", interprettest.MakePDF(lines...)},
+		{"invoice.docx", "application/vnd.openxmlformats-officedocument.wordprocessingml.document", interprettest.MakeDOCX(lines...)},
 	} {
 		r := run(t, s, tc.mime, tc.name, tc.data)
 		for _, l := range lines {

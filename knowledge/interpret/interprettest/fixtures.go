@@ -1,4 +1,7 @@
-package interpret_test
+// Package interprettest generates the files the interpreters are tested with
+// (no binary fixture is committed): a PDF, a DOCX, an e-mail with an
+// attachment, a calendar and address cards.
+package interprettest
 
 import (
 	"archive/zip"
@@ -9,9 +12,9 @@ import (
 
 // The fixtures are generated here: no binary file is committed.
 
-// makePDF writes a one-page PDF (PDF 1.4, Helvetica, WinAnsi) with one text
+// MakePDF writes a one-page PDF (PDF 1.4, Helvetica, WinAnsi) with one text
 // line per entry, top to bottom.
-func makePDF(lines ...string) []byte {
+func MakePDF(lines ...string) []byte {
 	var content strings.Builder
 	content.WriteString("BT /F1 12 Tf 72 720 Td 16 TL\n")
 	for i, l := range lines {
@@ -45,8 +48,8 @@ func makePDF(lines ...string) []byte {
 	return b.Bytes()
 }
 
-// makeDOCX writes a minimal Word document with one paragraph per entry.
-func makeDOCX(paragraphs ...string) []byte {
+// MakeDOCX writes a minimal Word document with one paragraph per entry.
+func MakeDOCX(paragraphs ...string) []byte {
 	var b bytes.Buffer
 	zw := zip.NewWriter(&b)
 	w, _ := zw.Create("[Content_Types].xml")
@@ -67,9 +70,9 @@ func makeDOCX(paragraphs ...string) []byte {
 	return b.Bytes()
 }
 
-// sampleEmail is a multipart message with a text part, an HTML
+// SampleEmail is a multipart message with a text part, an HTML
 // alternative and a CSV attachment.
-const sampleEmail = "From: \"Ada Lovelace\" <ada@example.com>\r\n" +
+const SampleEmail = "From: \"Ada Lovelace\" <ada@example.com>\r\n" +
 	"To: Charles Babbage <charles@example.com>, team@example.com\r\n" +
 	"Cc: =?UTF-8?Q?Mar=C3=ADa_L=C3=B3pez?= <maria@example.com>\r\n" +
 	"Subject: =?UTF-8?Q?Engine_notes_=E2=80=93_March?=\r\n" +
@@ -99,7 +102,8 @@ const sampleEmail = "From: \"Ada Lovelace\" <ada@example.com>\r\n" +
 	"ZGF0ZSxkZXNjcmlwdGlvbixhbW91bnQKMjAyNi0wMy0wMSxHZWFycywtMTIwLjUwCg==\r\n" +
 	"--outer--\r\n"
 
-const sampleICS = "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//test//EN\r\n" +
+// SampleICS is a calendar of two events, one with a folded summary.
+const SampleICS = "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//test//EN\r\n" +
 	"BEGIN:VEVENT\r\nUID:ev1@example.com\r\nDTSTART:20260310T140000Z\r\nDTEND:20260310T150000Z\r\n" +
 	"SUMMARY:Design review\r\nLOCATION:Room 4\\, 2nd floor\r\nDESCRIPTION:Walk through the engine\\n design.\r\n" +
 	"ORGANIZER;CN=Ada Lovelace:mailto:ada@example.com\r\nATTENDEE;CN=Charles:mailto:charles@example.com\r\nEND:VEVENT\r\n" +
@@ -107,7 +111,8 @@ const sampleICS = "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//test//EN\r\n" +
 	" ning day\r\nEND:VEVENT\r\n" +
 	"END:VCALENDAR\r\n"
 
-const sampleVCF = "BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Ada Lovelace\r\nN:Lovelace;Ada;;;\r\nEMAIL;TYPE=work:ada@example.com\r\n" +
+// SampleVCF is two address cards, vCard 3.0 and 4.0.
+const SampleVCF = "BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Ada Lovelace\r\nN:Lovelace;Ada;;;\r\nEMAIL;TYPE=work:ada@example.com\r\n" +
 	"EMAIL;TYPE=home:ada@home.example\r\nTEL;TYPE=cell:+44 20 7946 0000\r\nORG:Analytical Engines Ltd\r\nTITLE:Mathematician\r\n" +
 	"BDAY:18151210\r\nEND:VCARD\r\n" +
 	"BEGIN:VCARD\r\nVERSION:4.0\r\nN:Babbage;Charles;;;\r\nEMAIL:charles@example.com\r\nEND:VCARD\r\n"
