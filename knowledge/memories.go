@@ -607,3 +607,7 @@ func (s *Service) Reembed(ctx context.Context, collection string) ([]Reembedded,
 
 // memoryText is what a memory's vector embeds: its title and text.
 func memoryText(title, text string) string { return strings.TrimSpace(title + "\n" + text) }
+
+// MemoryText is what a memory's vector embeds, for code that embeds
+// memories outside the service (an import of an export without vectors).
+func MemoryText(title, text string) string { return memoryText(title, text) }

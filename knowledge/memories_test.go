@@ -28,7 +28,7 @@ import (
 // server is configured).
 type memoryBackend struct {
 	name string
-	open func(t *testing.T) memoryStores
+	open func(t testing.TB) memoryStores
 }
 
 // memoryStores are the stores a memory test needs, on one backend.
@@ -37,10 +37,14 @@ type memoryStores struct {
 	memories       *vector.Store
 	control        *controlplane.Store
 	contradictions knowledge.ContradictionStore
+	// settle, when set, does what a server's background maintenance would
+	// have done by the time a bulk-loaded table is queried (PostgreSQL:
+	// VACUUM ANALYZE, for the planner's statistics).
+	settle func(tb testing.TB)
 }
 
 var memoryBackends = []memoryBackend{
-	{"Embedded", func(t *testing.T) memoryStores {
+	{"Embedded", func(t testing.TB) memoryStores {
 		db, err := sqlite.OpenFile(t.Context(), filepath.Join(t.TempDir(), "cairn.db"))
 		if err != nil {
 			t.Fatal(err)
@@ -55,7 +59,7 @@ var memoryBackends = []memoryBackend{
 		})
 		return st
 	}},
-	{"Postgres", func(t *testing.T) memoryStores {
+	{"Postgres", func(t testing.TB) memoryStores {
 		pg, err := postgres.Open(t.Context(), pgtest.URL(t), postgres.Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -63,6 +67,11 @@ var memoryBackends = []memoryBackend{
 		st := memoryStores{graph: graph.NewStore(graphpostgres.New(pg.Pool)), memories: vector.NewStore(pgvector.New(pg.Pool, pgvector.Options{}))}
 		st.control = controlplane.New(pg.SQL, migrations.Postgres)
 		st.contradictions = st.control.WithReader(pg.SQL)
+		st.settle = func(tb testing.TB) {
+			if _, err := pg.Pool.Exec(tb.Context(), `VACUUM ANALYZE memories`); err != nil {
+				tb.Fatal(err)
+			}
+		}
 		t.Cleanup(func() {
 			st.memories.Close()
 			st.graph.Close()

@@ -53,6 +53,7 @@ func Run(t *testing.T, newStore Harness) {
 		{"Outbox", testOutbox},
 		{"BulkWrites", testBulkWrites},
 		{"EntitySearch", testEntitySearch},
+		{"Export", testExport},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

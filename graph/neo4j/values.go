@@ -97,6 +97,16 @@ func (r *record) jsonMap(key string) map[string]any {
 	return m
 }
 
+// jsonValue decodes a *_json field that holds any JSON value (a raw
+// fragment's), numbers kept exact.
+func (r *record) jsonValue(key string) any {
+	var v any
+	if err := jsoncodec.Decode(r.str(key), &v); err != nil && r.err == nil {
+		r.err = fmt.Errorf("graph/neo4j: field %s: %w", key, err)
+	}
+	return v
+}
+
 // jsonStrings decodes a *_json field that holds an object of strings.
 func (r *record) jsonStrings(key string) map[string]string {
 	m, err := jsoncodec.StringMap(r.str(key))

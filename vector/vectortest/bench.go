@@ -19,6 +19,10 @@ type BenchConfig struct {
 	Rows int
 	// Dim is their dimension; 0 means 384.
 	Dim int
+	// Space, when set, is the space the rows are saved in instead of
+	// BenchSpace(Dim), e.g. a real embedder's, so that a service with that
+	// embedder searches them (its vectors stay the clustered ones).
+	Space vector.Space
 	// AfterLoad, when set, runs once the rows are saved and before any
 	// search, e.g. to build an index in bulk.
 	AfterLoad func(b *testing.B)
@@ -128,35 +132,8 @@ func (d *benchData) exactTop(q []float32, k int, keep func(i int) bool) []string
 // reports p50-ms, p95-ms and recall@10; run it with a fixed -benchtime
 // such as 200x.
 func Bench(b *testing.B, s *vector.Store, cfg BenchConfig) {
-	rows, dim := cmp.Or(cfg.Rows, 100_000), cmp.Or(cfg.Dim, 384)
-	start := time.Now()
-	data := newBenchData(rows, dim)
-	const batch = 5000
-	for lo := 0; lo < rows; lo += batch {
-		var ms []vector.Memory
-		for i := lo; i < min(lo+batch, rows); i++ {
-			m := vector.Memory{
-				ID: data.ids[i], UserID: BenchUser, Collection: BenchCollection, Embedding: data.row(i),
-				Text:      fmt.Sprintf("memory %d about %s and w%d", i, fruit[i%10], i%100),
-				CreatedAt: epoch.Add(time.Duration(i) * time.Second),
-			}
-			if i%100 == 0 {
-				m.Tags = append(m.Tags, "p1")
-			}
-			if i%10 == 0 {
-				m.Tags = append(m.Tags, "p10")
-			}
-			ms = append(ms, m)
-		}
-		if _, err := s.Save(b.Context(), BenchSpace(dim), ms...); err != nil {
-			b.Fatalf("load: %v", err)
-		}
-	}
-	if cfg.AfterLoad != nil {
-		cfg.AfterLoad(b)
-	}
-	b.Logf("loaded %d memories of %d dimensions in %s", rows, dim, time.Since(start).Round(time.Millisecond))
-
+	data := load(b, s, cfg)
+	dim := data.dim
 	const nq = 200
 	queries := make([][]float32, nq)
 	for i := range queries {
@@ -192,6 +169,47 @@ func Bench(b *testing.B, s *vector.Store, cfg BenchConfig) {
 		}
 		b.Run(sr.Name, func(b *testing.B) { benchSearches(b, sr, queries, truth, dim) })
 	}
+}
+
+// Load saves Bench's data set (cfg.Rows memories of cfg.Dim dimensions,
+// clustered, tagged p1 and p10, in BenchCollection of BenchUser) into s,
+// for benchmarks of their own over it.
+func Load(b *testing.B, s *vector.Store, cfg BenchConfig) { load(b, s, cfg) }
+
+func load(b *testing.B, s *vector.Store, cfg BenchConfig) *benchData {
+	rows, dim := cmp.Or(cfg.Rows, 100_000), cmp.Or(cfg.Dim, 384)
+	space := cfg.Space
+	if space.Embedder == "" {
+		space = BenchSpace(dim)
+	}
+	start := time.Now()
+	data := newBenchData(rows, dim)
+	const batch = 5000
+	for lo := 0; lo < rows; lo += batch {
+		var ms []vector.Memory
+		for i := lo; i < min(lo+batch, rows); i++ {
+			m := vector.Memory{
+				ID: data.ids[i], UserID: BenchUser, Collection: BenchCollection, Embedding: data.row(i),
+				Text:      fmt.Sprintf("memory %d about %s and w%d", i, fruit[i%10], i%100),
+				CreatedAt: epoch.Add(time.Duration(i) * time.Second),
+			}
+			if i%100 == 0 {
+				m.Tags = append(m.Tags, "p1")
+			}
+			if i%10 == 0 {
+				m.Tags = append(m.Tags, "p10")
+			}
+			ms = append(ms, m)
+		}
+		if _, err := s.Save(b.Context(), space, ms...); err != nil {
+			b.Fatalf("load: %v", err)
+		}
+	}
+	if cfg.AfterLoad != nil {
+		cfg.AfterLoad(b)
+	}
+	b.Logf("loaded %d memories of %d dimensions in %s", rows, dim, time.Since(start).Round(time.Millisecond))
+	return data
 }
 
 // benchSearches runs the search sub-benchmarks on one searcher.

@@ -1,0 +1,239 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/cairnkg/cairn/consent"
+	"github.com/cairnkg/cairn/transfer"
+	"github.com/cairnkg/cairn/vector/embed"
+)
+
+func exportCommand() *command {
+	return &command{
+		name:    "export",
+		summary: "write one user's (or every user's) data as JSON Lines, with its history",
+		usage:   "export [--user name] [--out file] [--vectors] [--with-consent] [--with-audit] [flags]",
+		help: `
+Writes a versioned JSON Lines export (docs/export.md): sources,
+observations, entities with their merges and identifiers, every period of
+every relationship with its observations, timeline events, raw fragments,
+memories, the profile and its history, contradictions. --with-consent adds
+agents and consent rules, --with-audit the audit log. API keys never.
+Without --user every user is exported. It may run while cairn serve runs:
+the graph is read in one read transaction.`,
+		env: commonEnv,
+		setup: func(fs *flag.FlagSet) runFunc {
+			var common commonFlags
+			common.register(fs)
+			user := fs.String("user", "", "export only this user (default: every user)")
+			out := fs.String("out", "", "write to this file (default: stdout)")
+			vectors := fs.Bool("vectors", false, "include each memory's embedding")
+			withConsent := fs.Bool("with-consent", false, "include agents and consent rules")
+			withAudit := fs.Bool("with-audit", false, "include the audit log")
+			return func(ctx context.Context, env *environment) error {
+				if fs.NArg() > 0 {
+					return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+				}
+				log, err := common.logger(env.stderr)
+				if err != nil {
+					return err
+				}
+				if common.databaseURL == "" {
+					if err := requireStore(common.dataDir); err != nil {
+						return err
+					}
+				}
+				a, err := openApp(ctx, common.appConfig(), log)
+				if err != nil {
+					return err
+				}
+				defer a.Close()
+				users, err := a.control.ListUsers(ctx)
+				if err != nil {
+					return err
+				}
+				if *user != "" {
+					users = slices.DeleteFunc(users, func(u consent.User) bool { return u.Name != *user })
+					if len(users) == 0 {
+						return fmt.Errorf("export: no user %q", *user)
+					}
+				}
+				w := env.stdout
+				if *out != "" {
+					f, err := os.Create(*out)
+					if err != nil {
+						return err
+					}
+					defer f.Close()
+					w = f
+				}
+				p := newTransferProgress(env.stderr, "export")
+				counts, err := transfer.Export(ctx, transfer.Stores{Graph: a.graph, Control: a.control, Memories: a.memories}, w,
+					transfer.ExportOptions{Users: users, CairnVersion: version(), Vectors: *vectors, Consent: *withConsent,
+						Audit: *withAudit, Progress: func(_ string, lines int) { p.update(fmt.Sprintf("%d lines", lines)) }})
+				p.done()
+				if err != nil {
+					return err
+				}
+				if f, ok := w.(*os.File); ok && *out != "" {
+					if err := f.Sync(); err != nil {
+						return err
+					}
+				}
+				fmt.Fprintf(env.stderr, "export: %s\n", countsText(counts))
+				return nil
+			}
+		},
+	}
+}
+
+// isExportFile reports whether path is an export (its first line is an
+// export header), so that cairn import tells an export from documents.
+func isExportFile(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	_, err = transfer.ReadHeader(bufio.NewReader(io.LimitReader(f, 1<<20)))
+	return err == nil
+}
+
+// importExport reads the export at path into the configured store: what
+// cairn import runs for a file whose first line is an export header.
+func importExport(ctx context.Context, env *environment, a *app, embedder embed.Embedder, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	size := int64(0)
+	if st, err := f.Stat(); err == nil {
+		size = st.Size()
+	}
+	p := newTransferProgress(env.stderr, "import")
+	stats, err := transfer.Import(ctx, transfer.Stores{Graph: a.graph, Control: a.control, Memories: a.memories}, f,
+		transfer.ImportOptions{Embedder: embedder, Progress: func(read int64, lines int) {
+			if size > 0 {
+				p.update(fmt.Sprintf("%3.0f%% %d lines", 100*float64(read)/float64(size), lines))
+			} else {
+				p.update(fmt.Sprintf("%d lines", lines))
+			}
+		}})
+	p.done()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.stdout, "read:    %s\nwritten: %s\n", countsText(stats.Read), countsText(stats.Written))
+	if stats.Embedded > 0 {
+		fmt.Fprintf(env.stdout, "%d memories embedded with this store's embedder\n", stats.Embedded)
+	}
+	return nil
+}
+
+func importCommand() *command {
+	return &command{
+		name:    "import",
+		summary: "read a cairn export into the configured store, idempotently",
+		usage:   "import FILE [flags]",
+		help: `
+Reads an export written by cairn export (docs/export.md) into the store
+these flags configure, embedded, PostgreSQL or Neo4j. Ids are kept; a user
+whose name or id belongs to another user of this store is refused. Rows the
+store holds already are left alone, so running it twice changes nothing.
+Memories whose vectors are missing or of another embedder are embedded
+with this store's embedder; entity embeddings are rebuilt by the outbox.`,
+		env: append(commonEnv[:len(commonEnv):len(commonEnv)], embedEnv...),
+		setup: func(fs *flag.FlagSet) runFunc {
+			var common commonFlags
+			common.register(fs)
+			var emb embedFlags
+			emb.register(fs)
+			return func(ctx context.Context, env *environment) error {
+				if fs.NArg() != 1 {
+					return usageError{"import takes one export file"}
+				}
+				path := fs.Arg(0)
+				if !isExportFile(path) {
+					return fmt.Errorf("import: %s is not a cairn export (its first line is not an export header)", path)
+				}
+				log, err := common.logger(env.stderr)
+				if err != nil {
+					return err
+				}
+				embedder, err := emb.open(ctx, env.getenv, log)
+				if err != nil {
+					return err
+				}
+				cfg := common.appConfig()
+				cfg.embedder = embedder
+				a, err := openApp(ctx, cfg, log)
+				if err != nil {
+					return err
+				}
+				defer a.Close()
+				return importExport(ctx, env, a, embedder.Embedder, path)
+			}
+		},
+	}
+}
+
+// transferProgress shows progress on stderr: one line rewritten in place
+// on a terminal, a plain line every few seconds otherwise.
+type transferProgress struct {
+	w       io.Writer
+	what    string
+	tty     bool
+	printed time.Time
+	last    string
+}
+
+func newTransferProgress(w io.Writer, what string) *transferProgress {
+	tty := false
+	if f, ok := w.(*os.File); ok {
+		if st, err := f.Stat(); err == nil {
+			tty = st.Mode()&os.ModeCharDevice != 0
+		}
+	}
+	return &transferProgress{w: w, what: what, tty: tty}
+}
+
+func (p *transferProgress) update(s string) {
+	p.last = s
+	every := 5 * time.Second
+	if p.tty {
+		every = 100 * time.Millisecond
+	}
+	if now := time.Now(); now.Sub(p.printed) >= every {
+		p.printed = now
+		if p.tty {
+			fmt.Fprintf(p.w, "\r%s: %s", p.what, s)
+		} else {
+			fmt.Fprintf(p.w, "%s: %s\n", p.what, s)
+		}
+	}
+}
+
+func (p *transferProgress) done() {
+	if p.tty && !p.printed.IsZero() {
+		fmt.Fprintf(p.w, "\r%s: %s\n", p.what, p.last)
+	}
+}
+
+func countsText(counts map[string]int) string {
+	var parts []string
+	for _, k := range []string{transfer.KindUser, transfer.KindSource, transfer.KindEntity, transfer.KindObservation,
+		transfer.KindTimeline, transfer.KindRawFragment, transfer.KindRelationship, transfer.KindRelationshipObservation,
+		transfer.KindMemory, transfer.KindRow, transfer.KindAudit} {
+		parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
+	}
+	return strings.Join(parts, ", ")
+}

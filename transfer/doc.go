@@ -1,0 +1,22 @@
+// Package transfer writes one user's (or every user's) data as a JSON
+// Lines export, and reads such an export into a store of any backend: the
+// format and its guarantees are documented in docs/export.md.
+//
+// An export keeps history: sources, every observation, entities with their
+// merges, every period of every relationship (ended ones too) with their
+// observations, timeline events, raw fragments, memories, the profile and
+// its changes, contradictions; consent (agents and rules) and the audit log
+// on request. API keys never. Derived state (entity embeddings, search
+// indexes) is not exported: an import rebuilds it.
+//
+// Both directions stream: Export reads the store a page at a time, Import
+// reads the file a line at a time and writes in batches of bounded size.
+// Import is idempotent: what the store holds already is left as it is, so
+// running it twice changes nothing.
+//
+// Ids are kept. Entity and source ids are hashes that include the user id,
+// so an export is imported under the user ids it names; a user of the
+// target with the same name but another id (or the same id but another
+// name) is a clash, and Import refuses it before writing anything of that
+// user.
+package transfer

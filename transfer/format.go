@@ -1,0 +1,87 @@
+package transfer
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/cairnkg/cairn/consent"
+	"github.com/cairnkg/cairn/graph"
+	"github.com/cairnkg/cairn/vector"
+)
+
+// Format names the file format in the header line; Version is the
+// version of it this package writes and reads.
+const (
+	Format  = "cairn-export"
+	Version = 1
+)
+
+// The kinds of line, in the order an export writes them for each user.
+const (
+	KindHeader                  = "header"
+	KindUser                    = "user"
+	KindSource                  = "source"
+	KindEntity                  = "entity"
+	KindObservation             = "observation"
+	KindTimeline                = "timeline"
+	KindRawFragment             = "raw_fragment"
+	KindRelationship            = "relationship"
+	KindRelationshipObservation = "relationship_observation"
+	KindMemory                  = "memory"
+	KindRow                     = "row"
+	KindAudit                   = "audit"
+	KindEnd                     = "end"
+)
+
+// Line is one line of an export: its kind, the user it belongs to (empty
+// for the header and the end) and its data.
+type Line struct {
+	Kind string          `json:"kind"`
+	User string          `json:"user,omitempty"`
+	Data json.RawMessage `json:"data"`
+}
+
+// Header is the data of the first line.
+type Header struct {
+	Format       string         `json:"format"`
+	Version      int            `json:"version"`
+	CairnVersion string         `json:"cairn_version"`
+	ExportedAt   time.Time      `json:"exported_at"`
+	Users        []consent.User `json:"users"`
+	Vectors      bool           `json:"vectors"`
+	Consent      bool           `json:"consent"`
+	Audit        bool           `json:"audit"`
+}
+
+// Entity is the data of an entity line: the entity with its identifiers.
+type Entity struct {
+	graph.Entity
+	Identifiers []graph.Identifier
+}
+
+// Memory is the data of a memory line: the memory (Embedding set only in
+// an export with vectors) and the space of its collection.
+type Memory struct {
+	vector.Memory
+	Space vector.Space
+}
+
+// Row is the data of a row line: one row of a control-plane table.
+type Row struct {
+	Table string         `json:"table"`
+	Row   map[string]any `json:"row"`
+}
+
+// End is the data of the last line: how many lines of each kind came
+// before it, so that a truncated file is noticed.
+type End struct {
+	Counts map[string]int `json:"counts"`
+}
+
+// sortObservations orders observations by id, so that an export of the
+// same store is the same file.
+func sortObservations(obs []graph.Observation) {
+	slices.SortFunc(obs, func(a, b graph.Observation) int { return strings.Compare(a.ID, b.ID) })
+}
