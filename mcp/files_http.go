@@ -296,4 +296,3 @@ func (s *Server) serveSignedFile(w http.ResponseWriter, r *http.Request) {
 		s.log.Warn("signed file: send", "file", f.ID, "err", err)
 	}
 }
-
