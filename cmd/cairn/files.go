@@ -121,16 +121,51 @@ func (a *app) openFiles(ctx context.Context, cfg appConfig, deps *mcp.Deps) erro
 		Interpreters: interpret.NewSet(interpretConfig(a.knowledge.Schemas(), cfg.files.llm)),
 	})
 	deps.Files, deps.FileRoots = a.files, cfg.files.roots
-	// On a shared database another process may be mid-upload: only what
-	// is older than any upload takes is settled.
-	grace := time.Duration(0)
-	if cfg.databaseURL != "" {
-		grace = time.Hour
-	}
-	if _, err := a.files.Recover(ctx, grace); err != nil {
-		return fmt.Errorf("recover interrupted uploads: %w", err)
-	}
 	return nil
+}
+
+// recoverGrace is how old a pending file must be before recovery settles
+// it. A file is pending only from after its upload has been read (spooled)
+// until its blob and source are written, seconds even for 100 MB to an
+// object store; another process on the same store (a replica, a cairn
+// import beside serve) may be in that window, so younger rows are left.
+const recoverGrace = 5 * time.Minute
+
+// startFileRecovery settles what interrupted uploads left pending (see
+// files.Service.Recover): at start, then every recoverGrace, so that a row
+// too young at start is settled soon after.
+func (a *app) startFileRecovery(ctx context.Context) {
+	if a.files == nil {
+		return
+	}
+	if _, err := a.files.Recover(ctx, recoverGrace); err != nil {
+		a.log.Warn("recover interrupted uploads", "err", err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(recoverGrace)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if _, err := a.files.Recover(ctx, recoverGrace); err != nil && ctx.Err() == nil {
+					a.log.Warn("recover interrupted uploads", "err", err)
+				}
+			}
+		}
+	}()
+	prev := a.stopJobs
+	a.stopJobs = func() {
+		cancel()
+		<-done
+		if prev != nil {
+			prev()
+		}
+	}
 }
 
 // interpretConfig lets the interpreters see the schema registry: which

@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,7 +15,13 @@ import (
 	"testing"
 	"time"
 
+	"gocloud.dev/blob/fileblob"
+
+	"github.com/cairnkg/cairn/controlplane"
 	"github.com/cairnkg/cairn/db/sqlite"
+	"github.com/cairnkg/cairn/knowledge"
+	"github.com/cairnkg/cairn/knowledge/files"
+	"github.com/cairnkg/cairn/migrations"
 )
 
 // restCall calls a tool through the REST facade and returns its result.
@@ -150,5 +158,70 @@ func TestKilledJobCompletesOnce(t *testing.T) {
 	}
 	if obs != rows || distinct != rows {
 		t.Fatalf("%d observations of %d transactions, want %d of %d: a row was lost or recorded twice", obs, distinct, rows, rows)
+	}
+}
+
+// TestStartRepairsInterruptedUpload stages what a crash between the blob
+// and the source leaves (a pending row and its blob, and a pending row
+// whose blob was never written), then starts serve: the first file is
+// complete and readable, the second gone.
+func TestStartRepairsInterruptedUpload(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	dataDir := filepath.Join(t.TempDir(), "data")
+	// A first start creates the store and its owner.
+	_, kill := startServeProcess(t, dataDir)
+	kill()
+	db, err := sqlite.Open(t.Context(), dataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := controlplane.New(db.Write, migrations.SQLite)
+	owner, err := cp.OwnerPrincipal(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	bucket, err := fileblob.OpenBucket(filepath.Join(dataDir, "blobs"), &fileblob.Options{NoTempDir: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stage := func(data []byte, writeBlob bool) string {
+		sum := sha256.Sum256(data)
+		hash := hex.EncodeToString(sum[:])
+		f := files.File{ID: knowledge.SourceID(owner.UserID, hash), UserID: owner.UserID, ContentHash: hash,
+			BlobKey: files.BlobKey(owner.UserID, hash), Size: int64(len(data)), MimeType: "text/plain", Filename: "x.txt",
+			CreatedAt: time.Now().Add(-time.Hour)}
+		if _, _, err := cp.BeginFile(t.Context(), f); err != nil {
+			t.Fatal(err)
+		}
+		if writeBlob {
+			if err := bucket.WriteAll(t.Context(), f.BlobKey, data, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return f.ID
+	}
+	written := stage([]byte("the blob was written, then the process died"), true)
+	lost := stage([]byte("the process died before the blob"), false)
+	bucket.Close()
+	db.Close()
+
+	base := strings.TrimSuffix(startServe(t, dataDir), "/mcp")
+	u, err := restCall(t, base, "retrieve_file_url", map[string]any{"file_path": written})
+	if err != nil {
+		t.Fatalf("the repaired file: %v", err)
+	}
+	resp, err := http.Get(u["signed_url"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(got) != "the blob was written, then the process died" {
+		t.Fatalf("repaired file's bytes = %q", got)
+	}
+	if _, err := restCall(t, base, "retrieve_file_url", map[string]any{"file_path": lost}); err == nil || !strings.Contains(err.Error(), "FILE_NOT_FOUND") {
+		t.Fatalf("the file whose blob was never written: %v, want FILE_NOT_FOUND", err)
 	}
 }

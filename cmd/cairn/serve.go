@@ -159,6 +159,7 @@ OTLP/HTTP, and a call's trace id is its request id (docs/operations.md).`,
 					a.files.SetBaseURL(cmp.Or(*publicURL, "http://"+ln.Addr().String()))
 				}
 				a.startJobs(ctx, cfg.files.workers, cfg.files.lease)
+				a.startFileRecovery(ctx)
 				a.started()
 				log.Info("serving", "mcp", mcpURL, "store", a.backend.describe, "version", version())
 				return serveUntilDone(ctx, srv, mcp.LimitConnsPerClient(ln, *maxConns, log))

@@ -101,6 +101,7 @@ over HTTP.`,
 				a.startEntityEmbeddings(ctx)
 				a.startAuditRetention(ctx, cfg.auditRetention)
 				a.startJobs(ctx, cfg.files.workers, cfg.files.lease)
+				a.startFileRecovery(ctx)
 				a.started()
 				log.Info("serving MCP on stdio", "user", owner.UserName, "agent", owner.AgentName, "store", a.backend.describe)
 				err = a.mcp.MCPServer(mcp.FixedPrincipal(owner)).Run(ctx, &mcp.StdioTransport{})
