@@ -27,6 +27,7 @@ type env struct {
 	owner   consent.Principal
 	key     string
 	files   *files.Service
+	know    *knowledge.Service
 }
 
 // envOptions vary newEnvWith.
@@ -86,7 +87,7 @@ func newEnvWith(t testing.TB, opts envOptions) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &env{server: srv, control: control, audit: audit, clock: clock, owner: owner, key: key, files: fs}
+	return &env{server: srv, control: control, audit: audit, clock: clock, owner: owner, key: key, files: fs, know: know}
 }
 
 // fakeClock is a clock tests move by hand.

@@ -3,7 +3,10 @@ package mcp_test
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -108,5 +111,42 @@ func TestReinterpretReportsProgress(t *testing.T) {
 	defer mu.Unlock()
 	if len(progress) == 0 || progress[len(progress)-1] != 100 {
 		t.Fatalf("progress notifications = %v, want some ending at 100", progress)
+	}
+}
+
+// store's file_path reads only under the operator's roots, on stdio (and
+// in-process) only; a symlink out of a root is refused.
+func TestStoreFilePathRoots(t *testing.T) {
+	e := newEnv(t)
+	root, outside := t.TempDir(), t.TempDir()
+	inside := filepath.Join(root, "plan.md")
+	os.WriteFile(inside, []byte("# Plan\n"), 0o644)
+	secret := filepath.Join(outside, "secret.txt")
+	os.WriteFile(secret, []byte("secret"), 0o644)
+	os.Symlink(secret, filepath.Join(root, "link.txt"))
+	srv, err := mcp.NewServer(mcp.Deps{Knowledge: e.know, Files: e.files, FileRoots: []string{root}}, mcp.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(transport, path string) (json.RawMessage, *mcp.Error) {
+		args, _ := json.Marshal(map[string]any{"file_path": path, "interpret": false})
+		r := srv.Handle(t.Context(), mcp.Request{Principal: e.owner, Tool: "store", Args: args, Transport: transport})
+		return r.Output, r.Err
+	}
+	out, merr := call(mcp.TransportStdio, inside)
+	if merr != nil || !strings.Contains(string(out), `"mime_type":"text/markdown"`) {
+		t.Fatalf("inside the root: %s %v", out, merr)
+	}
+	for name, tc := range map[string]struct{ transport, path, code string }{
+		"outside":     {mcp.TransportStdio, secret, mcp.CodeValidation},
+		"symlink out": {mcp.TransportStdio, filepath.Join(root, "link.txt"), mcp.CodeValidation},
+		"dot-dot":     {mcp.TransportStdio, filepath.Join(root, "..", filepath.Base(outside), "secret.txt"), mcp.CodeValidation},
+		"missing":     {mcp.TransportStdio, filepath.Join(root, "nope.txt"), mcp.CodeFileNotFound},
+		"over HTTP":   {mcp.TransportHTTP, inside, mcp.CodeValidation},
+		"over REST":   {mcp.TransportREST, inside, mcp.CodeValidation},
+	} {
+		if _, merr := call(tc.transport, tc.path); merr == nil || merr.Body.Code != tc.code {
+			t.Errorf("%s: %v, want %s", name, merr, tc.code)
+		}
 	}
 }
