@@ -106,7 +106,7 @@ func (s *Server) Handle(ctx context.Context, req Request) (resp Response) {
 		fail(newError(http.StatusForbidden, CodeForbidden, fmt.Sprintf("%s is for the owner agent only", t.Name()), nil))
 		return resp
 	}
-	call = &Call{Principal: p, TraceID: resp.RequestID, Tool: t}
+	call = &Call{Principal: p, TraceID: resp.RequestID, Tool: t, Transport: req.Transport}
 	if s.traced {
 		call.traced = &tracedDecisions{ctx: ctx, tracer: s.tracer}
 	}

@@ -86,6 +86,9 @@ func toError(err error) *Error {
 		space     *vector.SpaceError
 		embedder  *knowledge.EmbedderError
 	)
+	if fe := filesError(err); fe != nil && !errors.As(err, &e) {
+		return fe
+	}
 	if se, ok := schemaError(err); ok {
 		return se
 	}

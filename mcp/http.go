@@ -89,6 +89,7 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 		s.authenticate(opts.Auth, mcpShape, s.rateLimitMCP(opts.MaxRequestBytes, attach(streamable)))))
 	mux.Handle("/mcp/", s.limitBody(opts.MaxRequestBytes, restShape,
 		s.authenticate(opts.Auth, restShape, s.restHandler(opts.MaxRequestBytes))))
+	s.fileRoutes(mux, opts)
 	if s.deps.Metrics != nil {
 		mux.Handle("GET /metrics", s.authenticate(opts.Auth, mcpShape, ownerOnly(s.deps.Metrics.Handler())))
 	}

@@ -1,10 +1,12 @@
 package mcp_test
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cairnkg/cairn/consent"
 	"github.com/cairnkg/cairn/mcp"
@@ -21,6 +23,7 @@ type fixture struct {
 	memory, insight                    string   // a memory about the company, an insight from the source
 	recipe                             string   // an entity of a type the user's first store of it created
 	user                               string   // the user's id
+	file, job                          string   // a stored file, and the job that interpreted it
 	values                             []string // every stored value that must not leak
 }
 
@@ -105,7 +108,36 @@ func seedUser(t testing.TB, e *env, owner consent.Principal, tag string) fixture
 	} else {
 		t.Fatalf("the claim raised %v, want one contradiction", out["contradiction_ids"])
 	}
+	// A file, interpreted (into a note and a memory) before the fixture is
+	// used, so that nothing changes under the attacks.
+	fileText := "Filed-" + tag + " minutes of the board"
+	f.values = append(f.values, fileText)
+	out, merr = e.callAs(t, owner, "store", map[string]any{"file_content": base64.StdEncoding.EncodeToString([]byte("# " + fileText + "\n")),
+		"mime_type": "text/markdown", "original_filename": "board-" + tag + ".md"})
+	if merr != nil {
+		t.Fatal(merr)
+	}
+	f.file, f.job = out["source_id"].(string), out["job_id"].(string)
+	waitJobDone(t, e, owner, f.job)
 	return f
+}
+
+// waitJobDone polls a job until it has finished.
+func waitJobDone(t testing.TB, e *env, p consent.Principal, id string) map[string]any {
+	t.Helper()
+	for range 600 {
+		out, merr := e.callAs(t, p, "get_job", map[string]any{"job_id": id})
+		if merr != nil {
+			t.Fatal(merr)
+		}
+		switch out["status"] {
+		case "succeeded", "failed", "cancelled":
+			return out
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("job %s did not finish", id)
+	return nil
 }
 
 // secrets are what must never appear in an answer to another principal:
@@ -113,7 +145,8 @@ func seedUser(t testing.TB, e *env, owner consent.Principal, tag string) fixture
 func (f fixture) secrets(args map[string]any) []string {
 	sent, _ := json.Marshal(args)
 	out := slices.DeleteFunc(slices.Clone(f.values), func(v string) bool { return strings.Contains(string(sent), v) })
-	for _, id := range []string{f.company, f.company2, f.person, f.invoice, f.relationship, f.source, f.contradiction, f.memory, f.insight, f.claim, f.claimMemory, f.recipe} {
+	for _, id := range []string{f.company, f.company2, f.person, f.invoice, f.relationship, f.source, f.contradiction, f.memory, f.insight, f.claim, f.claimMemory,
+		f.recipe, f.file, f.job} {
 		if id == "" {
 			continue
 		}
@@ -133,6 +166,10 @@ type matrixCase struct {
 	// attacker: a user_id argument naming another user is refused as a
 	// VALIDATION_ERROR (the user comes from the key).
 	alsoRefuses []string
+	// found are error codes that still prove, in the positive control,
+	// that the call reached the caller's own data (cancel_job of a job
+	// that has finished).
+	found []string
 }
 
 // consentMatrix has one entry per tool. TestConsentMatrixCoversEveryTool
@@ -202,6 +239,17 @@ var consentMatrix = map[string]matrixCase{
 	"query_insights": {args: func(f fixture) map[string]any {
 		return map[string]any{"filters": map[string]any{"keywords": "Insight-" + f.tag}}
 	}},
+	"retrieve_file_url": {args: func(f fixture) map[string]any { return map[string]any{"file_path": f.file} }},
+	"arkiver_process_file": {args: func(f fixture) map[string]any {
+		return map[string]any{"fileId": f.file, "processingSettings": map[string]any{"extractionMode": "standard"}}
+	}},
+	"arkiver_job_status": {args: func(f fixture) map[string]any { return map[string]any{"jobId": f.job} }},
+	"get_job":            {args: func(f fixture) map[string]any { return map[string]any{"job_id": f.job} }},
+	"list_jobs":          {args: func(f fixture) map[string]any { return map[string]any{} }},
+	"cancel_job":         {found: []string{mcp.CodeJobCompleted}, args: func(f fixture) map[string]any { return map[string]any{"job_id": f.job} }},
+	"reinterpret": {args: func(f fixture) map[string]any {
+		return map[string]any{"source_id": f.file, "interpretation_config": map[string]any{"code_version": "probe"}}
+	}},
 	"list_consent_rules": {ownerOnly: true, args: func(f fixture) map[string]any { return map[string]any{} }},
 	"set_consent_rule": {ownerOnly: true, args: func(f fixture) map[string]any {
 		return map[string]any{"agent": "spy", "resource": "*", "action": "read", "effect": "allow"}
@@ -239,7 +287,8 @@ func TestConsentMatrixCoversEveryTool(t *testing.T) {
 }
 
 // refusals are the codes an attacker may get: denied, or not found.
-var refusals = []string{mcp.CodeConsentDenied, mcp.CodeForbidden, mcp.CodeEntityNotFound, mcp.CodeNotFound, mcp.CodeSourceNotFound, mcp.CodeFieldNotFound}
+var refusals = []string{mcp.CodeConsentDenied, mcp.CodeForbidden, mcp.CodeEntityNotFound, mcp.CodeNotFound, mcp.CodeSourceNotFound, mcp.CodeFieldNotFound,
+	mcp.CodeFileNotFound, mcp.CodeJobNotFound}
 
 // TestConsentMatrix (the BOLA matrix) calls every tool on user A's data as
 // three principals that must not see it: an agent of A without consent, an
@@ -318,7 +367,7 @@ func TestConsentMatrix(t *testing.T) {
 			if mc.ownerOnly {
 				p = e.owner
 			}
-			if _, merr := e.callAs(t, p, tool.Name(), mc.args(own)); merr != nil && !(mc.ownerOnly && merr.Body.Code == mcp.CodeNotFound) {
+			if _, merr := e.callAs(t, p, tool.Name(), mc.args(own)); merr != nil && !(mc.ownerOnly && merr.Body.Code == mcp.CodeNotFound) && !slices.Contains(mc.found, merr.Body.Code) {
 				t.Errorf("positive control: %s as an allowed agent on its own data failed: %v", tool.Name(), merr)
 			}
 		})

@@ -191,6 +191,17 @@ var propertyArgs = map[string]func(r *rand.Rand, ids []string, n int) map[string
 	"query_insights": func(*rand.Rand, []string, int) map[string]any {
 		return map[string]any{"filters": map[string]any{"keywords": "insight"}}
 	},
+	// The file tools show files and jobs, never entities; the matrix
+	// (matrix_test.go) proves their isolation on real files and jobs.
+	"retrieve_file_url":    func(*rand.Rand, []string, int) map[string]any { return map[string]any{"file_path": "src_unknown"} },
+	"arkiver_process_file": func(*rand.Rand, []string, int) map[string]any { return map[string]any{"fileId": "src_unknown"} },
+	"arkiver_job_status":   func(*rand.Rand, []string, int) map[string]any { return map[string]any{"jobId": "job_unknown"} },
+	"get_job":              func(*rand.Rand, []string, int) map[string]any { return map[string]any{"job_id": "job_unknown"} },
+	"list_jobs":            func(*rand.Rand, []string, int) map[string]any { return map[string]any{} },
+	"cancel_job":           func(*rand.Rand, []string, int) map[string]any { return map[string]any{"job_id": "job_unknown"} },
+	"reinterpret": func(*rand.Rand, []string, int) map[string]any {
+		return map[string]any{"source_id": "src_unknown", "interpretation_config": map[string]any{}}
+	},
 	"list_consent_rules": func(*rand.Rand, []string, int) map[string]any { return map[string]any{} },
 	"set_consent_rule": func(*rand.Rand, []string, int) map[string]any {
 		return map[string]any{"agent": "agent", "resource": "*", "action": "read", "effect": "allow"}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/cairnkg/cairn/consent"
 	"github.com/cairnkg/cairn/knowledge"
+	"github.com/cairnkg/cairn/knowledge/files"
 	"github.com/cairnkg/cairn/telemetry"
 )
 
@@ -34,6 +35,12 @@ type Deps struct {
 	// Consent manages rules and reads the audit log, for the consent
 	// toolset; nil leaves those tools answering SERVICE_UNAVAILABLE.
 	Consent ConsentStore
+	// Files stores files and runs their interpretation; nil leaves store's
+	// file forms and the files toolset answering SERVICE_UNAVAILABLE.
+	Files *files.Service
+	// FileRoots are the directories store's file_path may read from (stdio
+	// only); empty refuses file_path.
+	FileRoots []string
 	// Metrics counts calls, errors, consent decisions and rate-limit
 	// refusals, and is served on /metrics; nil records nothing.
 	Metrics *telemetry.Metrics
@@ -79,20 +86,21 @@ func AllTools(d Deps) []*Tool {
 		updateProfileTool(d),
 		reviewMemoriesTool(d),
 	}
+	tools = append(tools, fileTools(d)...)
 	tools = append(tools, consentTools(d)...)
 	return append(tools, tablesTools(d)...)
 }
 
 // AllToolsets lists every toolset, in a stable order.
 var AllToolsets = []Toolset{ToolsetEntities, ToolsetRelationships, ToolsetTimeline, ToolsetSchema, ToolsetSchemaRegistry,
-	ToolsetMemories, ToolsetContext, ToolsetConsent, ToolsetTables}
+	ToolsetMemories, ToolsetContext, ToolsetConsent, ToolsetFiles, ToolsetTables}
 
 // DefaultToolsets are the toolsets a server exposes unless told otherwise:
 // every toolset but those an agent needs only for some jobs (changing
 // schemas by hand, the Epitome tables view), which would push tools/list
 // past MaxToolsListBytes.
 var DefaultToolsets = []Toolset{ToolsetEntities, ToolsetRelationships, ToolsetTimeline, ToolsetSchema,
-	ToolsetMemories, ToolsetContext, ToolsetConsent}
+	ToolsetMemories, ToolsetContext, ToolsetConsent, ToolsetFiles}
 
 // Options choose which tools a Server exposes. The zero value exposes all.
 type Options struct {
@@ -164,6 +172,10 @@ func NewServer(d Deps, opts Options) (*Server, error) {
 		}
 		s.tools = append(s.tools, t)
 		s.byName[t.Name()] = t
+		// Aliases answer calls but are not listed.
+		for _, a := range t.Aliases {
+			s.byName[a] = t
+		}
 	}
 	return s, nil
 }
@@ -202,6 +214,11 @@ func (s *Server) mcpServer(who PrincipalFunc, transport string) *mcpsdk.Server {
 		}
 		if rec, ok := rateRecorderFromToken(req); ok {
 			ctx = withRateRecorder(ctx, rec)
+		}
+		if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
+			ctx = withProgress(ctx, func(progress, total float64, msg string) {
+				_ = req.Session.NotifyProgress(ctx, &mcpsdk.ProgressNotificationParams{ProgressToken: tok, Progress: progress, Total: total, Message: msg})
+			})
 		}
 		r := s.Handle(ctx, Request{Principal: p, Tool: req.Params.Name, Args: req.Params.Arguments, Transport: transport})
 		if r.Err != nil {

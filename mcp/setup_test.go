@@ -12,6 +12,7 @@ import (
 	"github.com/cairnkg/cairn/consent"
 	"github.com/cairnkg/cairn/controlplane"
 	"github.com/cairnkg/cairn/knowledge"
+	"github.com/cairnkg/cairn/knowledge/files"
 	"github.com/cairnkg/cairn/mcp"
 )
 
@@ -25,6 +26,8 @@ type env struct {
 	clock   *fakeClock
 	owner   consent.Principal
 	key     string
+	files   *files.Service
+	know    *knowledge.Service
 }
 
 // envOptions vary newEnvWith.
@@ -68,8 +71,11 @@ func newEnvWith(t testing.TB, opts envOptions) *env {
 	}
 	audit := consent.NewAuditLog(control, consent.AuditLogOptions{})
 	t.Cleanup(func() { audit.Close() })
+	know := knowledge.NewService(g, knowledge.NewRegistry(), kopts)
+	fs := newFiles(t, control, know, consent.NewPolicy(control))
 	srv, err := mcp.NewServer(mcp.Deps{
-		Knowledge: knowledge.NewService(g, knowledge.NewRegistry(), kopts),
+		Knowledge: know,
+		Files:     fs,
 		Policy:    consent.NewPolicy(control),
 		Limiter:   consent.NewLimiter(control, consent.LimiterOptions{Limits: opts.limits, Now: clock.Now}),
 		Audit:     audit,
@@ -81,7 +87,7 @@ func newEnvWith(t testing.TB, opts envOptions) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &env{server: srv, control: control, audit: audit, clock: clock, owner: owner, key: key}
+	return &env{server: srv, control: control, audit: audit, clock: clock, owner: owner, key: key, files: fs, know: know}
 }
 
 // fakeClock is a clock tests move by hand.

@@ -51,6 +51,8 @@ type Call struct {
 	Principal consent.Principal
 	TraceID   string
 	Tool      *Tool
+	// Transport is the transport the call came by (TransportStdio, …).
+	Transport string
 	// decider answers consent questions for this call; nil allows
 	// everything (a Server built without a policy).
 	decider *consent.Decider
@@ -110,9 +112,12 @@ type Tool struct {
 	RateClass consent.RateClass
 	// OwnerOnly tools answer FORBIDDEN to every agent but the owner's.
 	OwnerOnly bool
-	input     *jsonschema.Schema
-	output    *jsonschema.Schema
-	handle    func(ctx context.Context, call *Call, args json.RawMessage) (any, error)
+	// Aliases are other names the tool answers to (older spec names);
+	// tools/list does not show them.
+	Aliases []string
+	input   *jsonschema.Schema
+	output  *jsonschema.Schema
+	handle  func(ctx context.Context, call *Call, args json.RawMessage) (any, error)
 }
 
 // Name returns the tool's name.

@@ -290,6 +290,8 @@ type FieldProvenanceOut struct {
 	SourceObservation SourceObservationOut `json:"source_observation"`
 	SourceMaterial    SourceOut            `json:"source_material"`
 	ObservedAt        string               `json:"observed_at"`
+	// File is set when the value was interpreted from a stored file.
+	File *FileOriginOut `json:"file,omitempty"`
 }
 
 func retrieveFieldProvenanceTool(d Deps) *Tool {
@@ -316,6 +318,7 @@ func retrieveFieldProvenanceTool(d Deps) *Tool {
 			},
 			SourceMaterial: sourceOut(fp.Source),
 			ObservedAt:     ts(o.ObservedAt),
+			File:           fileOriginOut(fp.Source, o.ID),
 		}, nil
 	})
 }

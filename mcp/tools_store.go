@@ -17,11 +17,11 @@ type StoreIn struct {
 	SourcePriority *int             `json:"source_priority,omitempty" jsonschema:"wins where fields disagree; corrections use 1000"`
 	Provenance     map[string]any   `json:"provenance,omitempty" jsonschema:"extracted_at (ISO 8601), extractor_version, agent_id, source_refs"`
 
-	FileContent          *string        `json:"file_content,omitempty" jsonschema:"files are not supported yet"`
-	FilePath             *string        `json:"file_path,omitempty"`
+	FileContent          *string        `json:"file_content,omitempty" jsonschema:"a file, base64; instead of entities"`
+	FilePath             *string        `json:"file_path,omitempty" jsonschema:"local file (stdio only)"`
 	MimeType             *string        `json:"mime_type,omitempty"`
 	OriginalFilename     *string        `json:"original_filename,omitempty"`
-	Interpret            *bool          `json:"interpret,omitempty"`
+	Interpret            *bool          `json:"interpret,omitempty" jsonschema:"queue the file's interpretation (default true)"`
 	InterpretationConfig map[string]any `json:"interpretation_config,omitempty"`
 }
 
@@ -51,6 +51,11 @@ type StoreOut struct {
 	RelatedEntities      []EntityOut        `json:"related_entities" jsonschema:"neighbours of the stored entities you may read; empty without graph read"`
 	RelatedRelationships []RelationshipOut  `json:"related_relationships" jsonschema:"live relationships of the stored entities you may read, to entities you may read; empty without graph read"`
 	SchemaCreated        []SchemaCreatedOut `json:"schema_created,omitempty" jsonschema:"the schemas this call created for entity types no schema described"`
+	// A file's store (file_content or file_path) also answers these.
+	FileSize  *int64 `json:"file_size,omitempty"`
+	MimeType  string `json:"mime_type,omitempty" jsonschema:"detected from the bytes"`
+	JobID     string `json:"job_id,omitempty" jsonschema:"the queued interpretation: poll get_job"`
+	JobStatus string `json:"job_status,omitempty"`
 }
 
 // SchemaCreatedOut is a schema a store call created.
@@ -72,7 +77,8 @@ func storeTool(d Deps) *Tool {
 		description: "Store entities from source material; call list_entity_types first to choose each entity_type. " +
 			"Send every field of the source: fields the schema does not name are kept as raw fragments. " +
 			"A new entity_type gets a schema of your own (schema_created). " +
-			"The same arguments again create nothing (deduplicated: true).",
+			"The same arguments again create nothing (deduplicated: true). " +
+			"A file (file_content, or file_path on stdio) is kept and interpreted in the background (job_id).",
 		toolset:   ToolsetEntities,
 		ann:       additive,
 		budget:    BudgetSummary,
@@ -96,14 +102,11 @@ func storeTool(d Deps) *Tool {
 			return StoreOut{}, err
 		}
 		if in.FileContent != nil || in.FilePath != nil {
-			field := "file_content"
-			if in.FileContent == nil {
-				field = "file_path"
+			if in.Entities != nil {
+				return StoreOut{}, &knowledge.ValidationError{Field: "entities", Expected: "entities or a file", Got: "both",
+					Message: "send entities or a file (file_content, file_path) in one call, not both"}
 			}
-			return StoreOut{}, &knowledge.ValidationError{
-				Field: field, Expected: "entities", Got: "a file",
-				Message: "file storage is not available in this release; send structured data as entities: [{entity_type, ...fields}]",
-			}
+			return storeFile(ctx, d, call, in)
 		}
 		if in.Entities == nil {
 			return StoreOut{}, &knowledge.ValidationError{Field: "entities", Expected: "non-empty array of objects", Got: "missing",

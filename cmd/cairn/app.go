@@ -5,10 +5,13 @@ import (
 	"errors"
 	"log/slog"
 
+	"gocloud.dev/blob"
+
 	"github.com/cairnkg/cairn/consent"
 	"github.com/cairnkg/cairn/controlplane"
 	"github.com/cairnkg/cairn/graph"
 	"github.com/cairnkg/cairn/knowledge"
+	"github.com/cairnkg/cairn/knowledge/files"
 	"github.com/cairnkg/cairn/mcp"
 	"github.com/cairnkg/cairn/telemetry"
 	"github.com/cairnkg/cairn/vector"
@@ -39,6 +42,12 @@ type app struct {
 	// discardStore removes the store a start created, should the start
 	// fail; nil once it succeeded (see startApp).
 	discardStore func()
+	// files, its bucket, the consent policy its jobs run under, and the
+	// stop of its workers (files.go).
+	files    *files.Service
+	bucket   *blob.Bucket
+	policy   *consent.Policy
+	stopJobs func()
 }
 
 // appConfig is what opening an app needs.
@@ -60,6 +69,8 @@ type appConfig struct {
 	// auditRetention is how long audit records are kept; zero Keep keeps
 	// them forever.
 	auditRetention controlplane.AuditRetention
+	// files configures file storage and interpretation (files.go).
+	files fileSettings
 	// metrics records what the process does, for /metrics; nil records
 	// nothing.
 	metrics *telemetry.Metrics
@@ -104,6 +115,11 @@ func openApp(ctx context.Context, cfg appConfig, log *slog.Logger) (*app, error)
 	cfg.mcp.Version = version()
 	deps := mcp.Deps{Knowledge: a.knowledge, Logger: log, Metrics: cfg.metrics, Tracing: cfg.tracing}
 	a.wireConsent(&deps, cfg)
+	a.policy = deps.Policy
+	if err := a.openFiles(ctx, cfg, &deps); err != nil {
+		a.Close()
+		return nil, err
+	}
 	a.mcp, err = mcp.NewServer(deps, cfg.mcp)
 	if err != nil {
 		a.Close()
@@ -137,6 +153,12 @@ func (a *app) Close() {
 	}
 	if a.stopRetention != nil {
 		a.stopRetention()
+	}
+	if a.stopJobs != nil {
+		a.stopJobs()
+	}
+	if a.bucket != nil {
+		_ = a.bucket.Close()
 	}
 	a.closeConsent()
 	if err := errors.Join(a.memories.Close(), a.graph.Close(), a.backend.Close()); err != nil {

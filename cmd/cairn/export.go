@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"slices"
 	"strings"
@@ -142,28 +143,43 @@ func importExport(ctx context.Context, env *environment, a *app, embedder embed.
 func importCommand() *command {
 	return &command{
 		name:    "import",
-		summary: "read a cairn export into the configured store, idempotently",
-		usage:   "import FILE [flags]",
+		summary: "read a cairn export, or store and interpret files, into the configured store, idempotently",
+		usage:   "import EXPORT | FILE…|DIR [flags]",
 		help: `
-Reads an export written by cairn export (docs/export.md) into the store
-these flags configure, embedded, PostgreSQL or Neo4j. Ids are kept; a user
-whose name or id belongs to another user of this store is refused. Rows the
-store holds already are left alone, so running it twice changes nothing.
-Memories whose vectors are missing or of another embedder are embedded
-with this store's embedder; entity embeddings are rebuilt by the outbox.`,
-		env: append(commonEnv[:len(commonEnv):len(commonEnv)], embedEnv...),
+With one file whose first line is an export header: reads an export written
+by cairn export (docs/export.md) into the store these flags configure,
+embedded, PostgreSQL or Neo4j. Ids are kept; a user whose name or id belongs
+to another user of this store is refused. Rows the store holds already are
+left alone, so running it twice changes nothing. Memories whose vectors are
+missing or of another embedder are embedded with this store's embedder;
+entity embeddings are rebuilt by the outbox.
+
+Otherwise: stores the files (directories are walked, hidden files skipped)
+for the owner, queues their interpretation, runs the jobs and waits for
+them, with a progress bar on a terminal and plain lines otherwise
+(docs/files.md). Files stored before are deduplicated and not queued again,
+so after an interruption the same command carries on where it stopped.`,
+		env: append(append(commonEnv[:len(commonEnv):len(commonEnv)], embedEnv...), fileEnv...),
 		setup: func(fs *flag.FlagSet) runFunc {
 			var common commonFlags
 			common.register(fs)
 			var emb embedFlags
 			emb.register(fs)
+			var fileImp fileImportFlags
+			fileImp.register(fs)
 			return func(ctx context.Context, env *environment) error {
-				if fs.NArg() != 1 {
-					return usageError{"import takes one export file"}
+				if fs.NArg() == 0 {
+					return usageError{"import takes an export file, or files and directories to store"}
 				}
 				path := fs.Arg(0)
-				if !isExportFile(path) {
-					return fmt.Errorf("import: %s is not a cairn export (its first line is not an export header)", path)
+				if fs.NArg() > 1 || !isExportFile(path) {
+					cfg := common.appConfig()
+					embedder, err := emb.open(ctx, env.getenv, slog.New(slog.DiscardHandler))
+					if err != nil {
+						return err
+					}
+					cfg.embedder = embedder
+					return importFiles(ctx, env, cfg, &fileImp, fs.Args())
 				}
 				log, err := common.logger(env.stderr)
 				if err != nil {

@@ -32,7 +32,7 @@ const (
 )
 
 func commands() []*command {
-	return []*command{serveCommand(), stdioCommand(), migrateCommand(), reembedCommand(), benchCommand(), backupCommand(), restoreCommand(), exportCommand(), importCommand(), adminCommand(), versionCommand()}
+	return []*command{serveCommand(), stdioCommand(), migrateCommand(), reembedCommand(), benchCommand(), backupCommand(), restoreCommand(), exportCommand(), importCommand(), jobsCommand(), adminCommand(), versionCommand()}
 }
 
 // run executes the command line args and returns the exit code.

@@ -18,7 +18,7 @@ import (
 )
 
 // specialEnv are variables read outside the flag machinery.
-var specialEnv = []string{"CAIRN_OWNER_KEY", "CAIRN_EMBED_API_KEY"}
+var specialEnv = []string{"CAIRN_OWNER_KEY", "CAIRN_EMBED_API_KEY", "CAIRN_LLM_API_KEY"}
 
 // TestReadmeConfigurationTable keeps the README's configuration table and
 // the commands' environment variables in step.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -55,7 +56,7 @@ decision, database transaction and embedder call is traced and exported by
 OTLP/HTTP, and a call's trace id is its request id (docs/operations.md).`,
 		env: append(append(append(append(append(append([]envVar{{"addr", "CAIRN_ADDR"}, {"max-request-bytes", "CAIRN_MAX_REQUEST_BYTES"},
 			{"allowed-origins", "CAIRN_ALLOWED_ORIGINS"}, {"read-timeout", "CAIRN_READ_TIMEOUT"},
-			{"max-conns-per-client", "CAIRN_MAX_CONNS_PER_CLIENT"}, {"metrics-addr", "CAIRN_METRICS_ADDR"}}, limitEnv...), toolEnv...), commonEnv...), embedEnv...), fieldEnv...), retentionEnv...),
+			{"max-conns-per-client", "CAIRN_MAX_CONNS_PER_CLIENT"}, {"metrics-addr", "CAIRN_METRICS_ADDR"}}, limitEnv...), toolEnv...), commonEnv...), embedEnv...), fieldEnv...), append(retentionEnv, append(fileEnv, envVar{"public-url", "CAIRN_PUBLIC_URL"})...)...),
 		setup: func(fs *flag.FlagSet) runFunc {
 			var common commonFlags
 			common.register(fs)
@@ -75,6 +76,9 @@ OTLP/HTTP, and a call's trace id is its request id (docs/operations.md).`,
 			fieldF.register(fs)
 			var retentionF retentionFlags
 			retentionF.register(fs)
+			var filesF fileFlags
+			filesF.register(fs)
+			publicURL := fs.String("public-url", "", "URL clients reach this server at, for signed file URLs (default http://<addr>)")
 			return func(ctx context.Context, env *environment) error {
 				if fs.NArg() > 0 {
 					return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
@@ -103,6 +107,9 @@ OTLP/HTTP, and a call's trace id is its request id (docs/operations.md).`,
 					return err
 				}
 				if err := retentionF.apply(&cfg); err != nil {
+					return err
+				}
+				if err := filesF.apply(&cfg, env.getenv); err != nil {
 					return err
 				}
 				if cfg.tracing, err = startTracing(ctx, env.getenv, log); err != nil {
@@ -148,6 +155,11 @@ OTLP/HTTP, and a call's trace id is its request id (docs/operations.md).`,
 				// nothing after its error.
 				a.startEntityEmbeddings(ctx)
 				a.startAuditRetention(ctx, cfg.auditRetention)
+				if a.files != nil {
+					a.files.SetBaseURL(cmp.Or(*publicURL, "http://"+ln.Addr().String()))
+				}
+				a.startJobs(ctx, cfg.files.workers, cfg.files.lease)
+				a.startFileRecovery(ctx)
 				a.started()
 				log.Info("serving", "mcp", mcpURL, "store", a.backend.describe, "version", version())
 				return serveUntilDone(ctx, srv, mcp.LimitConnsPerClient(ln, *maxConns, log))

@@ -24,6 +24,9 @@ type newStore struct {
 	// file is the store's file when the start creates it in a directory
 	// that exists; "" otherwise.
 	file string
+	// fileDirs are the file bucket and upload spool directories (files.go)
+	// the start creates beside that file.
+	fileDirs []string
 }
 
 // noteNewStore looks, before a start opens the store cfg selects, at what
@@ -54,7 +57,13 @@ func noteNewStore(cfg appConfig) newStore {
 	}
 	file := filepath.Join(dir, sqlite.FileName)
 	if _, err := os.Lstat(file); errors.Is(err, fs.ErrNotExist) {
-		return newStore{file: file}
+		n := newStore{file: file}
+		for _, d := range []string{filepath.Join(dir, "blobs"), filepath.Join(dir, "spool")} {
+			if _, err := os.Lstat(d); errors.Is(err, fs.ErrNotExist) {
+				n.fileDirs = append(n.fileDirs, d)
+			}
+		}
+		return n
 	}
 	return newStore{}
 }
@@ -73,6 +82,9 @@ func (n newStore) remove(log *slog.Logger) {
 			if err := os.Remove(n.file + suffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				errs = append(errs, err)
 			}
+		}
+		for _, d := range n.fileDirs {
+			errs = append(errs, os.RemoveAll(d))
 		}
 	default:
 		return

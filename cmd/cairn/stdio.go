@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
 
 	"github.com/cairnkg/cairn/mcp"
 )
@@ -25,7 +26,7 @@ under that agent's consent rules (create it with cairn admin agent create).
 --database-url (or CAIRN_DATABASE_URL) selects PostgreSQL, as for serve. On
 first run it creates the owner and prints the owner key to stderr, for use
 over HTTP.`,
-		env: append(append(append(append(append([]envVar{{"agent", "CAIRN_AGENT"}}, toolEnv...), commonEnv...), embedEnv...), fieldEnv...), retentionEnv...),
+		env: append(append(append(append(append([]envVar{{"agent", "CAIRN_AGENT"}}, toolEnv...), commonEnv...), embedEnv...), fieldEnv...), append(retentionEnv, append(fileEnv, envVar{"file-roots", "CAIRN_FILE_ROOTS"})...)...),
 		setup: func(fs *flag.FlagSet) runFunc {
 			var common commonFlags
 			common.register(fs)
@@ -38,6 +39,10 @@ over HTTP.`,
 			fieldF.register(fs)
 			var retentionF retentionFlags
 			retentionF.register(fs)
+			var filesF fileFlags
+			filesF.register(fs)
+			var roots []string
+			fs.Var(rootsFlag{&roots}, "file-roots", "directories (separated by "+string(os.PathListSeparator)+") store's file_path may read files from; none by default")
 			return func(ctx context.Context, env *environment) error {
 				if fs.NArg() > 0 {
 					return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
@@ -61,6 +66,10 @@ over HTTP.`,
 				if err := retentionF.apply(&cfg); err != nil {
 					return err
 				}
+				if err := filesF.apply(&cfg, env.getenv); err != nil {
+					return err
+				}
+				cfg.files.roots = roots
 				if cfg.tracing, err = startTracing(ctx, env.getenv, log); err != nil {
 					return err
 				}
@@ -91,6 +100,8 @@ over HTTP.`,
 				// nothing after its error.
 				a.startEntityEmbeddings(ctx)
 				a.startAuditRetention(ctx, cfg.auditRetention)
+				a.startJobs(ctx, cfg.files.workers, cfg.files.lease)
+				a.startFileRecovery(ctx)
 				a.started()
 				log.Info("serving MCP on stdio", "user", owner.UserName, "agent", owner.AgentName, "store", a.backend.describe)
 				err = a.mcp.MCPServer(mcp.FixedPrincipal(owner)).Run(ctx, &mcp.StdioTransport{})

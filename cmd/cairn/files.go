@@ -1,0 +1,277 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"gocloud.dev/blob"
+	"gocloud.dev/blob/fileblob"
+	_ "gocloud.dev/blob/memblob" // mem:// buckets, for tests and trials
+	_ "gocloud.dev/blob/s3blob"  // s3:// buckets (AWS S3 and S3-compatible stores: MinIO, R2, Ceph…)
+
+	"github.com/cairnkg/cairn/knowledge"
+	"github.com/cairnkg/cairn/knowledge/files"
+	"github.com/cairnkg/cairn/knowledge/interpret"
+	"github.com/cairnkg/cairn/mcp"
+)
+
+// llmAPIKeyEnv holds the interpretation model's API key. It has no flag: a
+// key on the command line would show in ps and shell history.
+const llmAPIKeyEnv = "CAIRN_LLM_API_KEY"
+
+// fileSettings configure file storage and interpretation.
+type fileSettings struct {
+	blobURL    string
+	maxBytes   int64
+	quotaBytes int64
+	workers    int
+	lease      time.Duration
+	roots      []string
+	publicURL  string
+	llm        *interpret.LLMConfig
+}
+
+// fileFlags are the flags of file storage and interpretation.
+type fileFlags struct {
+	blobURL        string
+	maxBytes       int64
+	quotaBytes     int64
+	workers        int
+	lease          time.Duration
+	llmURL         string
+	llmModel       string
+	llmTemperature float64
+}
+
+func (f *fileFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.blobURL, "blob-url", "", "bucket of uploaded files: file:///path, s3://bucket?region=…, mem://; default <data-dir>/blobs")
+	fs.Int64Var(&f.maxBytes, "max-file-bytes", files.DefaultMaxFileBytes, "largest file store and POST /api/files accept")
+	fs.Int64Var(&f.quotaBytes, "file-quota-bytes", 0, "total size of one user's files (0: no quota)")
+	fs.IntVar(&f.workers, "job-workers", 2, "interpretation jobs this process runs at once (0: none; another process runs them)")
+	fs.DurationVar(&f.lease, "job-lease", 30*time.Second, "how long a job stays with a worker that gives no sign of life; a job of a killed process resumes after it")
+	fs.StringVar(&f.llmURL, "llm-url", "", "OpenAI-compatible API root that reads free text into entities (e.g. http://localhost:11434/v1); the key comes from "+llmAPIKeyEnv)
+	fs.StringVar(&f.llmModel, "llm-model", "", "chat model of --llm-url")
+	fs.Float64Var(&f.llmTemperature, "llm-temperature", 0, "sampling temperature of --llm-model")
+}
+
+var fileEnv = []envVar{
+	{"blob-url", "CAIRN_BLOB_URL"}, {"max-file-bytes", "CAIRN_MAX_FILE_BYTES"}, {"file-quota-bytes", "CAIRN_FILE_QUOTA_BYTES"},
+	{"job-workers", "CAIRN_JOB_WORKERS"}, {"job-lease", "CAIRN_JOB_LEASE"}, {"llm-url", "CAIRN_LLM_URL"}, {"llm-model", "CAIRN_LLM_MODEL"},
+	{"llm-temperature", "CAIRN_LLM_TEMPERATURE"},
+}
+
+func (f *fileFlags) apply(cfg *appConfig, getenv func(string) string) error {
+	if f.maxBytes <= 0 || f.quotaBytes < 0 || f.workers < 0 || f.lease < time.Second {
+		return usageError{"--max-file-bytes must be positive, --file-quota-bytes and --job-workers 0 or more, --job-lease at least 1s"}
+	}
+	if (f.llmURL == "") != (f.llmModel == "") {
+		return usageError{"--llm-url and --llm-model go together"}
+	}
+	cfg.files.blobURL, cfg.files.maxBytes, cfg.files.quotaBytes, cfg.files.workers, cfg.files.lease = f.blobURL, f.maxBytes, f.quotaBytes, f.workers, f.lease
+	if f.llmURL != "" {
+		cfg.files.llm = &interpret.LLMConfig{BaseURL: f.llmURL, Model: f.llmModel, Temperature: f.llmTemperature, APIKey: getenv(llmAPIKeyEnv)}
+	}
+	return nil
+}
+
+// openFiles opens the bucket and the files service, recovers what an
+// interrupted upload left, and gives the MCP layer the service.
+//
+// Without --blob-url the embedded store keeps files in <data-dir>/blobs.
+// PostgreSQL has no such default: its processes may be replicas on several
+// hosts, which must share a bucket, and a folder on one host's disk would
+// lose files silently behind a load balancer. There, without --blob-url,
+// file storage is off (its tools answer SERVICE_UNAVAILABLE) and the log
+// says how to turn it on.
+func (a *app) openFiles(ctx context.Context, cfg appConfig, deps *mcp.Deps) error {
+	var (
+		bucket *blob.Bucket
+		err    error
+	)
+	if cfg.files.blobURL == "" && cfg.databaseURL != "" {
+		a.log.Info("file storage is off: with PostgreSQL, set --blob-url (CAIRN_BLOB_URL) to a bucket every replica shares (s3://…, or file:///path on one host)")
+		return nil
+	}
+	if cfg.files.blobURL == "" {
+		bucket, err = fileblob.OpenBucket(filepath.Join(cfg.dataDir, "blobs"), &fileblob.Options{CreateDir: true, NoTempDir: true, DirFileMode: 0o700})
+	} else {
+		bucket, err = blob.OpenBucket(ctx, cfg.files.blobURL)
+	}
+	if err != nil {
+		return fmt.Errorf("open the file bucket %s: %w", redactURL(cfg.files.blobURL), err)
+	}
+	spool := filepath.Join(cfg.dataDir, "spool")
+	if cfg.databaseURL != "" {
+		spool = ""
+	} else if err := os.MkdirAll(spool, 0o700); err != nil {
+		bucket.Close()
+		return fmt.Errorf("create the upload spool: %w", err)
+	}
+	cleanSpool(spool)
+	a.bucket = bucket
+	a.files = files.New(files.Options{
+		Bucket: bucket, Meta: a.control, Jobs: a.control, Knowledge: a.knowledge, MaxFileBytes: cfg.files.maxBytes,
+		QuotaBytes: cfg.files.quotaBytes, SpoolDir: spool, Logger: a.log,
+		Interpreters: interpret.NewSet(interpretConfig(a.knowledge.Schemas(), cfg.files.llm)),
+	})
+	deps.Files, deps.FileRoots = a.files, cfg.files.roots
+	return nil
+}
+
+// recoverGrace is how old a pending file must be before recovery settles
+// it. A file is pending only from after its upload has been read (spooled)
+// until its blob and source are written, seconds even for 100 MB to an
+// object store; another process on the same store (a replica, a cairn
+// import beside serve) may be in that window, so younger rows are left.
+const recoverGrace = 5 * time.Minute
+
+// startFileRecovery settles what interrupted uploads left pending (see
+// files.Service.Recover): at start, then every recoverGrace, so that a row
+// too young at start is settled soon after.
+func (a *app) startFileRecovery(ctx context.Context) {
+	if a.files == nil {
+		return
+	}
+	if _, err := a.files.Recover(ctx, recoverGrace); err != nil {
+		a.log.Warn("recover interrupted uploads", "err", err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(recoverGrace)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if _, err := a.files.Recover(ctx, recoverGrace); err != nil && ctx.Err() == nil {
+					a.log.Warn("recover interrupted uploads", "err", err)
+				}
+			}
+		}
+	}()
+	prev := a.stopJobs
+	a.stopJobs = func() {
+		cancel()
+		<-done
+		if prev != nil {
+			prev()
+		}
+	}
+}
+
+// interpretConfig lets the interpreters see the schema registry: which
+// types exist (an iCalendar event becomes an "event" where the registry has
+// that type) and, for the model, every type's fields. The note type is left
+// out of the model's targets: the text is already kept as a note. The
+// interpreters see the global scope (built-in and operator-registered
+// schemas); a user's own types are not targets of interpretation yet.
+func interpretConfig(reg *knowledge.Registry, llm *interpret.LLMConfig) interpret.Config {
+	global := func() *knowledge.SchemaSet {
+		set, err := reg.For(context.Background(), "")
+		if err != nil {
+			return nil
+		}
+		return set
+	}
+	return interpret.Config{
+		LLM: llm,
+		HasType: func(t string) bool {
+			set := global()
+			if set == nil {
+				_, ok := reg.Builtin(t)
+				return ok
+			}
+			_, ok := set.Lookup(t)
+			return ok
+		},
+		Schemas: func() map[string]map[string]string {
+			out := map[string]map[string]string{}
+			set := global()
+			if set == nil {
+				return out
+			}
+			for _, s := range set.All() {
+				if s.EntityType == "note" {
+					continue
+				}
+				fields := map[string]string{}
+				for name, f := range s.Fields {
+					fields[name] = string(f.Type)
+				}
+				out[s.EntityType] = fields
+			}
+			return out
+		},
+	}
+}
+
+// cleanSpool removes upload spool files a killed process left.
+func cleanSpool(dir string) {
+	if dir == "" {
+		return
+	}
+	matches, _ := filepath.Glob(filepath.Join(dir, "cairn-upload-*"))
+	for _, m := range matches {
+		_ = os.Remove(m)
+	}
+}
+
+// startJobs runs the interpretation workers until ctx ends or the app
+// closes; jobs a killed process left running are resumed once their lease
+// expires.
+func (a *app) startJobs(ctx context.Context, workers int, lease time.Duration) {
+	if a.files == nil || workers == 0 {
+		return
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		a.files.Run(ctx, files.RunnerOptions{Workers: workers, Lease: lease, Authorize: mcp.JobCaller(a.policy, a.control.OwnerPrincipal)})
+	}()
+	a.stopJobs = func() {
+		cancel()
+		<-done
+	}
+}
+
+// redactURL hides a URL's password.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
+}
+
+// rootsFlag is --file-roots: directories store's file_path may read.
+type rootsFlag struct{ roots *[]string }
+
+func (r rootsFlag) String() string {
+	if r.roots == nil {
+		return ""
+	}
+	return strings.Join(*r.roots, string(os.PathListSeparator))
+}
+
+func (r rootsFlag) Set(v string) error {
+	for _, p := range filepath.SplitList(v) {
+		if p = strings.TrimSpace(p); p != "" {
+			abs, err := filepath.Abs(p)
+			if err != nil {
+				return err
+			}
+			*r.roots = append(*r.roots, abs)
+		}
+	}
+	return nil
+}

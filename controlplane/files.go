@@ -1,0 +1,117 @@
+package controlplane
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cairnkg/cairn/knowledge/files"
+)
+
+// The Store keeps file metadata and jobs for the files service.
+var (
+	_ files.Meta     = (*Store)(nil)
+	_ files.JobStore = (*Store)(nil)
+)
+
+const fileCols = `user_id, id, content_hash, blob_key, size, mime_type, filename, state, agent_id, created_at`
+
+func scanFile(row interface{ Scan(...any) error }) (files.File, error) {
+	var f files.File
+	var created int64
+	err := row.Scan(&f.UserID, &f.ID, &f.ContentHash, &f.BlobKey, &f.Size, &f.MimeType, &f.Filename, &f.State, &f.AgentID, &created)
+	f.CreatedAt = time.UnixMicro(created).UTC()
+	return f, err
+}
+
+// BeginFile inserts a pending file row unless the user has one with its id.
+func (s *Store) BeginFile(ctx context.Context, f files.File) (files.File, bool, error) {
+	res, err := s.db.ExecContext(ctx, `INSERT INTO cairn_files (`+fileCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+		ON CONFLICT (user_id, id) DO NOTHING`,
+		f.UserID, f.ID, f.ContentHash, f.BlobKey, f.Size, f.MimeType, f.Filename, files.StatePending, f.AgentID, micros(f.CreatedAt))
+	if err != nil {
+		return files.File{}, false, wrap("begin file", err)
+	}
+	if n, _ := res.RowsAffected(); n == 1 {
+		return files.File{}, false, nil
+	}
+	prev, err := s.File(ctx, f.UserID, f.ID)
+	return prev, err == nil, err
+}
+
+// FinishFile marks a file stored.
+func (s *Store) FinishFile(ctx context.Context, userID, id string) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE cairn_files SET state = $3 WHERE user_id = $1 AND id = $2`, userID, id, files.StateStored)
+	return wrap("finish file", err)
+}
+
+// DeleteFile removes a file row.
+func (s *Store) DeleteFile(ctx context.Context, userID, id string) error {
+	_, err := s.db.ExecContext(ctx, `DELETE FROM cairn_files WHERE user_id = $1 AND id = $2`, userID, id)
+	return wrap("delete file", err)
+}
+
+// File returns a user's file row.
+func (s *Store) File(ctx context.Context, userID, id string) (files.File, error) {
+	f, err := scanFile(s.db.QueryRowContext(ctx, `SELECT `+fileCols+` FROM cairn_files WHERE user_id = $1 AND id = $2`, userID, id))
+	if isNoRows(err) {
+		return files.File{}, fmt.Errorf("controlplane: file %s: %w", id, files.ErrFileNotFound)
+	}
+	return f, wrap("read file", err)
+}
+
+// PendingFiles returns pending rows created before a time, oldest first.
+func (s *Store) PendingFiles(ctx context.Context, before time.Time) ([]files.File, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+fileCols+` FROM cairn_files WHERE state = $1 AND created_at < $2 ORDER BY created_at`,
+		files.StatePending, micros(before))
+	if err != nil {
+		return nil, wrap("pending files", err)
+	}
+	defer rows.Close()
+	var out []files.File
+	for rows.Next() {
+		f, err := scanFile(rows)
+		if err != nil {
+			return nil, wrap("pending files", err)
+		}
+		out = append(out, f)
+	}
+	return out, wrap("pending files", rows.Err())
+}
+
+// UsedBytes is the total size of a user's files, pending ones included.
+func (s *Store) UsedBytes(ctx context.Context, userID string) (int64, error) {
+	var n sql.NullInt64
+	err := s.db.QueryRowContext(ctx, `SELECT SUM(size) FROM cairn_files WHERE user_id = $1`, userID).Scan(&n)
+	return n.Int64, wrap("used bytes", err)
+}
+
+// SigningSecret returns the URL signing secret, creating it on first use.
+// Concurrent first uses agree: the insert that loses the race reads the
+// winner's.
+func (s *Store) SigningSecret(ctx context.Context) ([]byte, error) {
+	var secret string
+	err := s.db.QueryRowContext(ctx, `SELECT secret FROM cairn_signing_keys WHERE id = 'files'`).Scan(&secret)
+	if err == nil {
+		return hex.DecodeString(secret)
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return nil, wrap("signing key", err)
+	}
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return nil, wrap("signing key", err)
+	}
+	if _, err := s.db.ExecContext(ctx, `INSERT INTO cairn_signing_keys (id, secret, created_at) VALUES ('files', $1, $2)
+		ON CONFLICT (id) DO NOTHING`, hex.EncodeToString(b), micros(s.now())); err != nil {
+		return nil, wrap("signing key", err)
+	}
+	if err := s.db.QueryRowContext(ctx, `SELECT secret FROM cairn_signing_keys WHERE id = 'files'`).Scan(&secret); err != nil {
+		return nil, wrap("signing key", err)
+	}
+	return hex.DecodeString(secret)
+}

@@ -1,0 +1,173 @@
+package files
+
+import (
+	"context"
+	"time"
+
+	"github.com/cairnkg/cairn/knowledge"
+)
+
+// Job statuses.
+const (
+	JobQueued    = "queued"
+	JobRunning   = "running"
+	JobSucceeded = "succeeded"
+	JobFailed    = "failed"
+	JobCancelled = "cancelled"
+)
+
+// JobInterpret is the kind of job that interprets a file.
+const JobInterpret = "interpret"
+
+// DefaultMaxAttempts is how many times a job runs before it fails, counting
+// runs a crash interrupted.
+const DefaultMaxAttempts = 3
+
+// Job is a durable unit of background work.
+type Job struct {
+	ID        string
+	UserID    string
+	AgentID   string
+	AgentName string
+	Kind      string
+	FileID    string
+	Status    string
+	Progress  Progress
+	// Attempts counts the runs started, MaxAttempts bounds them.
+	Attempts, MaxAttempts int
+	RunAfter              time.Time
+	LeaseOwner            string
+	LeaseUntil            time.Time
+	CancelRequested       bool
+	// Config is the interpretation configuration the job was asked for.
+	Config map[string]any
+	// Result is what a finished job reports (counts, column mapping…).
+	Result       map[string]any
+	ErrorCode    string
+	ErrorMessage string
+	CreatedAt    time.Time
+	StartedAt    time.Time
+	FinishedAt   time.Time
+	UpdatedAt    time.Time
+}
+
+// Finished reports whether the job has reached a final status.
+func (j Job) Finished() bool {
+	return j.Status == JobSucceeded || j.Status == JobFailed || j.Status == JobCancelled
+}
+
+// Progress is how far a job is. ItemsDone is also the checkpoint a resumed
+// job continues from.
+type Progress struct {
+	Stage      string
+	Percent    int
+	ItemsDone  int64
+	ItemsTotal int64
+}
+
+// JobQuery selects a user's jobs.
+type JobQuery struct {
+	Status string // empty: any
+	FileID string // empty: any
+	Limit  int    // ≤ 0: 50
+	// Before pages: jobs created strictly before it (zero: from the
+	// newest).
+	Before time.Time
+}
+
+// JobStore keeps jobs. The control plane implements it; leasing takes
+// `FOR UPDATE SKIP LOCKED` on PostgreSQL and the write lock on SQLite, so
+// that two workers never hold one job.
+type JobStore interface {
+	EnqueueJob(ctx context.Context, j Job) error
+	// Job returns a user's job, or an error wrapping ErrJobNotFound.
+	Job(ctx context.Context, userID, id string) (Job, error)
+	// ListJobs returns a user's jobs, newest first.
+	ListJobs(ctx context.Context, userID string, q JobQuery) ([]Job, error)
+	// LeaseJob hands the oldest runnable job to owner until leaseUntil:
+	// a queued job whose RunAfter has come, or a running one whose lease
+	// expired (its worker died). Attempts is incremented. A job that
+	// expired with no attempts left is failed instead. ok is false when
+	// nothing is runnable.
+	LeaseJob(ctx context.Context, owner string, now, leaseUntil time.Time) (j Job, ok bool, err error)
+	// ProgressJob records progress and extends the lease, and reports
+	// whether cancellation was asked. ErrLeaseLost if owner no longer
+	// holds the job.
+	ProgressJob(ctx context.Context, id, owner string, p Progress, now, leaseUntil time.Time) (cancel bool, err error)
+	// FinishJob sets a final status; ErrLeaseLost if owner no longer holds
+	// the job (so a job never completes twice).
+	FinishJob(ctx context.Context, id, owner, status string, result map[string]any, code, message string, now time.Time) error
+	// RetryJob puts a running job back in the queue until runAfter.
+	RetryJob(ctx context.Context, id, owner string, runAfter time.Time, code, message string, now time.Time) error
+	// CancelJob cancels a queued job at once, or asks a running one to
+	// stop; ErrJobFinished for a finished one.
+	CancelJob(ctx context.Context, userID, id string, now time.Time) (Job, error)
+}
+
+// Enqueue queues the interpretation of one of the caller's stored files.
+// The caller needs write access to sources; the entities the job creates
+// are checked against the agent's consent when it runs (see
+// RunnerOptions.Authorize).
+//
+// agentID and agentName are the consent principal's agent, whose rules the
+// job is run under.
+func (s *Service) Enqueue(ctx context.Context, c knowledge.Caller, agentID, agentName, fileID string, config map[string]any) (Job, error) {
+	if !c.May(knowledge.Write, knowledge.ResourceSources) {
+		return Job{}, &knowledge.AccessError{Resource: knowledge.ResourceSources, Action: knowledge.Write}
+	}
+	f, err := s.storedFile(ctx, c.UserID, fileID)
+	if err != nil {
+		return Job{}, err
+	}
+	now := s.clock()
+	if config == nil {
+		config = map[string]any{}
+	}
+	j := Job{
+		ID: newJobID(), UserID: c.UserID, AgentID: agentID, AgentName: agentName, Kind: JobInterpret, FileID: f.ID,
+		Status: JobQueued, Progress: Progress{Stage: "queued"}, MaxAttempts: DefaultMaxAttempts, RunAfter: now,
+		Config: config, Result: map[string]any{}, CreatedAt: now, UpdatedAt: now,
+	}
+	if err := s.jobs.EnqueueJob(ctx, j); err != nil {
+		return Job{}, err
+	}
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+	return j, nil
+}
+
+// Job returns one of the caller's jobs; the caller needs read access to
+// sources.
+func (s *Service) Job(ctx context.Context, c knowledge.Caller, id string) (Job, error) {
+	if !c.May(knowledge.Read, knowledge.ResourceSources) {
+		return Job{}, &knowledge.AccessError{Resource: knowledge.ResourceSources, Action: knowledge.Read}
+	}
+	return s.jobs.Job(ctx, c.UserID, id)
+}
+
+// ListJobs returns the caller's jobs, newest first.
+func (s *Service) ListJobs(ctx context.Context, c knowledge.Caller, q JobQuery) ([]Job, error) {
+	if !c.May(knowledge.Read, knowledge.ResourceSources) {
+		return nil, &knowledge.AccessError{Resource: knowledge.ResourceSources, Action: knowledge.Read}
+	}
+	return s.jobs.ListJobs(ctx, c.UserID, q)
+}
+
+// CancelJob cancels one of the caller's jobs (write access to sources).
+func (s *Service) CancelJob(ctx context.Context, c knowledge.Caller, id string) (Job, error) {
+	if !c.May(knowledge.Write, knowledge.ResourceSources) {
+		return Job{}, &knowledge.AccessError{Resource: knowledge.ResourceSources, Action: knowledge.Write}
+	}
+	return s.jobs.CancelJob(ctx, c.UserID, id, s.clock())
+}
+
+// LatestJob returns the newest job of a file, ok false when it has none.
+func (s *Service) LatestJob(ctx context.Context, c knowledge.Caller, fileID string) (Job, bool, error) {
+	js, err := s.ListJobs(ctx, c, JobQuery{FileID: fileID, Limit: 1})
+	if err != nil || len(js) == 0 {
+		return Job{}, false, err
+	}
+	return js[0], true, nil
+}

@@ -1,0 +1,346 @@
+package files
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/cairnkg/cairn/knowledge"
+	"github.com/cairnkg/cairn/knowledge/interpret"
+)
+
+// RunnerOptions configure the workers. The zero value is usable.
+type RunnerOptions struct {
+	// Workers is how many jobs run at once in this process; 0 means 1.
+	Workers int
+	// Lease is how long a job stays leased without a sign of life from its
+	// worker; 0 means 30 s. A worker renews it with every batch.
+	Lease time.Duration
+	// Poll is how often an idle worker looks for jobs queued by other
+	// processes; 0 means 1 s.
+	Poll time.Duration
+	// Batch is how many records are stored per call of the store pipeline
+	// (and per checkpoint); 0 means 100.
+	Batch int
+	// Authorize returns the caller a job runs as: its user, and what its
+	// agent may do now. nil runs every job as its user with no consent
+	// filter.
+	Authorize func(ctx context.Context, j Job) (knowledge.Caller, error)
+	// Backoff is the delay before attempt n+1 after a transient failure of
+	// attempt n; nil means 1 s, 2 s, 4 s … capped at 30 s (the Arkiver
+	// contract's retry rules).
+	Backoff func(attempt int) time.Duration
+	// Owner names this process in leases; empty means host and pid.
+	Owner string
+}
+
+// Run runs workers until ctx ends; it returns once they have stopped. A job
+// interrupted by the end of ctx keeps its lease until it expires, then
+// another worker (or this process, restarted) resumes it.
+func (s *Service) Run(ctx context.Context, o RunnerOptions) {
+	o.Workers = cmp.Or(o.Workers, 1)
+	o.Lease = cmp.Or(o.Lease, 30*time.Second)
+	o.Poll = cmp.Or(o.Poll, time.Second)
+	o.Batch = cmp.Or(o.Batch, 100)
+	if o.Backoff == nil {
+		o.Backoff = func(n int) time.Duration {
+			return min(time.Second*time.Duration(math.Pow(2, float64(max(n-1, 0)))), 30*time.Second)
+		}
+	}
+	if o.Owner == "" {
+		host, _ := os.Hostname()
+		o.Owner = host + "/" + strconv.Itoa(os.Getpid())
+	}
+	var wg sync.WaitGroup
+	for i := range o.Workers {
+		owner := o.Owner + "/" + strconv.Itoa(i) + "/" + randomHex(4)
+		wg.Go(func() { s.work(ctx, o, owner) })
+	}
+	wg.Wait()
+}
+
+func (s *Service) work(ctx context.Context, o RunnerOptions, owner string) {
+	for ctx.Err() == nil {
+		ran, err := s.RunOne(ctx, o, owner)
+		if err != nil && ctx.Err() == nil {
+			s.log.Error("job worker", "err", err)
+		}
+		if ran {
+			continue
+		}
+		t := time.NewTimer(o.Poll)
+		select {
+		case <-ctx.Done():
+		case <-s.wake:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+}
+
+// RunOne leases one runnable job and runs it to an end (success, failure,
+// cancellation or a retry later); ran is false when nothing was runnable.
+func (s *Service) RunOne(ctx context.Context, o RunnerOptions, owner string) (ran bool, err error) {
+	o.Lease = cmp.Or(o.Lease, 30*time.Second)
+	o.Batch = cmp.Or(o.Batch, 100)
+	now := s.clock()
+	j, ok, err := s.jobs.LeaseJob(ctx, owner, now, now.Add(o.Lease))
+	if err != nil || !ok {
+		return false, err
+	}
+	r := &run{s: s, o: o, owner: owner, job: j}
+	res, err := r.interpret(ctx)
+	switch {
+	case ctx.Err() != nil:
+		// Shutting down: the lease expires and the job resumes later.
+		return true, nil
+	case errors.Is(err, ErrLeaseLost):
+		s.log.Warn("job lease lost; another worker has it", "job", j.ID)
+		return true, nil
+	case errors.Is(err, errCancelled):
+		return true, s.jobs.FinishJob(ctx, j.ID, owner, JobCancelled, r.result(res), "", "", s.clock())
+	case err != nil:
+		code, msg, transient := classify(err)
+		if transient && j.Attempts < cmp.Or(j.MaxAttempts, DefaultMaxAttempts) {
+			s.log.Warn("job failed; retrying", "job", j.ID, "attempt", j.Attempts, "err", err)
+			backoff := o.Backoff
+			if backoff == nil {
+				backoff = func(int) time.Duration { return time.Second }
+			}
+			return true, s.jobs.RetryJob(ctx, j.ID, owner, s.clock().Add(backoff(j.Attempts)), code, msg, s.clock())
+		}
+		s.log.Warn("job failed", "job", j.ID, "code", code, "err", err)
+		return true, s.jobs.FinishJob(ctx, j.ID, owner, JobFailed, r.result(res), code, msg, s.clock())
+	}
+	return true, s.jobs.FinishJob(ctx, j.ID, owner, JobSucceeded, r.result(res), "", "", s.clock())
+}
+
+var errCancelled = errors.New("job cancelled")
+
+// run is one attempt at one job.
+type run struct {
+	s     *Service
+	o     RunnerOptions
+	owner string
+	job   Job
+	// counts, for the result
+	entitiesCreated, observationsCreated int
+	memoryID                             string
+	attachments                          []string
+}
+
+// interpret reads the file, interprets it and stores the records from the
+// job's checkpoint on, a batch at a time.
+func (r *run) interpret(ctx context.Context) (interpret.Result, error) {
+	j := r.job
+	c := knowledge.Caller{UserID: j.UserID, AgentID: j.AgentName}
+	if r.o.Authorize != nil {
+		var err error
+		if c, err = r.o.Authorize(ctx, j); err != nil {
+			return interpret.Result{}, err
+		}
+	}
+	if err := r.progress(ctx, Progress{Stage: "reading", ItemsDone: j.Progress.ItemsDone, ItemsTotal: j.Progress.ItemsTotal}); err != nil {
+		return interpret.Result{}, err
+	}
+	data, f, err := r.s.ReadAll(ctx, j.UserID, j.FileID)
+	if err != nil {
+		return interpret.Result{}, err
+	}
+	if err := r.progress(ctx, Progress{Stage: "interpreting", ItemsDone: j.Progress.ItemsDone, ItemsTotal: j.Progress.ItemsTotal}); err != nil {
+		return interpret.Result{}, err
+	}
+	res, err := r.s.interpreters.Interpret(ctx, interpret.Document{Data: data, MimeType: f.MimeType, Filename: f.Filename, Config: j.Config})
+	if err != nil {
+		return res, err
+	}
+	total := int64(len(res.Records))
+	done := min(j.Progress.ItemsDone, total)
+	base := map[string]any{
+		"source_refs":       []any{f.ID},
+		"extractor_version": res.Interpreter + "@" + res.Version,
+		"extracted_at":      j.CreatedAt.UTC().Format(time.RFC3339Nano),
+		"file":              map[string]any{"source_id": f.ID, "filename": f.Filename, "content_hash": f.ContentHash, "mime_type": f.MimeType},
+		"interpretation": map[string]any{
+			"job_id": j.ID, "interpreter": res.Interpreter, "interpretation_config": res.Config,
+		},
+	}
+	for done < total {
+		end := min(done+int64(r.o.Batch), total)
+		batch := res.Records[done:end]
+		ents := make([]map[string]any, len(batch))
+		ranges := make([]any, len(batch))
+		for i, rec := range batch {
+			ents[i] = rec.Entity
+			ranges[i] = map[string]any{"unit": rec.Range.Unit, "start": rec.Range.Start, "end": rec.Range.End}
+		}
+		prov := map[string]any{}
+		for k, v := range base {
+			prov[k] = v
+		}
+		prov["ranges"] = ranges
+		out, err := r.s.know.Store(ctx, c, knowledge.StoreRequest{Entities: ents, Provenance: prov})
+		if err != nil {
+			return res, err
+		}
+		if !out.Deduplicated {
+			r.entitiesCreated += out.EntitiesCreated
+			r.observationsCreated += out.ObservationsCreated
+		}
+		done = end
+		if err := r.progress(ctx, Progress{Stage: "storing", ItemsDone: done, ItemsTotal: total,
+			Percent: int(100 * done / max(total, 1))}); err != nil {
+			return res, err
+		}
+	}
+	if err := r.finishExtras(ctx, c, f, res); err != nil {
+		return res, err
+	}
+	return res, r.progress(ctx, Progress{Stage: "done", ItemsDone: total, ItemsTotal: total, Percent: 100})
+}
+
+// finishExtras saves the file's text as a memory for search and stores
+// the attachments an e-mail carried as their own files.
+func (r *run) finishExtras(ctx context.Context, c knowledge.Caller, f File, res interpret.Result) error {
+	for _, a := range res.Attachments {
+		st, err := r.s.Put(ctx, c, bytes.NewReader(a.Data), PutRequest{Filename: a.Filename, MimeType: a.MimeType})
+		var unsupported *UnsupportedError
+		if errors.As(err, &unsupported) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		r.attachments = append(r.attachments, st.File.ID)
+		if !st.Deduplicated {
+			if _, err := r.s.Enqueue(ctx, c, r.job.AgentID, r.job.AgentName, st.File.ID, r.job.Config); err != nil {
+				return err
+			}
+		}
+	}
+	if res.Text == "" {
+		return nil
+	}
+	title := cmp.Or(res.Title, f.Filename, f.ID)
+	// The text is cut to what a stored value may hold (its JSON encoding
+	// is bounded, and escapes make it longer than the text): halved until
+	// it fits.
+	for n := maxMemoryText; ; n /= 2 {
+		m, err := r.s.know.SaveMemory(ctx, c, knowledge.MemoryRequest{
+			Collection: MemoryCollection, Title: title, Text: truncateText(res.Text, n), SourceID: f.ID,
+			Tags:     []string{"file", res.Interpreter},
+			Metadata: map[string]any{"file_id": f.ID, "filename": f.Filename, "mime_type": f.MimeType, "job_id": r.job.ID},
+		})
+		var verr *knowledge.ValidationError
+		switch {
+		case errors.Is(err, knowledge.ErrMemoriesUnavailable):
+			return nil
+		case errors.As(err, &verr) && verr.Field == "text" && n > 1024:
+			continue
+		case err != nil:
+			return err
+		}
+		r.memoryID = m.ID
+		return nil
+	}
+}
+
+// MemoryCollection holds the text of interpreted files.
+const MemoryCollection = "files"
+
+// maxMemoryText bounds the text kept as a file's memory.
+const maxMemoryText = 60 << 10
+
+func (r *run) progress(ctx context.Context, p Progress) error {
+	now := r.s.clock()
+	cancel, err := r.s.jobs.ProgressJob(ctx, r.job.ID, r.owner, p, now, now.Add(r.o.Lease))
+	if err != nil {
+		return err
+	}
+	r.job.Progress = p
+	if cancel {
+		return errCancelled
+	}
+	return nil
+}
+
+// result is what the job reports when it ends.
+func (r *run) result(res interpret.Result) map[string]any {
+	out := map[string]any{
+		"interpreter": res.Interpreter, "entities_created": r.entitiesCreated, "observations_created": r.observationsCreated,
+		"records": len(res.Records), "run_id": "run_" + r.job.ID,
+	}
+	if res.EntityType != "" {
+		out["entity_type"] = res.EntityType
+	}
+	if len(res.Mapping) > 0 {
+		out["column_mapping"] = res.Mapping
+	}
+	if res.Skipped != "" {
+		out["interpretation_skipped"] = res.Skipped
+	}
+	if len(res.Config) > 0 {
+		out["interpretation_config"] = res.Config
+	}
+	if r.memoryID != "" {
+		out["memory_id"] = r.memoryID
+	}
+	if len(r.attachments) > 0 {
+		out["attachment_file_ids"] = r.attachments
+	}
+	for k, v := range res.Meta {
+		out[k] = v
+	}
+	return out
+}
+
+// classify maps a job's error onto an error code, its message, and whether
+// another attempt may succeed.
+func classify(err error) (code, msg string, transient bool) {
+	var (
+		verr   *knowledge.ValidationError
+		forbid *knowledge.ForbiddenError
+		access *knowledge.AccessError
+		terr   *interpret.TransientError
+	)
+	switch {
+	case errors.As(err, &verr):
+		return "VALIDATION_ERROR", err.Error(), false
+	case errors.As(err, &forbid), errors.As(err, &access):
+		return "CONSENT_DENIED", err.Error(), false
+	case errors.Is(err, ErrFileNotFound):
+		return "FILE_NOT_FOUND", err.Error(), false
+	case errors.Is(err, interpret.ErrUnreadable):
+		return "ANALYSIS_FAILED", err.Error(), false
+	case errors.As(err, &terr):
+		return "ANALYSIS_FAILED", err.Error(), true
+	}
+	return "PROCESSING_FAILED", fmt.Sprintf("%v", err), true
+}
+
+func newJobID() string { return "job_" + randomHex(12) }
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func truncateText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n]
+}

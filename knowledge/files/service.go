@@ -1,0 +1,95 @@
+package files
+
+import (
+	"cmp"
+	"log/slog"
+	"time"
+
+	"gocloud.dev/blob"
+
+	"github.com/cairnkg/cairn/knowledge"
+	"github.com/cairnkg/cairn/knowledge/interpret"
+)
+
+// Defaults of Options.
+const (
+	DefaultMaxFileBytes = 100 << 20
+	// DefaultURLTTL is how long a signed URL lives unless asked otherwise;
+	// MaxURLTTL bounds what may be asked.
+	DefaultURLTTL = time.Hour
+	MaxURLTTL     = 7 * 24 * time.Hour
+)
+
+// Options configure a Service. Bucket, Meta, Jobs and Knowledge are
+// required; the zero value of every other field is usable.
+type Options struct {
+	Bucket    *blob.Bucket
+	Meta      Meta
+	Jobs      JobStore
+	Knowledge *knowledge.Service
+	// MaxFileBytes bounds one file; 0 means DefaultMaxFileBytes.
+	MaxFileBytes int64
+	// QuotaBytes bounds the total size of one user's files; 0 means no
+	// quota.
+	QuotaBytes int64
+	// SpoolDir holds uploads while they are hashed and checked, before
+	// they go to the bucket; empty means os.TempDir().
+	SpoolDir string
+	// BaseURL is where this process's HTTP server answers (e.g.
+	// http://127.0.0.1:7400): signed URLs point to BaseURL/files/{id}.
+	// Empty means the bucket's own signed URLs, where it has them.
+	BaseURL string
+	// Interpreters read files; nil means interpret.NewSet(interpret.Config{}).
+	Interpreters *interpret.Set
+	// Logger receives diagnostics; nil discards them.
+	Logger *slog.Logger
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Service stores files and runs their interpretation. It is safe for
+// concurrent use.
+type Service struct {
+	bucket       *blob.Bucket
+	meta         Meta
+	jobs         JobStore
+	know         *knowledge.Service
+	maxBytes     int64
+	quota        int64
+	spool        string
+	baseURL      string
+	interpreters *interpret.Set
+	log          *slog.Logger
+	now          func() time.Time
+	// wake nudges local workers when a job is queued.
+	wake chan struct{}
+}
+
+// New returns a Service.
+func New(o Options) *Service {
+	s := &Service{
+		bucket: o.Bucket, meta: o.Meta, jobs: o.Jobs, know: o.Knowledge,
+		maxBytes: cmp.Or(o.MaxFileBytes, DefaultMaxFileBytes), quota: o.QuotaBytes,
+		spool: o.SpoolDir, baseURL: o.BaseURL, interpreters: o.Interpreters, log: o.Logger, now: o.Now,
+		wake: make(chan struct{}, 1),
+	}
+	if s.interpreters == nil {
+		s.interpreters = interpret.NewSet(interpret.Config{})
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	return s
+}
+
+// MaxFileBytes is the largest file the service accepts.
+func (s *Service) MaxFileBytes() int64 { return s.maxBytes }
+
+// SetBaseURL sets where signed URLs point, once the HTTP server knows its
+// address.
+func (s *Service) SetBaseURL(u string) { s.baseURL = u }
+
+func (s *Service) clock() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
