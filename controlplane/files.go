@@ -83,6 +83,26 @@ func (s *Store) PendingFiles(ctx context.Context, before time.Time) ([]files.Fil
 	return out, wrap("pending files", rows.Err())
 }
 
+// StoredFiles returns a user's stored files (pending ones left out), by
+// id: what cairn export writes.
+func (s *Store) StoredFiles(ctx context.Context, userID string) ([]files.File, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+fileCols+` FROM cairn_files WHERE user_id = $1 AND state = $2 ORDER BY id`,
+		userID, files.StateStored)
+	if err != nil {
+		return nil, wrap("stored files", err)
+	}
+	defer rows.Close()
+	var out []files.File
+	for rows.Next() {
+		f, err := scanFile(rows)
+		if err != nil {
+			return nil, wrap("stored files", err)
+		}
+		out = append(out, f)
+	}
+	return out, wrap("stored files", rows.Err())
+}
+
 // UsedBytes is the total size of a user's files, pending ones included.
 func (s *Store) UsedBytes(ctx context.Context, userID string) (int64, error) {
 	var n sql.NullInt64

@@ -213,3 +213,66 @@ func scope(owner string) string {
 	}
 	return knowledge.ScopeUser
 }
+
+// OwnerSchemaVersions returns every schema version of an owner ("" for
+// the global ones), by type then seq: what cairn export writes.
+func (s *Store) OwnerSchemaVersions(ctx context.Context, owner string) ([]knowledge.SchemaVersion, error) {
+	return s.schemaVersions(ctx, `SELECT `+schemaVersionColumns+` FROM schema_versions
+		WHERE owner_id = $1 ORDER BY entity_type, seq`, owner)
+}
+
+// ImportSchemaVersions writes exported schema versions, in one
+// transaction, keeping their ids, times and authors, and returns how many
+// were new. A version the store holds already (same owner, type and
+// version) is left as it is, so importing twice writes once. A new version
+// keeps its seq unless the store gives that seq to another version of the
+// type (then it takes the next free one), and is active when it was
+// exported active and the store has no active version of the type yet: a
+// store's own choice of active version is kept.
+func (s *Store) ImportSchemaVersions(ctx context.Context, vs []knowledge.SchemaVersion) (int, error) {
+	n := 0
+	err := s.tx(ctx, schemaLock, func(tx *sql.Tx) error {
+		n = 0
+		for _, v := range vs {
+			if v.Schema == nil {
+				return fmt.Errorf("controlplane: import schema %s: no definition", v.ID)
+			}
+			var have int
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM schema_versions WHERE owner_id = $1 AND entity_type = $2 AND version = $3`,
+				v.Owner, v.EntityType, v.Version).Scan(&have); err != nil {
+				return wrap("read schema", err)
+			}
+			if have > 0 {
+				continue
+			}
+			var seqTaken, activeTaken int
+			if err := tx.QueryRowContext(ctx, `SELECT
+				(SELECT count(*) FROM schema_versions WHERE owner_id = $1 AND entity_type = $2 AND seq = $3),
+				(SELECT count(*) FROM schema_versions WHERE owner_id = $1 AND entity_type = $2 AND active = 1)`,
+				v.Owner, v.EntityType, v.Seq).Scan(&seqTaken, &activeTaken); err != nil {
+				return wrap("read schema", err)
+			}
+			if seqTaken > 0 || v.Seq <= 0 {
+				if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) + 1 FROM schema_versions WHERE owner_id = $1 AND entity_type = $2`,
+					v.Owner, v.EntityType).Scan(&v.Seq); err != nil {
+					return wrap("read schema", err)
+				}
+			}
+			active := 0
+			if v.Active && activeTaken == 0 {
+				active = 1
+			}
+			def, err := json.Marshal(v.Schema)
+			if err != nil {
+				return wrap("encode schema", err)
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO schema_versions (`+schemaVersionColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+				v.ID, v.Owner, v.EntityType, v.Version, v.Seq, string(def), active, micros(v.CreatedAt), v.CreatedBy); err != nil {
+				return wrap("import schema", err)
+			}
+			n++
+		}
+		return nil
+	})
+	return n, err
+}

@@ -31,11 +31,17 @@ var (
 	TableRejected     = TransferTable{"rejected_observations", []string{"user_id", "observation_id", "entity_id", "contradiction_id", "rejected_at"}, "observation_id"}
 	TableAgents       = TransferTable{"agents", []string{"id", "user_id", "name", "created_at"}, "id"}
 	TableConsentRules = TransferTable{"consent_rules", []string{"id", "user_id", "agent_id", "pattern", "action", "effect", "created_at"}, "id"}
+	// The user's schema recommendations and auto-enhance setting (the
+	// schema versions themselves are lines of their own: see
+	// OwnerSchemaVersions).
+	TableSchemaRecommendations = TransferTable{"schema_recommendations", []string{"id", "user_id", "entity_type", "fields", "source", "confidence", "reasoning", "status", "created_at", "updated_at"}, "id"}
+	TableSchemaSettings        = TransferTable{"schema_settings", []string{"user_id", "auto_enhance", "updated_at"}, "user_id"}
 )
 
 // TransferTables lists every transfer table, in the order an import
 // writes them.
-var TransferTables = []TransferTable{TableProfiles, TableProfileLog, TableContradicts, TableRejected, TableAgents, TableConsentRules}
+var TransferTables = []TransferTable{TableProfiles, TableProfileLog, TableContradicts, TableRejected, TableAgents, TableConsentRules,
+	TableSchemaRecommendations, TableSchemaSettings}
 
 // TransferTableNamed returns the transfer table of that name.
 func TransferTableNamed(name string) (TransferTable, bool) {

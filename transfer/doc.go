@@ -2,11 +2,13 @@
 // Lines export, and reads such an export into a store of any backend: the
 // format and its guarantees are documented in docs/export.md.
 //
-// An export keeps history: sources, every observation, entities with their
-// merges, every period of every relationship (ended ones too) with their
-// observations, timeline events, raw fragments, memories, the profile and
-// its changes, contradictions; consent (agents and rules) and the audit log
-// on request. API keys never. Derived state (entity embeddings, search
+// An export keeps history: schema versions (the user's, and the global ones
+// when every user is exported) with recommendations and settings, sources,
+// every observation, entities with their merges, every period of every
+// relationship (ended ones too) with their observations, timeline events,
+// raw fragments, stored files with their bytes, memories (with their
+// vectors on request), the profile and its changes, contradictions;
+// consent (agents and rules) and the audit log on request. API keys never. Derived state (entity embeddings, search
 // indexes) is not exported: an import rebuilds it.
 //
 // Both directions stream: Export reads the store a page at a time, Import

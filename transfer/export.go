@@ -9,9 +9,12 @@ import (
 	"io"
 	"time"
 
+	"gocloud.dev/blob"
+
 	"github.com/cairnkg/cairn/consent"
 	"github.com/cairnkg/cairn/controlplane"
 	"github.com/cairnkg/cairn/graph"
+	"github.com/cairnkg/cairn/knowledge/files"
 	"github.com/cairnkg/cairn/vector"
 )
 
@@ -21,6 +24,10 @@ type Stores struct {
 	Control *controlplane.Store
 	// Memories is nil when the store keeps none.
 	Memories *vector.Store
+	// Bucket holds the bytes of stored files (knowledge/files); nil when
+	// file storage is off. An export of a user with files needs it; an
+	// import of an export with files too.
+	Bucket *blob.Bucket
 }
 
 // ExportOptions choose what an export holds.
@@ -34,6 +41,9 @@ type ExportOptions struct {
 	// Consent writes the users' agents and consent rules; Audit their
 	// audit log. API keys are never written.
 	Consent, Audit bool
+	// GlobalSchemas writes the global schema versions (registered by the
+	// operator) before the first user: set it when exporting every user.
+	GlobalSchemas bool
 	// PageSize is how many rows each read asks for; 0 means 500.
 	PageSize int
 	// Now is the time written in the header; zero means time.Now.
@@ -90,17 +100,36 @@ func Export(ctx context.Context, s Stores, w io.Writer, opts ExportOptions) (map
 	if opts.Now.IsZero() {
 		opts.Now = time.Now()
 	}
+	// The files are listed first, for the header's count.
+	userFiles := map[string][]files.File{}
+	nfiles := 0
+	for _, u := range opts.Users {
+		fs, err := s.Control.StoredFiles(ctx, u.ID)
+		if err != nil {
+			return nil, err
+		}
+		userFiles[u.ID] = fs
+		nfiles += len(fs)
+	}
+	if nfiles > 0 && s.Bucket == nil {
+		return nil, fmt.Errorf("transfer: export: %d stored files, and no bucket to read their bytes from (configure the file bucket: --blob-url)", nfiles)
+	}
 	ew := &exportWriter{w: bufio.NewWriterSize(w, 1<<16), counts: map[string]int{}, progress: opts.Progress}
 	err := ew.line(KindHeader, "", Header{
 		Format: Format, Version: Version, CairnVersion: opts.CairnVersion, ExportedAt: opts.Now.UTC(),
-		Users: opts.Users, Vectors: opts.Vectors, Consent: opts.Consent, Audit: opts.Audit,
+		Users: opts.Users, Vectors: opts.Vectors, Consent: opts.Consent, Audit: opts.Audit, Files: nfiles,
 	})
 	if err != nil {
 		return nil, err
 	}
 	delete(ew.counts, KindHeader)
+	if opts.GlobalSchemas {
+		if err := exportSchemas(ctx, s.Control, ew, ""); err != nil {
+			return nil, err
+		}
+	}
 	for _, u := range opts.Users {
-		if err := exportUser(ctx, s, ew, u, opts); err != nil {
+		if err := exportUser(ctx, s, ew, u, userFiles[u.ID], opts); err != nil {
 			return nil, err
 		}
 	}
@@ -115,8 +144,12 @@ func Export(ctx context.Context, s Stores, w io.Writer, opts ExportOptions) (map
 	return counts, nil
 }
 
-func exportUser(ctx context.Context, s Stores, ew *exportWriter, u consent.User, opts ExportOptions) error {
+func exportUser(ctx context.Context, s Stores, ew *exportWriter, u consent.User, fs []files.File, opts ExportOptions) error {
 	if err := ew.line(KindUser, u.ID, u); err != nil {
+		return err
+	}
+	// Schemas before entities: an import needs a type's schema first.
+	if err := exportSchemas(ctx, s.Control, ew, u.ID); err != nil {
 		return err
 	}
 	// One read transaction: the graph as it was at one moment.
@@ -130,13 +163,19 @@ func exportUser(ctx context.Context, s Stores, ew *exportWriter, u consent.User,
 	if err != nil {
 		return err
 	}
+	for _, f := range fs {
+		if err := exportFile(ctx, s.Bucket, ew, f); err != nil {
+			return err
+		}
+	}
 	if s.Memories != nil {
 		if err := exportMemories(ctx, s.Memories, ew, u.ID, opts); err != nil {
 			return err
 		}
 	}
 	tables := []controlplane.TransferTable{controlplane.TableProfiles, controlplane.TableProfileLog,
-		controlplane.TableContradicts, controlplane.TableRejected}
+		controlplane.TableContradicts, controlplane.TableRejected,
+		controlplane.TableSchemaRecommendations, controlplane.TableSchemaSettings}
 	if opts.Consent {
 		tables = append(tables, controlplane.TableAgents, controlplane.TableConsentRules)
 	}
@@ -265,6 +304,53 @@ func exportGraph(ctx context.Context, tx *graph.Tx, ex graph.Exporter, ew *expor
 		after = rels[len(rels)-1].Key()
 	}
 	return nil
+}
+
+// exportSchemas writes every schema version of an owner ("" for the
+// global ones), by type then seq.
+func exportSchemas(ctx context.Context, cp *controlplane.Store, ew *exportWriter, owner string) error {
+	vs, err := cp.OwnerSchemaVersions(ctx, owner)
+	if err != nil {
+		return err
+	}
+	for _, v := range vs {
+		if err := ew.line(KindSchema, owner, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// exportFile writes a stored file's bytes as blob lines of at most
+// BlobChunk bytes, read from the bucket as they are written, then its file
+// line.
+func exportFile(ctx context.Context, b *blob.Bucket, ew *exportWriter, f files.File) error {
+	r, err := b.NewReader(ctx, f.BlobKey, nil)
+	if err != nil {
+		return fmt.Errorf("transfer: export file %s (%s): %w", f.ID, f.BlobKey, err)
+	}
+	defer r.Close()
+	buf := make([]byte, BlobChunk)
+	var off int64
+	for {
+		n, err := io.ReadFull(r, buf)
+		if n > 0 {
+			if err := ew.line(KindBlob, f.UserID, Blob{FileID: f.ID, Offset: off, Data: buf[:n]}); err != nil {
+				return err
+			}
+			off += int64(n)
+		}
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("transfer: export file %s: %w", f.ID, err)
+		}
+	}
+	if off != f.Size {
+		return fmt.Errorf("transfer: export file %s: the bucket holds %d bytes, its row says %d", f.ID, off, f.Size)
+	}
+	return ew.line(KindFile, f.UserID, f)
 }
 
 func exportMemories(ctx context.Context, ms *vector.Store, ew *exportWriter, userID string, opts ExportOptions) error {

@@ -22,6 +22,7 @@ const (
 const (
 	KindHeader                  = "header"
 	KindUser                    = "user"
+	KindSchema                  = "schema"
 	KindSource                  = "source"
 	KindEntity                  = "entity"
 	KindObservation             = "observation"
@@ -29,6 +30,8 @@ const (
 	KindRawFragment             = "raw_fragment"
 	KindRelationship            = "relationship"
 	KindRelationshipObservation = "relationship_observation"
+	KindBlob                    = "blob"
+	KindFile                    = "file"
 	KindMemory                  = "memory"
 	KindRow                     = "row"
 	KindAudit                   = "audit"
@@ -53,6 +56,24 @@ type Header struct {
 	Vectors      bool           `json:"vectors"`
 	Consent      bool           `json:"consent"`
 	Audit        bool           `json:"audit"`
+	// Files counts the stored files (blob and file lines) the export
+	// holds, so that an import into a store without a bucket fails before
+	// writing anything. Absent in exports without files.
+	Files int `json:"files,omitempty"`
+}
+
+// BlobChunk is how many bytes of a file one blob line holds at most
+// (about 1 MiB once in base64), so that neither side holds a large file
+// in memory.
+const BlobChunk = 768 << 10
+
+// Blob is the data of a blob line: a chunk of a stored file's bytes, at
+// Offset; the chunks of a file come in order, before its file line.
+type Blob struct {
+	FileID string `json:"file_id"`
+	Offset int64  `json:"offset"`
+	// Data is base64 in the file (encoding/json's []byte).
+	Data []byte `json:"data"`
 }
 
 // Entity is the data of an entity line: the entity with its identifiers.

@@ -30,6 +30,9 @@ type ImportOptions struct {
 	// Progress, when set, is called after each batch with the bytes read
 	// so far and the lines imported.
 	Progress func(bytesRead int64, lines int)
+	// SpoolDir holds a file's bytes while its blob lines are read, until
+	// they are checked and put in the bucket; empty means os.TempDir().
+	SpoolDir string
 }
 
 // Stats says what an import did: lines read by kind, and rows written
@@ -84,6 +87,8 @@ type importer struct {
 	user  string
 	batch []json.RawMessage
 	users map[string]bool
+	// spool holds the bytes of the file whose blob lines are being read.
+	spool *spool
 }
 
 // Import reads an export from r into the stores, a batch at a time, and
@@ -99,7 +104,11 @@ func Import(ctx context.Context, s Stores, r io.Reader, opts ImportOptions) (Sta
 	if err != nil {
 		return Stats{}, err
 	}
+	if h.Files > 0 && s.Bucket == nil {
+		return Stats{}, fmt.Errorf("transfer: the export holds %d files and this store has no file bucket: configure one (--blob-url) and import again; nothing was written", h.Files)
+	}
 	im := &importer{s: s, opts: opts, stats: Stats{Read: map[string]int{}, Written: map[string]int{}}, users: map[string]bool{}}
+	defer im.closeSpool()
 	for _, u := range h.Users {
 		im.users[u.ID] = false
 	}
@@ -126,7 +135,8 @@ func Import(ctx context.Context, s Stores, r io.Reader, opts ImportOptions) (Sta
 			continue
 		}
 		im.stats.Read[l.Kind]++
-		if l.Kind != im.kind || l.User != im.user || len(im.batch) >= opts.BatchSize {
+		// A blob line (up to a BlobChunk) is written alone.
+		if l.Kind != im.kind || l.User != im.user || len(im.batch) >= opts.BatchSize || l.Kind == KindBlob {
 			if err := im.flush(ctx); err != nil {
 				return im.stats, err
 			}
@@ -181,7 +191,7 @@ func (im *importer) flush(ctx context.Context) error {
 		return nil
 	}
 	defer func() { im.batch = im.batch[:0] }()
-	if im.kind != KindUser {
+	if im.kind != KindUser && (im.kind != KindSchema || im.user != "") {
 		if done, ok := im.users[im.user]; !ok || !done {
 			return fmt.Errorf("%w: a %s line of user %q, whom no user line before it names", ErrFormat, im.kind, im.user)
 		}
@@ -424,6 +434,21 @@ func (im *importer) write(ctx context.Context) (int, error) {
 			}
 			return n, nil
 		})
+	case KindSchema:
+		vs, err := decodeAll[knowledge.SchemaVersion](im.batch)
+		if err != nil {
+			return 0, err
+		}
+		for _, v := range vs {
+			if v.Owner != user {
+				return 0, fmt.Errorf("%w: a schema of owner %q in the lines of %q", ErrFormat, v.Owner, user)
+			}
+		}
+		return im.s.Control.ImportSchemaVersions(ctx, vs)
+	case KindBlob:
+		return 0, im.writeBlobs()
+	case KindFile:
+		return im.writeFiles(ctx)
 	case KindMemory:
 		return im.writeMemories(ctx)
 	case KindRow:

@@ -2,10 +2,17 @@ package transfer_test
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"io"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"gocloud.dev/blob/fileblob"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -19,6 +26,7 @@ import (
 	"github.com/cairnkg/cairn/graph/embedded"
 	graphpostgres "github.com/cairnkg/cairn/graph/postgres"
 	"github.com/cairnkg/cairn/knowledge"
+	"github.com/cairnkg/cairn/knowledge/files"
 	"github.com/cairnkg/cairn/migrations"
 	"github.com/cairnkg/cairn/transfer"
 	"github.com/cairnkg/cairn/vector"
@@ -32,17 +40,30 @@ type clock struct{ t time.Time }
 
 func (c *clock) now() time.Time { c.t = c.t.Add(time.Second); return c.t }
 
-// backend is one complete store and a knowledge service over it.
+// backend is one complete store and the knowledge and files services
+// over it.
 type backend struct {
 	stores transfer.Stores
 	svc    *knowledge.Service
+	files  *files.Service
 }
 
-func newService(s transfer.Stores, clk *clock) *knowledge.Service {
-	return knowledge.NewService(s.Graph, knowledge.NewRegistry(), knowledge.Options{
+// newBackend opens a file bucket for s and the services; the schema
+// registry is the control plane's.
+func newBackend(t *testing.T, s transfer.Stores, clk *clock) backend {
+	t.Helper()
+	bucket, err := fileblob.OpenBucket(t.TempDir(), &fileblob.Options{NoTempDir: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { bucket.Close() })
+	s.Bucket = bucket
+	svc := knowledge.NewService(s.Graph, knowledge.NewPersistentRegistry(s.Control), knowledge.Options{
 		Now: clk.now, Embedder: embed.NewLocal(), Memories: s.Memories,
 		Profiles: s.Control, Contradictions: s.Control,
 	})
+	fsvc := files.New(files.Options{Bucket: bucket, Meta: s.Control, Jobs: s.Control, Knowledge: svc, SpoolDir: t.TempDir(), Now: clk.now})
+	return backend{s, svc, fsvc}
 }
 
 func openEmbedded(t *testing.T, clk *clock) backend {
@@ -56,7 +77,7 @@ func openEmbedded(t *testing.T, clk *clock) backend {
 		Memories: vector.NewStore(vecembedded.New(db)),
 	}
 	t.Cleanup(func() { s.Graph.Close(); s.Memories.Close(); db.Close() })
-	return backend{s, newService(s, clk)}
+	return newBackend(t, s, clk)
 }
 
 func openPostgres(t *testing.T, clk *clock) backend {
@@ -70,7 +91,7 @@ func openPostgres(t *testing.T, clk *clock) backend {
 		Memories: vector.NewStore(pgvector.New(db.Pool, pgvector.Options{})),
 	}
 	t.Cleanup(func() { s.Graph.Close(); s.Memories.Close(); db.Close() })
-	return backend{s, newService(s, clk)}
+	return newBackend(t, s, clk)
 }
 
 // generate fills b with every kind of record for user u, through the
@@ -127,6 +148,43 @@ func generate(t *testing.T, b backend, clk *clock, u consent.User) (map[string]s
 	_, _, err = b.svc.CreateRelationship(ctx, c, rel)
 	check("create relationship again", err)
 	moments = append(moments, clk.t)
+	// Schemas: a global type registered by the operator, and a type of
+	// the user's own with three versions, the second active; entities of
+	// both; a recommendation, and auto-enhancement switched off.
+	_, err = b.svc.RegisterSchema(ctx, knowledge.Caller{}, knowledge.RegisterSchemaRequest{Global: true, Activate: true, By: "operator",
+		Schema: &knowledge.Schema{EntityType: "planet", Fields: map[string]knowledge.Field{"name": {Type: knowledge.TypeString, Identifier: true},
+			"moons": {Type: knowledge.TypeNumber}}, IdentityFields: []string{"name"}, NameFields: []string{"name"}}})
+	check("register global schema", err)
+	ship := func(version string, extra ...string) *knowledge.Schema {
+		sc := &knowledge.Schema{EntityType: "spaceship", Version: version, Fields: map[string]knowledge.Field{
+			"name": {Type: knowledge.TypeString, Identifier: true}, "crew": {Type: knowledge.TypeNumber},
+			"launch_date": {Type: knowledge.TypeDate, EventType: "launched"}}, IdentityFields: []string{"name"}, NameFields: []string{"name"}}
+		for _, f := range extra {
+			sc.Fields[f] = knowledge.Field{Type: knowledge.TypeString}
+		}
+		return sc
+	}
+	for _, r := range []knowledge.RegisterSchemaRequest{
+		{Schema: ship("1.0"), Activate: true, By: "claude"},
+		{Schema: ship("1.1", "captain"), Activate: true, By: "claude"},
+		{Schema: ship("2.0", "captain", "registry"), By: "claude"},
+	} {
+		_, err := b.svc.RegisterSchema(ctx, c, r)
+		check("register schema", err)
+	}
+	store("s4",
+		map[string]any{"entity_type": "spaceship", "name": "Rocket Sled", "crew": json.Number("1"), "captain": "Wile E", "launch_date": "2001-02-03", "paint": "red"},
+		map[string]any{"entity_type": "planet", "name": "Mars", "moons": json.Number("2")},
+	)
+	check("recommendation", b.stores.Control.PutRecommendations(ctx, []knowledge.Recommendation{{
+		ID: "rec_1", UserID: u.ID, EntityType: "spaceship", Fields: []knowledge.RecommendedField{{Name: "paint", Type: knowledge.TypeString}},
+		Source: knowledge.RecommendationFromRawFragments, Confidence: 0.75, Reasoning: "seen once", Status: knowledge.RecommendationPending,
+		CreatedAt: clk.now(), UpdatedAt: clk.now(),
+	}}))
+	check("auto-enhance", b.stores.Control.SetAutoEnhance(ctx, u.ID, false))
+	// A stored file larger than a blob line.
+	_, err = b.files.Put(ctx, c, strings.NewReader(fileContent()), files.PutRequest{Filename: "log.txt"})
+	check("put file", err)
 	// Memories with tags and entity links, and a claim that contradicts.
 	for _, m := range []knowledge.MemoryRequest{
 		{Collection: "notes", Text: "Wile E keeps buying rockets from Acme", Tags: []string{"purchases"}, EntityIDs: []string{ids["Wile E"], ids["Acme"]}},
@@ -147,6 +205,16 @@ func generate(t *testing.T, b backend, clk *clock, u consent.User) (map[string]s
 		t.Fatal("the generated store has no contradiction")
 	}
 	return ids, moments
+}
+
+// fileContent is the text of the generated store's file: more than two
+// blob lines.
+func fileContent() string {
+	var b strings.Builder
+	for i := 0; b.Len() < 2*transfer.BlobChunk+1000; i++ {
+		fmt.Fprintf(&b, "line %d: the road runner passed by at %d mph\n", i, i%97)
+	}
+	return b.String()
 }
 
 // exported exports every user of s, at a fixed time.
@@ -213,6 +281,34 @@ func reads(t *testing.T, b backend, u consent.User, ids map[string]string, momen
 		}
 		out["search/"+q] = []any{hits, total}
 	}
+	for _, owner := range []string{u.ID, ""} {
+		for _, typ := range []string{"spaceship", "planet"} {
+			vs, err := b.stores.Control.SchemaVersions(ctx, owner, typ)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out["schemas/"+owner+"/"+typ] = vs
+		}
+	}
+	recs, err := b.stores.Control.Recommendations(ctx, u.ID, "spaceship")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out["recommendations"] = recs
+	if out["auto_enhance"], err = b.stores.Control.AutoEnhance(ctx, u.ID); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256([]byte(fileContent()))
+	r, f, err := b.files.Open(ctx, u.ID, knowledge.SourceID(u.ID, hex.EncodeToString(sum[:])))
+	if err != nil {
+		t.Fatalf("open the file: %v", err)
+	}
+	content, err := io.ReadAll(r)
+	r.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out["file"], out["file/bytes"] = f, string(content) == fileContent()
 	for _, q := range []string{"rockets", "birds that run fast", ""} {
 		res, err := b.svc.SearchMemories(ctx, c, knowledge.MemoryQuery{Collections: []string{"notes", "insights"}, Query: q})
 		if err != nil {
@@ -237,14 +333,24 @@ func TestRoundTripAcrossBackends(t *testing.T) {
 		t.Fatal(err)
 	}
 	ids, moments := generate(t, src, clk, u)
-	opts := transfer.ExportOptions{Users: []consent.User{u}, Consent: true}
+	opts := transfer.ExportOptions{Users: []consent.User{u}, Consent: true, Vectors: true, GlobalSchemas: true}
 	first := exported(t, src.stores, opts)
+	vecs := exportedVectors(t, first)
 
 	pg := openPostgres(t, clk)
 	st := imported(t, pg.stores, first)
-	if st.Written[transfer.KindObservation] == 0 || st.Written[transfer.KindRelationship] != st.Read[transfer.KindRelationship] {
+	if st.Written[transfer.KindObservation] == 0 || st.Written[transfer.KindRelationship] != st.Read[transfer.KindRelationship] ||
+		st.Written[transfer.KindSchema] != st.Read[transfer.KindSchema] || st.Written[transfer.KindFile] != 1 || st.Written[transfer.KindBlob] != 1 {
 		t.Errorf("first import wrote %v of %v", st.Written, st.Read)
 	}
+	if st.Read[transfer.KindBlob] < 3 || st.Read[transfer.KindSchema] != 4 {
+		t.Errorf("the export holds %d blob lines (want 3 or more) and %d schema lines (want 4)", st.Read[transfer.KindBlob], st.Read[transfer.KindSchema])
+	}
+	t.Logf("first import: read %v, wrote %v", st.Read, st.Written)
+	if st.Embedded != 0 {
+		t.Errorf("an import with vectors of the same embedder embedded %d memories again", st.Embedded)
+	}
+	checkVectors(t, pg.stores, u, vecs)
 	again := imported(t, pg.stores, first)
 	for kind, n := range again.Written {
 		if n != 0 {
@@ -257,7 +363,10 @@ func TestRoundTripAcrossBackends(t *testing.T) {
 	}
 
 	back := openEmbedded(t, clk)
-	imported(t, back.stores, second)
+	if st := imported(t, back.stores, second); st.Embedded != 0 {
+		t.Errorf("the import back embedded %d memories again", st.Embedded)
+	}
+	checkVectors(t, back.stores, u, vecs)
 	third := exported(t, back.stores, opts)
 	if d := cmp.Diff(string(first), string(third)); d != "" {
 		t.Errorf("the export after the round trip differs (-first +third):\n%s", d)
@@ -283,5 +392,81 @@ func TestRoundTripAcrossBackends(t *testing.T) {
 	}
 	if d := cmp.Diff(want, reads(t, pg, u, ids, moments), sameHits); d != "" {
 		t.Errorf("reads on PostgreSQL differ (-source +postgres):\n%s", d)
+	}
+}
+
+// exportedVectors returns the vectors of the memory lines of an export
+// with vectors, by memory id; every memory has one.
+func exportedVectors(t *testing.T, file []byte) map[string][]float32 {
+	t.Helper()
+	out := map[string][]float32{}
+	for _, line := range bytes.Split(bytes.TrimSpace(file), []byte("\n")) {
+		var l transfer.Line
+		if err := json.Unmarshal(line, &l); err != nil {
+			t.Fatal(err)
+		}
+		if l.Kind != transfer.KindMemory {
+			continue
+		}
+		var m transfer.Memory
+		if err := json.Unmarshal(l.Data, &m); err != nil {
+			t.Fatal(err)
+		}
+		if len(m.Embedding) != m.Space.Dimension || m.Space.Dimension == 0 {
+			t.Fatalf("memory %s exported with %d numbers, its space has %d", m.ID, len(m.Embedding), m.Space.Dimension)
+		}
+		out[m.ID] = m.Embedding
+	}
+	if len(out) == 0 {
+		t.Fatal("the export holds no memory")
+	}
+	return out
+}
+
+// checkVectors checks that s holds exactly the exported vectors.
+func checkVectors(t *testing.T, s transfer.Stores, u consent.User, want map[string][]float32) {
+	t.Helper()
+	ids := make([]string, 0, len(want))
+	for id := range want {
+		ids = append(ids, id)
+	}
+	got, err := s.Memories.Vectors(t.Context(), u.ID, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("stored vectors differ from the exported ones (-exported +stored):\n%s", d)
+	}
+}
+
+// TestImportWithoutBucket: an export with files, into a store without a
+// file bucket, fails before writing anything.
+func TestImportWithoutBucket(t *testing.T) {
+	ctx := t.Context()
+	clk := &clock{t: time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)}
+	src := openEmbedded(t, clk)
+	u, err := src.stores.Control.CreateUser(ctx, "chuck")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := knowledge.Caller{UserID: u.ID, AgentID: "claude"}
+	if _, err := src.files.Put(ctx, c, strings.NewReader("a small file\n"), files.PutRequest{Filename: "a.txt"}); err != nil {
+		t.Fatal(err)
+	}
+	file := exported(t, src.stores, transfer.ExportOptions{Users: []consent.User{u}})
+
+	dst := openEmbedded(t, clk)
+	dst.stores.Bucket = nil
+	_, err = transfer.Import(ctx, dst.stores, bytes.NewReader(file), transfer.ImportOptions{Embedder: embed.NewLocal()})
+	if err == nil || !strings.Contains(err.Error(), "no file bucket") {
+		t.Fatalf("import without a bucket: got %v, want a no file bucket error", err)
+	}
+	if users, err := dst.stores.Control.ListUsers(ctx); err != nil || len(users) != 0 {
+		t.Errorf("the failed import wrote users %v (%v)", users, err)
+	}
+	// And an export needs the bucket to read the bytes from.
+	src.stores.Bucket = nil
+	if _, err := transfer.Export(ctx, src.stores, io.Discard, transfer.ExportOptions{Users: []consent.User{u}}); err == nil {
+		t.Error("an export of a user with files and no bucket succeeded")
 	}
 }

@@ -22,6 +22,10 @@ type Driver interface {
 	// Get returns the user's memories with these ids, in the order of ids,
 	// leaving out ids that do not exist; Embedding is nil.
 	Get(ctx context.Context, userID string, ids []string) ([]Memory, error)
+	// Embeddings returns the stored vectors of those of the user's
+	// memories with these ids that exist, by id, exactly as inserted (an
+	// export with vectors reads them back). The slices are the caller's.
+	Embeddings(ctx context.Context, userID string, ids []string) (map[string][]float32, error)
 	// Nearest returns up to q.K ids of rows that pass q.Filter with a
 	// cosine similarity to q.Vector of at least q.MinSimilarity, by
 	// similarity descending, then id ascending, with their similarity as

@@ -182,6 +182,15 @@ func (s *Store) Get(ctx context.Context, userID string, ids []string) ([]Memory,
 	return s.d.Get(ctx, userID, ids)
 }
 
+// Vectors returns the stored embeddings of those of the user's memories
+// with these ids that exist, by id, exactly as they were saved.
+func (s *Store) Vectors(ctx context.Context, userID string, ids []string) (map[string][]float32, error) {
+	if len(ids) == 0 {
+		return map[string][]float32{}, nil
+	}
+	return s.d.Embeddings(ctx, userID, ids)
+}
+
 // Collections returns the user's collections with their counts and spaces.
 func (s *Store) Collections(ctx context.Context, userID string) ([]Collection, error) {
 	return s.d.Collections(ctx, userID)

@@ -23,17 +23,20 @@ func exportCommand() *command {
 		summary: "write one user's (or every user's) data as JSON Lines, with its history",
 		usage:   "export [--user name] [--out file] [--vectors] [--with-consent] [--with-audit] [flags]",
 		help: `
-Writes a versioned JSON Lines export (docs/export.md): sources,
-observations, entities with their merges and identifiers, every period of
-every relationship with its observations, timeline events, raw fragments,
-memories, the profile and its history, contradictions. --with-consent adds
-agents and consent rules, --with-audit the audit log. API keys never.
-Without --user every user is exported. It may run while cairn serve runs:
+Writes a versioned JSON Lines export (docs/export.md): schema versions
+with their recommendations and settings, sources, observations, entities
+with their merges and identifiers, every period of every relationship with
+its observations, timeline events, raw fragments, stored files with their
+bytes, memories (--vectors: with their embeddings), the profile and its
+history, contradictions. --with-consent adds agents and consent rules,
+--with-audit the audit log. API keys never. Without --user every user is
+exported, and the global schemas too. It may run while cairn serve runs:
 the graph is read in one read transaction.`,
-		env: commonEnv,
+		env: append(commonEnv[:len(commonEnv):len(commonEnv)], envVar{"blob-url", "CAIRN_BLOB_URL"}),
 		setup: func(fs *flag.FlagSet) runFunc {
 			var common commonFlags
 			common.register(fs)
+			blobURL := fs.String("blob-url", "", "bucket of stored files, as serve's --blob-url; default <data-dir>/blobs on the embedded store")
 			user := fs.String("user", "", "export only this user (default: every user)")
 			out := fs.String("out", "", "write to this file (default: stdout)")
 			vectors := fs.Bool("vectors", false, "include each memory's embedding")
@@ -52,7 +55,9 @@ the graph is read in one read transaction.`,
 						return err
 					}
 				}
-				a, err := openApp(ctx, common.appConfig(), log)
+				cfg := common.appConfig()
+				cfg.files.blobURL = *blobURL
+				a, err := openApp(ctx, cfg, log)
 				if err != nil {
 					return err
 				}
@@ -77,8 +82,8 @@ the graph is read in one read transaction.`,
 					w = f
 				}
 				p := newTransferProgress(env.stderr, "export")
-				counts, err := transfer.Export(ctx, transfer.Stores{Graph: a.graph, Control: a.control, Memories: a.memories}, w,
-					transfer.ExportOptions{Users: users, CairnVersion: version(), Vectors: *vectors, Consent: *withConsent,
+				counts, err := transfer.Export(ctx, transfer.Stores{Graph: a.graph, Control: a.control, Memories: a.memories, Bucket: a.bucket}, w,
+					transfer.ExportOptions{Users: users, CairnVersion: version(), Vectors: *vectors, Consent: *withConsent, GlobalSchemas: *user == "",
 						Audit: *withAudit, Progress: func(_ string, lines int) { p.update(fmt.Sprintf("%d lines", lines)) }})
 				p.done()
 				if err != nil {
@@ -121,7 +126,7 @@ func importExport(ctx context.Context, env *environment, a *app, embedder embed.
 		size = st.Size()
 	}
 	p := newTransferProgress(env.stderr, "import")
-	stats, err := transfer.Import(ctx, transfer.Stores{Graph: a.graph, Control: a.control, Memories: a.memories}, f,
+	stats, err := transfer.Import(ctx, transfer.Stores{Graph: a.graph, Control: a.control, Memories: a.memories, Bucket: a.bucket}, f,
 		transfer.ImportOptions{Embedder: embedder, Progress: func(read int64, lines int) {
 			if size > 0 {
 				p.update(fmt.Sprintf("%3.0f%% %d lines", 100*float64(read)/float64(size), lines))
@@ -152,7 +157,9 @@ embedded, PostgreSQL or Neo4j. Ids are kept; a user whose name or id belongs
 to another user of this store is refused. Rows the store holds already are
 left alone, so running it twice changes nothing. Memories whose vectors are
 missing or of another embedder are embedded with this store's embedder;
-entity embeddings are rebuilt by the outbox.
+entity embeddings are rebuilt by the outbox. An export with files needs a
+file bucket (--blob-url on PostgreSQL): without one it fails before
+writing anything.
 
 Otherwise: stores the files (directories are walked, hidden files skipped)
 for the owner, queues their interpretation, runs the jobs and waits for
@@ -191,6 +198,9 @@ so after an interruption the same command carries on where it stopped.`,
 				}
 				cfg := common.appConfig()
 				cfg.embedder = embedder
+				if err := fileImp.files.apply(&cfg, env.getenv); err != nil {
+					return err
+				}
 				a, err := openApp(ctx, cfg, log)
 				if err != nil {
 					return err
@@ -246,9 +256,9 @@ func (p *transferProgress) done() {
 
 func countsText(counts map[string]int) string {
 	var parts []string
-	for _, k := range []string{transfer.KindUser, transfer.KindSource, transfer.KindEntity, transfer.KindObservation,
+	for _, k := range []string{transfer.KindUser, transfer.KindSchema, transfer.KindSource, transfer.KindEntity, transfer.KindObservation,
 		transfer.KindTimeline, transfer.KindRawFragment, transfer.KindRelationship, transfer.KindRelationshipObservation,
-		transfer.KindMemory, transfer.KindRow, transfer.KindAudit} {
+		transfer.KindBlob, transfer.KindFile, transfer.KindMemory, transfer.KindRow, transfer.KindAudit} {
 		parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
 	}
 	return strings.Join(parts, ", ")

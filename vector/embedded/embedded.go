@@ -293,6 +293,43 @@ func (d *Driver) Get(ctx context.Context, userID string, ids []string) ([]vector
 	return out, nil
 }
 
+// Embeddings implements vector.Driver: the stored little-endian float32s
+// decoded.
+func (d *Driver) Embeddings(ctx context.Context, userID string, ids []string) (map[string][]float32, error) {
+	out := make(map[string][]float32, len(ids))
+	for start := 0; start < len(ids); start += getChunk {
+		chunk := ids[start:min(start+getChunk, len(ids))]
+		args := []any{userID}
+		for _, id := range chunk {
+			args = append(args, id)
+		}
+		rows, err := d.db.Read.QueryContext(ctx, `SELECT m.id, m.embedding FROM memories m WHERE +m.user_id = ? AND m.id IN (`+
+			placeholders(len(chunk))+`)`, args...)
+		if err != nil {
+			return nil, fmt.Errorf("vector/embedded: embeddings: %w", err)
+		}
+		for rows.Next() {
+			var (
+				id  string
+				emb []byte
+			)
+			if err := rows.Scan(&id, &emb); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("vector/embedded: embeddings: %w", err)
+			}
+			vec := make([]float32, len(emb)/4)
+			for i := range vec {
+				vec[i] = math.Float32frombits(binary.LittleEndian.Uint32(emb[4*i:]))
+			}
+			out[id] = vec
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return nil, fmt.Errorf("vector/embedded: embeddings: %w", err)
+		}
+	}
+	return out, nil
+}
+
 // List implements vector.Driver.
 func (d *Driver) List(ctx context.Context, q vector.ListQuery) ([]vector.Memory, int, error) {
 	where, args := whereClause(q.Filter)

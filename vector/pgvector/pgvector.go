@@ -17,6 +17,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -275,6 +276,27 @@ func (d *Driver) Get(ctx context.Context, userID string, ids []string) ([]vector
 			out = append(out, m)
 			delete(byID, id)
 		}
+	}
+	return out, nil
+}
+
+// Embeddings implements vector.Driver.
+func (d *Driver) Embeddings(ctx context.Context, userID string, ids []string) (map[string][]float32, error) {
+	rows, err := d.pool.Query(ctx, `SELECT id, embedding FROM memories WHERE user_id = $1 AND id = ANY($2)`, userID, ids)
+	if err != nil {
+		return nil, fmt.Errorf("vector/pgvector: embeddings: %w", err)
+	}
+	out := make(map[string][]float32, len(ids))
+	var (
+		id  string
+		vec pgv.Vector
+	)
+	_, err = pgx.ForEachRow(rows, []any{&id, &vec}, func() error {
+		out[id] = slices.Clone(vec.Slice())
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("vector/pgvector: embeddings: %w", err)
 	}
 	return out, nil
 }

@@ -219,3 +219,29 @@ func testUserIsolation(t *testing.T, h Harness) {
 		t.Errorf("bob's collections = %+v, want one memory", cols)
 	}
 }
+
+// testVectors checks that Vectors reads back exactly the vectors saved, of
+// the user's memories only, leaving out ids that do not exist.
+func testVectors(t *testing.T, h Harness) {
+	s := open(t, h)
+	r := rand.New(rand.NewPCG(5, 6))
+	other := vector.Space{Embedder: "other", Dimension: 3}
+	saved := save(t, s, testSpace,
+		vector.Memory{UserID: alice, Collection: "notes", Text: "one", Embedding: randomVector(r, testSpace.Dimension)},
+		vector.Memory{UserID: alice, Collection: "notes", Text: "two", Embedding: randomVector(r, testSpace.Dimension)},
+		vector.Memory{UserID: bob, Collection: "notes", Text: "bob's", Embedding: randomVector(r, testSpace.Dimension)},
+	)
+	small := save(t, s, other, vector.Memory{UserID: alice, Collection: "small", Text: "three",
+		Embedding: []float32{1e-38, -3.4028235e38, 0.1}})
+	got, err := s.Vectors(t.Context(), alice, []string{saved[0].ID, saved[1].ID, saved[2].ID, small[0].ID, "mem_missing"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]float32{saved[0].ID: saved[0].Embedding, saved[1].ID: saved[1].Embedding, small[0].ID: small[0].Embedding}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Vectors (-want +got):\n%s", diff)
+	}
+	if got, err := s.Vectors(t.Context(), bob, nil); err != nil || len(got) != 0 {
+		t.Errorf("Vectors of no id: %v, %v", got, err)
+	}
+}
