@@ -220,6 +220,7 @@ type transferProgress struct {
 	tty     bool
 	printed time.Time
 	last    string
+	shown   string // what the last line printed said
 }
 
 func newTransferProgress(w io.Writer, what string) *transferProgress {
@@ -239,7 +240,7 @@ func (p *transferProgress) update(s string) {
 		every = 100 * time.Millisecond
 	}
 	if now := time.Now(); now.Sub(p.printed) >= every {
-		p.printed = now
+		p.printed, p.shown = now, s
 		if p.tty {
 			fmt.Fprintf(p.w, "\r%s: %s", p.what, s)
 		} else {
@@ -248,9 +249,15 @@ func (p *transferProgress) update(s string) {
 	}
 }
 
+// done ends the progress with where it got to: on a terminal the line is
+// finished; elsewhere the final count is printed unless the last line
+// already said it.
 func (p *transferProgress) done() {
-	if p.tty && !p.printed.IsZero() {
+	switch {
+	case p.tty && !p.printed.IsZero():
 		fmt.Fprintf(p.w, "\r%s: %s\n", p.what, p.last)
+	case !p.tty && p.last != "" && p.last != p.shown:
+		fmt.Fprintf(p.w, "%s: %s\n", p.what, p.last)
 	}
 }
 
