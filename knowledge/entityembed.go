@@ -8,6 +8,7 @@ import (
 
 	"github.com/cairnkg/cairn/graph"
 	"github.com/cairnkg/cairn/vector"
+	"github.com/cairnkg/cairn/vector/embed"
 )
 
 // Entity embeddings.
@@ -85,6 +86,12 @@ func entityTextHash(text string) string { return sha256Hex([]byte(text)) }
 // worker holds are left to it. It is what the worker runs, and what a
 // start runs first to repair what a stopped process left.
 func (s *Service) DrainEntityOutbox(ctx context.Context) (EntityEmbedStats, error) {
+	return s.drainEntityOutbox(ctx, s.embedder)
+}
+
+// drainEntityOutbox is DrainEntityOutbox embedding with e: the service's
+// embedder, or in the worker its background embedder.
+func (s *Service) drainEntityOutbox(ctx context.Context, e embed.Embedder) (EntityEmbedStats, error) {
 	var total EntityEmbedStats
 	if s.entityVecs == nil {
 		return total, unavailable("entity embeddings")
@@ -115,7 +122,7 @@ func (s *Service) DrainEntityOutbox(ctx context.Context) (EntityEmbedStats, erro
 		}
 		var batch EntityEmbedStats
 		for _, u := range users {
-			st, err := s.refreshEmbeddings(ctx, u, byUser[u])
+			st, err := s.refreshEmbeddings(ctx, e, u, byUser[u])
 			if err == nil {
 				batch.add(st)
 				continue
@@ -155,7 +162,7 @@ func outboxOp[T any](ctx context.Context, fn func(context.Context) (T, error)) (
 // refreshEmbeddings brings the stored embeddings of one user's entities up
 // to date with the entities as they are now: it is idempotent, and
 // whatever an outbox entry said, it reads the current state.
-func (s *Service) refreshEmbeddings(ctx context.Context, userID string, ids []string) (EntityEmbedStats, error) {
+func (s *Service) refreshEmbeddings(ctx context.Context, embedder embed.Embedder, userID string, ids []string) (EntityEmbedStats, error) {
 	var st EntityEmbedStats
 	var ents []graph.Entity
 	if err := s.graph.View(ctx, func(tx *graph.Tx) error {
@@ -187,7 +194,7 @@ func (s *Service) refreshEmbeddings(ctx context.Context, userID string, ids []st
 	for _, e := range stored {
 		current[e.EntityID] = e
 	}
-	name := s.embedder.Name()
+	name := embedder.Name()
 	var todo []vector.EntityEmbedding
 	var texts []string
 	for _, id := range liveIDs {
@@ -202,7 +209,7 @@ func (s *Service) refreshEmbeddings(ctx context.Context, userID string, ids []st
 	}
 	for start := 0; start < len(todo); start += EntityEmbedBatch {
 		end := min(start+EntityEmbedBatch, len(todo))
-		vecs, err := s.embedder.Embed(ctx, texts[start:end])
+		vecs, err := embedder.Embed(ctx, texts[start:end])
 		if err != nil {
 			return st, &EmbedderError{Embedder: name, Err: err}
 		}
@@ -246,7 +253,7 @@ func (s *Service) RunEntityEmbeddings(ctx context.Context) {
 		}
 	})
 	defer s.graph.OnOutbox(nil)
-	st, err := s.DrainEntityOutbox(ctx)
+	st, err := s.drainEntityOutbox(ctx, s.bgEmbedder)
 	switch {
 	case err != nil && ctx.Err() == nil:
 		s.log.Warn("entity embeddings: repair at start", "repaired", st.Entries, "err", err)
@@ -263,7 +270,7 @@ func (s *Service) RunEntityEmbeddings(ctx context.Context) {
 		case <-wake:
 		case <-tick.C:
 		}
-		if st, err := s.DrainEntityOutbox(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		if st, err := s.drainEntityOutbox(ctx, s.bgEmbedder); err != nil && !errors.Is(err, context.Canceled) {
 			s.log.Warn("entity embeddings", "settled", st.Entries, "err", err)
 		}
 	}
@@ -303,7 +310,7 @@ func (s *Service) ReembedEntities(ctx context.Context) (EntityEmbedStats, error)
 			for _, k := range keys[start:end] {
 				ids = append(ids, k.EntityID)
 			}
-			one, err := s.refreshEmbeddings(ctx, keys[start].UserID, ids)
+			one, err := s.refreshEmbeddings(ctx, s.embedder, keys[start].UserID, ids)
 			if err != nil {
 				return st, err
 			}

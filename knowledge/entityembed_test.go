@@ -503,3 +503,39 @@ func TestReembedEntities(t *testing.T) {
 		}
 	})
 }
+
+// TestWorkerUsesBackgroundEmbedder: the worker beside the requests embeds
+// with Options.BackgroundEmbedder (in production the model limited to
+// fewer cores), and DrainEntityOutbox, which reembed and a start's repair
+// call, with the service's own embedder.
+func TestWorkerUsesBackgroundEmbedder(t *testing.T) {
+	b := embedBackends[0]
+	g, vecs, closeFn := b.open(t, filepath.Join(t.TempDir(), "cairn.db"))
+	t.Cleanup(closeFn)
+	main, background := newCountingEmbedder("test:one"), newCountingEmbedder("test:one")
+	logs := logCapture{ch: make(chan slog.Record, 64)}
+	svc := knowledge.NewService(g, knowledge.NewRegistry(), knowledge.Options{
+		Embedder: main, BackgroundEmbedder: background, EntityEmbeddings: vecs, Logger: slog.New(logs),
+	})
+	ids := storedIDs(store(t, svc, alice, embedFixtures...))
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		svc.RunEntityEmbeddings(ctx)
+	}()
+	for r := range logs.ch {
+		if r.Message == "entity embeddings: repaired at start" {
+			break
+		}
+	}
+	cancel()
+	<-done
+	if got := storedEmbeddings(t, vecs, alice.UserID, ids...); len(got) != len(ids) {
+		t.Fatalf("the worker embedded %d of %d entities", len(got), len(ids))
+	}
+	if background.texts.Load() != int64(len(ids)) || main.texts.Load() != 0 {
+		t.Errorf("the worker embedded %d texts with the background embedder and %d with the service's; want %d and 0",
+			background.texts.Load(), main.texts.Load(), len(ids))
+	}
+}

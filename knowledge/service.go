@@ -24,8 +24,10 @@ type Service struct {
 	now      func() time.Time
 	log      *slog.Logger
 	embedder embed.Embedder
-	types    typeIndex
-	profiles ProfileStore
+	// bgEmbedder embeds entities in RunEntityEmbeddings (Options.BackgroundEmbedder).
+	bgEmbedder embed.Embedder
+	types      typeIndex
+	profiles   ProfileStore
 	// contradictions is nil when none are kept.
 	contradictions ContradictionStore
 	// memories stores memories and insights; nil when not configured.
@@ -48,6 +50,11 @@ type Options struct {
 	// Embedder embeds memories, queries, entity types and context topics;
 	// nil means the local deterministic embedder, embed.NewLocal.
 	Embedder embed.Embedder
+	// BackgroundEmbedder embeds entities in the worker that runs beside
+	// the requests (RunEntityEmbeddings), so that it can be given fewer
+	// cores than the requests get (embed.Limit); nil means Embedder. It
+	// must embed into Embedder's space (the same Name).
+	BackgroundEmbedder embed.Embedder
 	// Profiles keeps user profiles; nil makes the profile calls fail with
 	// ErrUnavailable (context loading then leaves the profile out).
 	Profiles ProfileStore
@@ -92,6 +99,10 @@ func NewService(g *graph.Store, schemas *Registry, opts Options) *Service {
 	}
 	if s.embedder == nil {
 		s.embedder = embed.NewLocal()
+	}
+	s.bgEmbedder = opts.BackgroundEmbedder
+	if s.bgEmbedder == nil {
+		s.bgEmbedder = s.embedder
 	}
 	if s.now == nil {
 		s.now = graph.Now

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"runtime"
 
 	"gocloud.dev/blob"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/cairnkg/cairn/telemetry"
 	"github.com/cairnkg/cairn/vector"
 	"github.com/cairnkg/cairn/vector/embed"
+	"github.com/cairnkg/cairn/vector/embed/uselite"
 )
 
 // app is a wired Cairn: stores, services and the MCP server.
@@ -100,14 +102,18 @@ func openApp(ctx context.Context, cfg appConfig, log *slog.Logger) (*app, error)
 		}
 		embedder, a.embedNote = c.Embedder, c.note
 	}
+	background := backgroundEmbedder(embedder)
 	if cfg.metrics != nil || cfg.tracing != nil && cfg.tracing.Enabled {
 		if embedder == nil {
 			embedder = embed.NewLocal()
 		}
 		embedder = telemetry.InstrumentEmbedder(embedder, cfg.metrics, cfg.tracing)
+		if background != nil {
+			background = telemetry.InstrumentEmbedder(background, cfg.metrics, cfg.tracing)
+		}
 	}
 	a.knowledge = knowledge.NewService(a.graph, knowledge.NewPersistentRegistry(a.control), knowledge.Options{
-		Logger: log, Embedder: embedder, Memories: a.memories,
+		Logger: log, Embedder: embedder, BackgroundEmbedder: background, Memories: a.memories,
 		Profiles: a.control, Contradictions: a.control.WithReader(b.reader()),
 		EntityEmbeddings: vector.NewEntityStore(memDriver), MaxFieldBytes: cfg.maxFieldBytes,
 	})
@@ -167,4 +173,17 @@ func (a *app) Close() {
 	if a.discardStore != nil {
 		a.discardStore()
 	}
+}
+
+// backgroundEmbedder is what the entity-embedding worker embeds with: the
+// built-in model limited to all cores but one, since its Embed otherwise
+// spreads every batch over all of them and the worker, draining a bulk
+// load, would take them from the requests beside it. Other embedders (the
+// lexical one is cheap, a remote provider uses no local cores) are used as
+// they are: nil.
+func backgroundEmbedder(e embed.Embedder) embed.Embedder {
+	if _, ok := e.(*uselite.Embedder); ok && runtime.GOMAXPROCS(0) > 1 {
+		return embed.Limit(e, runtime.GOMAXPROCS(0)-1)
+	}
+	return nil
 }
