@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"gocloud.dev/blob"
+	_ "gocloud.dev/blob/azureblob" // azblob:// buckets (Azure Blob Storage)
 	"gocloud.dev/blob/fileblob"
+	_ "gocloud.dev/blob/gcsblob" // gs:// buckets (Google Cloud Storage)
 	_ "gocloud.dev/blob/memblob" // mem:// buckets, for tests and trials
 	_ "gocloud.dev/blob/s3blob"  // s3:// buckets (AWS S3 and S3-compatible stores: MinIO, R2, Ceph…)
 
@@ -50,7 +52,7 @@ type fileFlags struct {
 }
 
 func (f *fileFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.blobURL, "blob-url", "", "bucket of uploaded files: file:///path, s3://bucket?region=…, mem://; default <data-dir>/blobs")
+	fs.StringVar(&f.blobURL, "blob-url", "", "bucket of uploaded files: file:///path, s3://bucket?region=…, gs://bucket, azblob://container, mem://; default <data-dir>/blobs")
 	fs.Int64Var(&f.maxBytes, "max-file-bytes", files.DefaultMaxFileBytes, "largest file store and POST /api/files accept")
 	fs.Int64Var(&f.quotaBytes, "file-quota-bytes", 0, "total size of one user's files (0: no quota)")
 	fs.IntVar(&f.workers, "job-workers", 2, "interpretation jobs this process runs at once (0: none; another process runs them)")
