@@ -170,36 +170,18 @@ func (a *app) startFileRecovery(ctx context.Context) {
 	}
 }
 
-// interpretConfig lets the interpreters see the schema registry: which
-// types exist (an iCalendar event becomes an "event" where the registry has
-// that type) and, for the model, every type's fields. The note type is left
-// out of the model's targets: the text is already kept as a note. The
-// interpreters see the global scope (built-in and operator-registered
-// schemas); a user's own types are not targets of interpretation yet.
+// interpretConfig lets the model see the schema registry as the file's
+// user sees it: every type of the user's own, global or built-in, with its
+// fields. The note type is left out of the model's targets: the text is
+// already kept as a note.
 func interpretConfig(reg *knowledge.Registry, llm *interpret.LLMConfig) interpret.Config {
-	global := func() *knowledge.SchemaSet {
-		set, err := reg.For(context.Background(), "")
-		if err != nil {
-			return nil
-		}
-		return set
-	}
 	return interpret.Config{
 		LLM: llm,
-		HasType: func(t string) bool {
-			set := global()
-			if set == nil {
-				_, ok := reg.Builtin(t)
-				return ok
-			}
-			_, ok := set.Lookup(t)
-			return ok
-		},
-		Schemas: func() map[string]map[string]string {
+		Schemas: func(ctx context.Context, userID string) map[string]map[string]string {
 			out := map[string]map[string]string{}
-			set := global()
-			if set == nil {
-				return out
+			set, err := reg.For(ctx, userID)
+			if err != nil {
+				return out // the model gets the built-in types
 			}
 			for _, s := range set.All() {
 				if s.EntityType == "note" {
