@@ -29,6 +29,14 @@ type StoreRequest struct {
 	// types no schema describes (Epitome's tableDescription); they are not
 	// part of the source.
 	TypeDescriptions map[string]string
+	// TypeSchemas are, by (normalised) type, the schemas the call creates
+	// for types no schema describes, in place of the one it would infer:
+	// for a caller that knows what its records are (the iCalendar
+	// interpreter's events, whose dates are timeline events). They are
+	// checked as a registered schema is, created as the user's own version
+	// 1.0 like an inferred one, and ignored for a type a schema describes.
+	// They are not part of the source.
+	TypeSchemas map[string]*Schema
 }
 
 // StoredEntity is one entity a store call wrote an observation for.
@@ -418,6 +426,13 @@ func (s *Service) prepare(c Caller, set *SchemaSet, req StoreRequest) ([]prepare
 			}
 		}
 		sc := inferSchema(typ, byType[typ])
+		if given := req.TypeSchemas[typ]; given != nil {
+			sc = given.clone()
+			sc.EntityType, sc.Version = typ, "1.0"
+			if err := checkDefinition(sc); err != nil {
+				return nil, err
+			}
+		}
 		sc.Owner = c.UserID
 		if d := strings.TrimSpace(req.TypeDescriptions[typ]); d != "" {
 			sc.Description = truncate(d, 1024)

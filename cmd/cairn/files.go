@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"gocloud.dev/blob"
+	_ "gocloud.dev/blob/azureblob" // azblob:// buckets (Azure Blob Storage)
 	"gocloud.dev/blob/fileblob"
+	_ "gocloud.dev/blob/gcsblob" // gs:// buckets (Google Cloud Storage)
 	_ "gocloud.dev/blob/memblob" // mem:// buckets, for tests and trials
 	_ "gocloud.dev/blob/s3blob"  // s3:// buckets (AWS S3 and S3-compatible stores: MinIO, R2, Ceph…)
 
@@ -50,7 +52,7 @@ type fileFlags struct {
 }
 
 func (f *fileFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.blobURL, "blob-url", "", "bucket of uploaded files: file:///path, s3://bucket?region=…, mem://; default <data-dir>/blobs")
+	fs.StringVar(&f.blobURL, "blob-url", "", "bucket of uploaded files: file:///path, s3://bucket?region=…, gs://bucket, azblob://container, mem://; default <data-dir>/blobs")
 	fs.Int64Var(&f.maxBytes, "max-file-bytes", files.DefaultMaxFileBytes, "largest file store and POST /api/files accept")
 	fs.Int64Var(&f.quotaBytes, "file-quota-bytes", 0, "total size of one user's files (0: no quota)")
 	fs.IntVar(&f.workers, "job-workers", 2, "interpretation jobs this process runs at once (0: none; another process runs them)")
@@ -168,36 +170,18 @@ func (a *app) startFileRecovery(ctx context.Context) {
 	}
 }
 
-// interpretConfig lets the interpreters see the schema registry: which
-// types exist (an iCalendar event becomes an "event" where the registry has
-// that type) and, for the model, every type's fields. The note type is left
-// out of the model's targets: the text is already kept as a note. The
-// interpreters see the global scope (built-in and operator-registered
-// schemas); a user's own types are not targets of interpretation yet.
+// interpretConfig lets the model see the schema registry as the file's
+// user sees it: every type of the user's own, global or built-in, with its
+// fields. The note type is left out of the model's targets: the text is
+// already kept as a note.
 func interpretConfig(reg *knowledge.Registry, llm *interpret.LLMConfig) interpret.Config {
-	global := func() *knowledge.SchemaSet {
-		set, err := reg.For(context.Background(), "")
-		if err != nil {
-			return nil
-		}
-		return set
-	}
 	return interpret.Config{
 		LLM: llm,
-		HasType: func(t string) bool {
-			set := global()
-			if set == nil {
-				_, ok := reg.Builtin(t)
-				return ok
-			}
-			_, ok := set.Lookup(t)
-			return ok
-		},
-		Schemas: func() map[string]map[string]string {
+		Schemas: func(ctx context.Context, userID string) map[string]map[string]string {
 			out := map[string]map[string]string{}
-			set := global()
-			if set == nil {
-				return out
+			set, err := reg.For(ctx, userID)
+			if err != nil {
+				return out // the model gets the built-in types
 			}
 			for _, s := range set.All() {
 				if s.EntityType == "note" {

@@ -61,16 +61,18 @@ func TestEndToEndFiles(t *testing.T) {
 			{"notes.eml", "message/rfc822", []byte(interprettest.SampleEmail)},
 			{"calendar.ics", "text/calendar", []byte(interprettest.SampleICS)},
 		}
-		sources := map[string]string{}
+		sources, jobResults := map[string]string{}, map[string]map[string]any{}
 		for _, f := range files {
 			out := callTool(t, cs, "store", map[string]any{"file_content": base64.StdEncoding.EncodeToString(f.data), "mime_type": f.mime, "original_filename": f.name})
 			if out["mime_type"] != f.mime || out["job_id"] == nil {
 				t.Fatalf("store %s = %v", f.name, out)
 			}
 			sources[f.name] = out["source_id"].(string)
-			if j := waitJob(t, cs, out["job_id"].(string)); j["status"] != "succeeded" {
+			j := waitJob(t, cs, out["job_id"].(string))
+			if j["status"] != "succeeded" {
 				t.Fatalf("%s: job = %v", f.name, j)
 			}
+			jobResults[f.name], _ = j["result"].(map[string]any)
 		}
 		// The e-mail's attachment is a file of its own, interpreted too.
 		jobs := callTool(t, cs, "list_jobs", map[string]any{})["jobs"].([]any)
@@ -107,8 +109,36 @@ func TestEndToEndFiles(t *testing.T) {
 			t.Fatalf("ada = %v", contacts)
 		}
 		notes := callTool(t, cs, "retrieve_entities", map[string]any{"entity_type": "note", "limit": 50})
-		if b := fmt.Sprint(notes); !strings.Contains(b, "Design review (2026-03-10)") || !strings.Contains(b, "Engine notes") {
+		if b := fmt.Sprint(notes); !strings.Contains(b, "Engine notes") {
 			t.Fatalf("notes = %v", notes)
+		}
+		// The calendar's events are event entities, under the schema the
+		// calendar created for the user; their start and end are on the
+		// timeline.
+		if created := fmt.Sprint(jobResults["calendar.ics"]["schema_created"]); !strings.Contains(created, "entity_type:event") {
+			t.Fatalf("calendar schema_created = %s", created)
+		}
+		calEvents := callTool(t, cs, "retrieve_entities", map[string]any{"entity_type": "event", "limit": 50})["entities"].([]any)
+		if len(calEvents) != 2 {
+			t.Fatalf("events = %v", calEvents)
+		}
+		for _, ev := range calEvents {
+			ev := ev.(map[string]any)
+			tl := callTool(t, cs, "list_timeline_events", map[string]any{"entity_id": ev["id"]})["events"].([]any)
+			if b := fmt.Sprint(tl); !strings.Contains(b, "EventStart") {
+				t.Fatalf("timeline of %v = %v", ev["snapshot"], tl)
+			}
+		}
+		// A table of no known kind is of a type named after its file.
+		out := callTool(t, cs, "store", map[string]any{"file_content": base64.StdEncoding.EncodeToString([]byte("Name,Cuisine\nPancakes,French\nDal,Indian\n")),
+			"mime_type": "text/csv", "original_filename": "recipes.csv"})
+		j := waitJob(t, cs, out["job_id"].(string))
+		res, _ := j["result"].(map[string]any)
+		if j["status"] != "succeeded" || res["entity_type"] != "recipes" || !strings.Contains(fmt.Sprint(res["schema_created"]), "entity_type:recipes") {
+			t.Fatalf("recipes.csv job = %v", j)
+		}
+		if total := callTool(t, cs, "retrieve_entities", map[string]any{"entity_type": "recipes"})["total"]; total != 2.0 {
+			t.Fatalf("%v recipes, want 2", total)
 		}
 
 		u := callTool(t, cs, "retrieve_file_url", map[string]any{"file_path": sources["invoice.pdf"]})

@@ -136,6 +136,10 @@ type run struct {
 	entitiesCreated, observationsCreated int
 	memoryID                             string
 	attachments                          []string
+	// schemasCreated are the schemas the job's stores created for types
+	// the user's data had none of (this run's: a resumed job reports only
+	// those created after it resumed).
+	schemasCreated []*knowledge.Schema
 }
 
 // interpret reads the file, interprets it and stores the records from the
@@ -159,7 +163,7 @@ func (r *run) interpret(ctx context.Context) (interpret.Result, error) {
 	if err := r.progress(ctx, Progress{Stage: "interpreting", ItemsDone: j.Progress.ItemsDone, ItemsTotal: j.Progress.ItemsTotal}); err != nil {
 		return interpret.Result{}, err
 	}
-	res, err := r.s.interpreters.Interpret(ctx, interpret.Document{Data: data, MimeType: f.MimeType, Filename: f.Filename, Config: j.Config})
+	res, err := r.s.interpreters.Interpret(ctx, interpret.Document{Data: data, MimeType: f.MimeType, Filename: f.Filename, Config: j.Config, UserID: j.UserID})
 	if err != nil {
 		return res, err
 	}
@@ -188,10 +192,15 @@ func (r *run) interpret(ctx context.Context) (interpret.Result, error) {
 			prov[k] = v
 		}
 		prov["ranges"] = ranges
-		out, err := r.s.know.Store(ctx, c, knowledge.StoreRequest{Entities: ents, Provenance: prov})
+		req := knowledge.StoreRequest{Entities: ents, Provenance: prov}
+		if res.Schema != nil {
+			req.TypeSchemas = map[string]*knowledge.Schema{res.Schema.EntityType: res.Schema}
+		}
+		out, err := r.s.know.Store(ctx, c, req)
 		if err != nil {
 			return res, err
 		}
+		r.schemasCreated = append(r.schemasCreated, out.SchemasCreated...)
 		if !out.Deduplicated {
 			r.entitiesCreated += out.EntitiesCreated
 			r.observationsCreated += out.ObservationsCreated
@@ -284,6 +293,14 @@ func (r *run) result(res interpret.Result) map[string]any {
 	}
 	if len(res.Mapping) > 0 {
 		out["column_mapping"] = res.Mapping
+	}
+	if len(r.schemasCreated) > 0 {
+		created := make([]any, len(r.schemasCreated))
+		for i, sc := range r.schemasCreated {
+			created[i] = map[string]any{"entity_type": sc.EntityType, "schema_version": sc.Version, "scope": sc.Scope(),
+				"identity_fields": append([]string{}, sc.IdentityFields...)}
+		}
+		out["schema_created"] = created
 	}
 	if res.Skipped != "" {
 		out["interpretation_skipped"] = res.Skipped

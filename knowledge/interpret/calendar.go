@@ -3,24 +3,22 @@ package interpret
 import (
 	"strings"
 	"time"
+
+	"github.com/cairnkg/cairn/knowledge"
 )
 
 // interpretICS reads an iCalendar file (RFC 5545): each VEVENT becomes an
 // event entity (title, start, end, location, description, organizer,
-// attendees, uid), dated by its start, with the lines it spans. Where the
-// schema registry does not know an "event" type (Set.HasType), each event
-// is a note titled with its summary and date, whose created_date is the
-// start: still on the timeline, and searchable.
-func interpretICS(d Document, hasType func(string) bool) (Result, error) {
+// attendees, uid, status, recurrence), with the lines it spans. Where the
+// user's data has no "event" type yet, the store creates the user's own
+// from EventSchema, whose start and end yield timeline events (EventStart,
+// EventEnd); a type the user or the operator registered is used as it is.
+func interpretICS(d Document) (Result, error) {
 	lines := contentLines(d.Data)
 	if len(lines) == 0 || lines[0].name != "BEGIN" || !strings.EqualFold(lines[0].value, "VCALENDAR") {
 		return Result{}, unreadable("ics: no BEGIN:VCALENDAR")
 	}
-	asEvents := hasType != nil && hasType("event")
-	r := Result{Interpreter: "ics", EntityType: "note"}
-	if asEvents {
-		r.EntityType = "event"
-	}
+	r := Result{Interpreter: "ics", EntityType: "event", Schema: EventSchema()}
 	var text strings.Builder
 	var ev map[string]any
 	var start int64
@@ -33,7 +31,7 @@ func interpretICS(d Document, hasType func(string) bool) (Result, error) {
 			if len(attendees) > 0 {
 				ev["attendees"] = attendees
 			}
-			rec := eventRecord(ev, asEvents)
+			rec := eventRecord(ev)
 			r.Records = append(r.Records, Record{Entity: rec, Range: Range{Unit: "line", Start: start, End: cl.last}})
 			text.WriteString(eventText(ev))
 			ev = nil
@@ -74,32 +72,43 @@ func interpretICS(d Document, hasType func(string) bool) (Result, error) {
 	return r, nil
 }
 
-func eventRecord(ev map[string]any, asEvents bool) map[string]any {
-	title, _ := ev["title"].(string)
-	if title == "" {
-		title = "Untitled event"
-	}
-	if asEvents {
-		e := map[string]any{"entity_type": "event"}
-		for k, v := range ev {
-			e[k] = v
-		}
-		e["title"] = title
-		return e
-	}
-	n := map[string]any{"entity_type": "note", "tags": []any{"event"}}
-	if s, ok := ev["start"].(string); ok {
-		n["created_date"] = s
-		title += " (" + s[:min(10, len(s))] + ")"
-	}
-	n["title"] = title
-	n["content"] = strings.TrimSpace(eventText(ev))
+func eventRecord(ev map[string]any) map[string]any {
+	e := map[string]any{"entity_type": "event"}
 	for k, v := range ev {
-		if k != "title" {
-			n["event_"+k] = v
-		}
+		e[k] = v
 	}
-	return n
+	if title, _ := ev["title"].(string); title == "" {
+		e["title"] = "Untitled event"
+	}
+	return e
+}
+
+// EventSchema is the schema an iCalendar file's events get where the
+// user's data has no "event" type: identified by their UID (an event
+// without one by its content), named by their title, dated by their start
+// and end.
+func EventSchema() *knowledge.Schema {
+	str := func(desc string) knowledge.Field {
+		return knowledge.Field{Type: knowledge.TypeString, Description: desc}
+	}
+	return &knowledge.Schema{
+		EntityType:  "event",
+		Description: "Calendar events (created by the first iCalendar file interpreted; its fields evolve from the data).",
+		Fields: map[string]knowledge.Field{
+			"uid":         {Type: knowledge.TypeString, Identifier: true, Description: "The event's iCalendar UID."},
+			"title":       str("The event's summary."),
+			"start":       {Type: knowledge.TypeDate, EventType: "EventStart", Description: "When the event starts (a date, or a UTC time)."},
+			"end":         {Type: knowledge.TypeDate, EventType: "EventEnd", Description: "When the event ends."},
+			"location":    str("Where the event takes place."),
+			"description": str("The event's description."),
+			"organizer":   str("Who organises it: \"Name <address>\" or the address."),
+			"attendees":   {Type: knowledge.TypeArray, Description: "Who attends: \"Name <address>\" or addresses."},
+			"status":      str("confirmed, tentative or cancelled."),
+			"recurrence":  str("The iCalendar RRULE of a recurring event."),
+		},
+		IdentityFields: []string{"uid"},
+		NameFields:     []string{"title"},
+	}
 }
 
 func eventText(ev map[string]any) string {

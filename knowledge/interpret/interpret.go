@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+
+	"github.com/cairnkg/cairn/knowledge"
 )
 
 // Document is a file to interpret.
@@ -16,6 +18,9 @@ type Document struct {
 	// Config is the interpretation configuration the caller asked for
 	// (interpretation_config); interpreters that take none ignore it.
 	Config map[string]any
+	// UserID is the user the file belongs to, whose entity types the
+	// model is offered (Config.Schemas).
+	UserID string
 }
 
 // Range locates a record in its file: lines (1-based, inclusive) or bytes
@@ -52,6 +57,11 @@ type Result struct {
 	// kept as a raw fragment maps to its own normalised name).
 	EntityType string
 	Mapping    map[string]string
+	// Schema, when set, is the schema the records' type gets where the
+	// user's data has none of that type (knowledge.StoreRequest.TypeSchemas):
+	// an iCalendar event's dates are timeline events from its first file.
+	// nil lets the store infer one.
+	Schema *knowledge.Schema
 	// Attachments are files found inside this one.
 	Attachments []Attachment
 	// Skipped says why the file was not interpreted into entities (no
@@ -87,25 +97,21 @@ type Config struct {
 	// kept as a note and its text, and the job says interpretation was
 	// skipped.
 	LLM *LLMConfig
-	// HasType reports whether the schema registry knows an entity type;
-	// interpreters that have a better type than a built-in one (an
-	// iCalendar event) use it when it is known. nil knows none.
-	HasType func(string) bool
-	// Schemas describes the target entity types to the model: type → its
-	// fields (name → JSON type); nil means the built-in ones the LLM
-	// interpreter names.
-	Schemas func() map[string]map[string]string
+	// Schemas describes the target entity types to the model, as one user
+	// sees them (the user's own, global and built-in schemas): type → its
+	// fields (name → JSON type); nil, or an empty answer, means the
+	// built-in ones the LLM interpreter names.
+	Schemas func(ctx context.Context, userID string) map[string]map[string]string
 }
 
 // Set is the interpreters Cairn has, chosen by MIME type.
 type Set struct {
-	llm     *llmClient
-	hasType func(string) bool
+	llm *llmClient
 }
 
 // NewSet returns the interpreters for a configuration.
 func NewSet(cfg Config) *Set {
-	s := &Set{hasType: cfg.HasType}
+	s := &Set{}
 	if cfg.LLM != nil && cfg.LLM.BaseURL != "" {
 		s.llm = newLLMClient(*cfg.LLM, cfg.Schemas)
 	}
@@ -128,7 +134,7 @@ func (s *Set) Interpret(ctx context.Context, d Document) (Result, error) {
 	case "application/json":
 		r, err = interpretJSON(d)
 	case "text/calendar":
-		r, err = interpretICS(d, s.hasType)
+		r, err = interpretICS(d)
 	case "text/vcard":
 		r, err = interpretVCard(d)
 	case "message/rfc822":
@@ -194,7 +200,7 @@ func (s *Set) freeText(ctx context.Context, d Document, name, text string) (Resu
 		r.Skipped = "no model is configured (--llm-url): the text is kept as a note and searchable; only labelled invoices are read from it without one"
 		return r, nil
 	}
-	recs, cfg, err := s.llm.extract(ctx, text)
+	recs, cfg, err := s.llm.extract(ctx, d.UserID, text)
 	if err != nil {
 		return r, err
 	}

@@ -59,25 +59,24 @@ func TestEmail(t *testing.T) {
 }
 
 func TestCalendar(t *testing.T) {
-	// Without an event type, events are dated notes.
+	// Events are event entities, with the schema the store creates for
+	// them where the user has no event type: start and end on the timeline.
 	r := run(t, interpret.NewSet(interpret.Config{}), "text/calendar", "cal.ics", []byte(interprettest.SampleICS))
 	if len(r.Records) != 2 {
 		t.Fatalf("%d records", len(r.Records))
 	}
-	first := r.Records[0]
-	if first.Entity["entity_type"] != "note" || first.Entity["title"] != "Design review (2026-03-10)" || first.Entity["created_date"] != "2026-03-10T14:00:00Z" ||
-		first.Entity["event_location"] != "Room 4, 2nd floor" || first.Range != (interpret.Range{Unit: "line", Start: 4, End: 13}) {
-		t.Fatalf("first event = %+v", first)
+	ev := r.Records[0].Entity
+	if ev["entity_type"] != "event" || ev["title"] != "Design review" || ev["start"] != "2026-03-10T14:00:00Z" || ev["end"] != "2026-03-10T15:00:00Z" ||
+		ev["location"] != "Room 4, 2nd floor" || ev["organizer"] != "Ada Lovelace <ada@example.com>" ||
+		fmt.Sprint(ev["attendees"]) != "[Charles <charles@example.com>]" || r.Records[0].Range != (interpret.Range{Unit: "line", Start: 4, End: 13}) {
+		t.Fatalf("first event = %v at %+v", ev, r.Records[0].Range)
 	}
-	if r.Records[1].Entity["title"] != "Quarterly planning day (2026-04-01)" {
+	if r.Records[1].Entity["title"] != "Quarterly planning day" {
 		t.Fatalf("folded summary = %v", r.Records[1].Entity["title"])
 	}
-	// With one, events.
-	r = run(t, interpret.NewSet(interpret.Config{HasType: func(t string) bool { return t == "event" }}), "text/calendar", "cal.ics", []byte(interprettest.SampleICS))
-	ev := r.Records[0].Entity
-	if ev["entity_type"] != "event" || ev["start"] != "2026-03-10T14:00:00Z" || ev["end"] != "2026-03-10T15:00:00Z" ||
-		ev["organizer"] != "Ada Lovelace <ada@example.com>" || fmt.Sprint(ev["attendees"]) != "[Charles <charles@example.com>]" {
-		t.Fatalf("event = %v", ev)
+	if r.EntityType != "event" || r.Schema == nil || r.Schema.EntityType != "event" ||
+		r.Schema.Fields["start"].EventType != "EventStart" || r.Schema.Fields["end"].EventType != "EventEnd" {
+		t.Fatalf("result type %q, schema %+v", r.EntityType, r.Schema)
 	}
 }
 
@@ -232,4 +231,25 @@ func TestLLMInterpreter(t *testing.T) {
 			t.Fatalf("without a model: %+v, %v", r, err)
 		}
 	})
+}
+
+// A table of no known kind is of a type named after its file, its cells
+// kept as they are under their columns' names.
+func TestUnknownTableNamedAfterFile(t *testing.T) {
+	s := interpret.NewSet(interpret.Config{})
+	for _, tc := range []struct{ file, want string }{
+		{"Garden Log.csv", "garden_log"}, {"dir/plants-2026.csv", "plants_2026"}, {"2026.csv", "table_2026"},
+		{"entity.csv", "table_entity"}, {".csv", "note"},
+	} {
+		r := run(t, s, "text/csv", tc.file, []byte("Plant,Value,Watered\nFern,high,2026-03-01\n"))
+		if r.EntityType != tc.want || len(r.Records) != 1 || r.Records[0].Entity["entity_type"] != tc.want {
+			t.Errorf("%s: type %q, records %v; want %s", tc.file, r.EntityType, r.Records, tc.want)
+		}
+		if tc.want == "note" {
+			continue
+		}
+		if e := r.Records[0].Entity; e["plant"] != "Fern" || e["value"] != "high" || e["watered"] != "2026-03-01" || r.Mapping["Value"] != "value" {
+			t.Errorf("%s: entity %v, mapping %v", tc.file, e, r.Mapping)
+		}
+	}
 }

@@ -52,10 +52,10 @@ var requiredLLM = map[string][]string{
 
 type llmClient struct {
 	cfg     LLMConfig
-	schemas func() map[string]map[string]string
+	schemas func(ctx context.Context, userID string) map[string]map[string]string
 }
 
-func newLLMClient(cfg LLMConfig, schemas func() map[string]map[string]string) *llmClient {
+func newLLMClient(cfg LLMConfig, schemas func(ctx context.Context, userID string) map[string]map[string]string) *llmClient {
 	if cfg.Client == nil {
 		cfg.Client = &http.Client{Timeout: 2 * time.Minute}
 	}
@@ -67,10 +67,10 @@ func newLLMClient(cfg LLMConfig, schemas func() map[string]map[string]string) *l
 // not such JSON is asked again once, with what was wrong, then refused
 // (ErrUnreadable). It returns the entities and the interpretation_config
 // to record with them.
-func (c *llmClient) extract(ctx context.Context, text string) ([]map[string]any, map[string]any, error) {
+func (c *llmClient) extract(ctx context.Context, userID, text string) ([]map[string]any, map[string]any, error) {
 	schemas := defaultLLMSchemas
 	if c.schemas != nil {
-		if s := c.schemas(); len(s) > 0 {
+		if s := c.schemas(ctx, userID); len(s) > 0 {
 			schemas = s
 		}
 	}

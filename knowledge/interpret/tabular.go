@@ -9,20 +9,26 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cairnkg/cairn/knowledge"
 )
 
 // A table (CSV rows, or a JSON array of objects) becomes one entity per
 // row. The type is chosen from the columns (an amount and a date make
 // transactions, an invoice number invoices, a name with an e-mail or phone
-// contacts; anything else notes), each column is mapped onto a field of
-// that type by its normalised name and known synonyms, and the other
-// columns are kept as they are: the store pipeline keeps them as raw
-// fragments.
+// contacts), each column is mapped onto a field of that type by its
+// normalised name and known synonyms, and the other columns are kept as
+// they are: the store pipeline keeps them as raw fragments. A table whose
+// columns name none of those types is of a type named after the file
+// (recipes.csv: recipe rows are "recipes" entities), each column kept
+// under its normalised name; the store creates the user's schema for it
+// where there is none, and the schema evolves from the columns.
 
 // synonyms maps normalised column names onto fields, per entity type.
 var synonyms = map[string]map[string][]string{
@@ -232,6 +238,27 @@ func chooseType(cols []string) string {
 	case has("contact", "name") && (has("contact", "email") || has("contact", "phone")):
 		return "contact"
 	}
+	return ""
+}
+
+// tableType names the type of a table whose columns name no known type
+// after its file: the name without its extension, normalised as a column
+// is, and made a valid type name by the schema registry's rules (one that
+// starts with a digit or is one of Cairn's own node names is prefixed
+// with "table_"). A file with no usable name gives notes, as before types
+// could be created.
+func tableType(filename string) string {
+	base := filepath.Base(strings.ReplaceAll(filename, "\\", "/"))
+	name := normalizeColumn(strings.TrimSuffix(base, filepath.Ext(base)))
+	if name == "" || name == "." {
+		return "note"
+	}
+	for _, t := range []string{name, "table_" + name} {
+		t = strings.TrimRight(clip(t, 63), "_")
+		if knowledge.ValidateTypeName("entity_type", knowledge.NormalizeTypeName(t)) == nil {
+			return t
+		}
+	}
 	return "note"
 }
 
@@ -275,6 +302,10 @@ func rowsToRecords(t table, d Document) Result {
 		cols[i] = normalizeColumn(c)
 	}
 	typ := chooseType(cols)
+	if typ == "" {
+		typ = tableType(d.Filename)
+	}
+	_, known := synonyms[typ]
 	fields := mapColumns(typ, cols)
 	r := Result{EntityType: typ, Mapping: map[string]string{}}
 	for i, c := range t.columns {
@@ -292,9 +323,15 @@ func rowsToRecords(t table, d Document) Result {
 			if cell == "" {
 				continue
 			}
-			e[fields[j]] = convertCell(typ, fields[j], cell)
+			if known {
+				e[fields[j]] = convertCell(typ, fields[j], cell)
+			} else {
+				e[fields[j]] = cell // a type of the file's own: its cells as they are
+			}
 		}
-		fillIdentity(typ, e, row, seen, d.Filename, i)
+		if known {
+			fillIdentity(typ, e, row, seen, d.Filename, i)
+		}
 		r.Records = append(r.Records, Record{Entity: e, Range: t.ranges[i]})
 		if text.Len() < 64<<10 {
 			text.WriteString(strings.Join(row, " "))
