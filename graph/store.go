@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sync/atomic"
 	"time"
 )
@@ -27,6 +28,62 @@ type Tx struct {
 	DriverTx
 	// enqueued is set once the transaction enqueues outbox entries.
 	enqueued bool
+	// read holds the entities PrefetchEntities read, for Entity, until the
+	// transaction writes an entity.
+	read map[entityKey]Entity
+}
+
+type entityKey struct{ user, id string }
+
+// PrefetchEntities reads the entities with these ids in one Entities call
+// and answers the transaction's next Entity calls for them from it, until
+// the transaction writes an entity (PutEntity, PutEntities,
+// MoveObservations): what a batch that reads the same entities again and
+// again needs (CreateRelationships checks and resolves both endpoints of
+// every relationship), at the cost of one query instead of one per read.
+// Ids that name no entity are left to Entity, which reports them.
+func (tx *Tx) PrefetchEntities(ctx context.Context, userID string, ids []string) error {
+	found, err := tx.DriverTx.Entities(ctx, userID, ids)
+	if err != nil {
+		return err
+	}
+	if tx.read == nil {
+		tx.read = make(map[entityKey]Entity, len(found))
+	}
+	for _, e := range found {
+		tx.read[entityKey{userID, e.ID}] = e
+	}
+	return nil
+}
+
+// Entity is DriverTx.Entity, answered from what PrefetchEntities read when
+// it holds the entity. The entity's maps are the caller's own, as a
+// driver's are.
+func (tx *Tx) Entity(ctx context.Context, userID, id string) (Entity, error) {
+	if e, ok := tx.read[entityKey{userID, id}]; ok {
+		e.Snapshot, e.Provenance = maps.Clone(e.Snapshot), maps.Clone(e.Provenance)
+		return e, nil
+	}
+	return tx.DriverTx.Entity(ctx, userID, id)
+}
+
+// PutEntity is DriverTx.PutEntity; it drops what PrefetchEntities read.
+func (tx *Tx) PutEntity(ctx context.Context, e Entity) error {
+	tx.read = nil
+	return tx.DriverTx.PutEntity(ctx, e)
+}
+
+// PutEntities is DriverTx.PutEntities; it drops what PrefetchEntities read.
+func (tx *Tx) PutEntities(ctx context.Context, es []Entity) error {
+	tx.read = nil
+	return tx.DriverTx.PutEntities(ctx, es)
+}
+
+// MoveObservations is DriverTx.MoveObservations (part of a merge); it
+// drops what PrefetchEntities read.
+func (tx *Tx) MoveObservations(ctx context.Context, userID, from, to string) (int, error) {
+	tx.read = nil
+	return tx.DriverTx.MoveObservations(ctx, userID, from, to)
 }
 
 // Update runs fn in one read-write transaction. fn may be retried and must

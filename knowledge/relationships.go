@@ -70,9 +70,22 @@ func (s *Service) CreateRelationships(ctx context.Context, c Caller, reqs []Rela
 		checked[i] = s.checkFieldSizes("metadata", req.Metadata)
 	}
 	var out []RelationshipResult
+	var endpoints []string
+	for i, req := range reqs {
+		if checked[i] == nil {
+			endpoints = append(endpoints, req.SourceEntityID, req.TargetEntityID)
+		}
+	}
+	slices.Sort(endpoints)
+	endpoints = slices.Compact(endpoints)
 	err := s.graph.Update(ctx, func(tx *graph.Tx) error {
 		out = make([]RelationshipResult, len(reqs)) // fn may be run again
 		now := s.clock()
+		// Every relationship reads both endpoints twice (consent, then
+		// resolving merges): one read of them all serves every request.
+		if err := tx.PrefetchEntities(ctx, c.UserID, endpoints); err != nil {
+			return err
+		}
 		for i, req := range reqs {
 			if checked[i] != nil {
 				out[i].Err = checked[i]
