@@ -1,7 +1,8 @@
 // Command testsummary reads `go test -json` on stdin and writes what a plain
 // `go test` would (a line per package, and the output of each failing
-// test), then a final line "N passed, N failed, N skipped". scripts/test
-// pipes the suite through it.
+// test), then the slowest top-level tests (those of 10 s or more, at most
+// ten: where the suite's time goes) and a final line "N passed, N failed,
+// N skipped". scripts/test pipes the suite through it.
 //
 // Tests and subtests count alike. A package that fails without a failing
 // test (a build error, a panic in TestMain, a timeout) counts as one failed
@@ -11,10 +12,12 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 )
 
@@ -24,8 +27,22 @@ type event struct {
 	Package    string
 	Test       string
 	Output     string
-	ImportPath string // build-output events
+	ImportPath string  // build-output events
+	Elapsed    float64 // seconds, on pass, fail and skip
 }
+
+// timing is how long one top-level test took.
+type timing struct {
+	pkg, test string
+	seconds   float64
+}
+
+// Slow tests are listed when they take at least slowSeconds, at most
+// slowListed of them.
+const (
+	slowSeconds = 10
+	slowListed  = 10
+)
 
 // summary counts results and holds the output of tests still running.
 type summary struct {
@@ -35,6 +52,8 @@ type summary struct {
 	pending map[[2]string][]string
 	// failedTests counts the failed tests of each package.
 	failedTests map[string]int
+	// slow holds the top-level tests that took slowSeconds or more.
+	slow []timing
 }
 
 func newSummary(out io.Writer) *summary {
@@ -54,6 +73,10 @@ func noise(line string) bool {
 
 func (s *summary) handle(e event) {
 	key := [2]string{e.Package, e.Test}
+	if e.Test != "" && !strings.Contains(e.Test, "/") && e.Elapsed >= slowSeconds &&
+		(e.Action == "pass" || e.Action == "fail") {
+		s.slow = append(s.slow, timing{e.Package, e.Test, e.Elapsed})
+	}
 	switch {
 	case e.Action == "build-output":
 		fmt.Fprint(s.out, e.Output)
@@ -114,8 +137,21 @@ func run(in io.Reader, out io.Writer) (failed bool, err error) {
 	if err := sc.Err(); err != nil {
 		return true, err
 	}
+	s.listSlow()
 	fmt.Fprintf(out, "%d passed, %d failed, %d skipped\n", s.passed, s.failed, s.skipped)
 	return s.failed > 0, nil
+}
+
+// listSlow writes the slowest top-level tests, slowest first.
+func (s *summary) listSlow() {
+	if len(s.slow) == 0 {
+		return
+	}
+	slices.SortFunc(s.slow, func(a, b timing) int { return cmp.Compare(b.seconds, a.seconds) })
+	fmt.Fprintf(s.out, "slowest tests (%d s or more):\n", slowSeconds)
+	for _, t := range s.slow[:min(len(s.slow), slowListed)] {
+		fmt.Fprintf(s.out, "  %6.1fs  %s %s\n", t.seconds, t.pkg, t.test)
+	}
 }
 
 func main() {

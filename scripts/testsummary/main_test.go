@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -78,5 +80,29 @@ func TestSummaryAllPassed(t *testing.T) {
 	}
 	if got := out.String(); got != "1 passed, 0 failed, 0 skipped\n" {
 		t.Errorf("output %q", got)
+	}
+}
+
+func TestSummaryListsSlowTests(t *testing.T) {
+	var out bytes.Buffer
+	var in strings.Builder
+	// Twelve slow top-level tests, a slow subtest and a quick test: the ten
+	// slowest top-level ones are listed, slowest first.
+	for i := range 12 {
+		fmt.Fprintf(&in, `{"Action":"pass","Package":"p","Test":"TestSlow%02d","Elapsed":%d}`+"\n", i, 10+i)
+	}
+	in.WriteString(`{"Action":"pass","Package":"p","Test":"TestSlow11/sub","Elapsed":99}` + "\n")
+	in.WriteString(`{"Action":"pass","Package":"p","Test":"TestQuick","Elapsed":9.9}` + "\n")
+	if _, err := run(strings.NewReader(in.String()), &out); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	want := []string{"slowest tests (10 s or more):"}
+	for i := 11; i >= 2; i-- {
+		want = append(want, fmt.Sprintf("  %6.1fs  p TestSlow%02d", float64(10+i), i))
+	}
+	want = append(want, "14 passed, 0 failed, 0 skipped")
+	if !slices.Equal(lines, want) {
+		t.Errorf("output:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
 	}
 }
