@@ -21,7 +21,10 @@ type NewRelationship struct {
 }
 
 // CreateRelationship creates the edge unless it is already live, and returns
-// it with created reporting whether it is new. Endpoints that were merged
+// it with created reporting whether it is new. An ended relationship created
+// again starts a new period and keeps its metadata, provenance and
+// observation count; a relationship that never existed has an
+// ObservationCount of 0. Endpoints that were merged
 // resolve to the entity they were merged into, so the edge lands where the
 // data now lives.
 //
@@ -81,6 +84,12 @@ func (tx *Tx) CreateRelationship(ctx context.Context, in NewRelationship) (rel R
 		SourceEntityID: src.ID, TargetEntityID: dst.ID,
 		Metadata: map[string]any{}, Provenance: map[string]string{},
 		CreatedAt: now, LastObservationAt: now,
+	}
+	if err == nil {
+		// A new period of an ended relationship keeps what its earlier
+		// observations merged to, and says how many there were: only a
+		// relationship with none has nothing to merge.
+		rel.Metadata, rel.Provenance, rel.ObservationCount = existing.Metadata, existing.Provenance, existing.ObservationCount
 	}
 	if err := tx.PutRelationship(ctx, rel); err != nil {
 		return Relationship{}, false, err

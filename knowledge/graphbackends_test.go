@@ -15,14 +15,14 @@ import (
 // GraphBackend opens a fresh graph store of one backend for a test.
 type GraphBackend struct {
 	Name string
-	Open func(t *testing.T) *graph.Store
+	Open func(t testing.TB) *graph.Store
 }
 
 // GraphBackends are the graph stores the equivalence tests of this package
 // (internal and external) run on; PostgreSQL skips without
 // CAIRN_TEST_DATABASE_URL.
 var GraphBackends = []GraphBackend{
-	{"embedded", func(t *testing.T) *graph.Store {
+	{"embedded", func(t testing.TB) *graph.Store {
 		db, err := sqlite.OpenFile(t.Context(), filepath.Join(t.TempDir(), "cairn.db"))
 		if err != nil {
 			t.Fatal(err)
@@ -31,7 +31,7 @@ var GraphBackends = []GraphBackend{
 		t.Cleanup(func() { g.Close(); db.Close() })
 		return g
 	}},
-	{"postgres", func(t *testing.T) *graph.Store {
+	{"postgres", func(t testing.TB) *graph.Store {
 		db, err := dbpostgres.Open(t.Context(), pgtest.URL(t), dbpostgres.Options{})
 		if err != nil {
 			t.Fatal(err)

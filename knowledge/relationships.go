@@ -182,7 +182,14 @@ func (s *Service) createRelationship(ctx context.Context, tx *graph.Tx, c Caller
 	if err := tx.InsertRelationshipObservation(ctx, o); err != nil && !errors.Is(err, graph.ErrConflict) {
 		return graph.Relationship{}, false, err
 	}
-	if rel, err = s.reduceRelationship(ctx, tx, rel); err != nil {
+	if created && rel.ObservationCount == 0 {
+		// A relationship that never existed has no observation but this
+		// one: reduce it without reading it back.
+		rel, err = reduceRelationshipWith(ctx, tx, rel, []graph.RelationshipObservation{o})
+	} else {
+		rel, err = s.reduceRelationship(ctx, tx, rel)
+	}
+	if err != nil {
 		return graph.Relationship{}, false, err
 	}
 	return rel, created, nil
@@ -216,6 +223,12 @@ func (s *Service) reduceRelationship(ctx context.Context, tx *graph.Tx, rel grap
 	if err != nil {
 		return graph.Relationship{}, err
 	}
+	return reduceRelationshipWith(ctx, tx, rel, robs)
+}
+
+// reduceRelationshipWith sets a relationship's metadata from robs, which
+// must be all its observations, and writes it.
+func reduceRelationshipWith(ctx context.Context, tx *graph.Tx, rel graph.Relationship, robs []graph.RelationshipObservation) (graph.Relationship, error) {
 	red := Reduce(&Schema{Fields: map[string]Field{}}, asObservations(robs))
 	rel.Metadata, rel.Provenance, rel.ObservationCount = red.Snapshot, red.Provenance, red.ObservationCount
 	if red.LastObservationAt.After(rel.LastObservationAt) {

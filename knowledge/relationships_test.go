@@ -184,3 +184,24 @@ func TestMatchPattern(t *testing.T) {
 		})
 	}
 }
+
+// A relationship ended and created again keeps what its earlier
+// observations said: its metadata merges every observation of every period.
+func TestRecreatedRelationshipKeepsEarlierMetadata(t *testing.T) {
+	s, clk := newService(t)
+	a, b := company(t, s, alice, "A"), company(t, s, alice, "B")
+	relate(t, s, alice, graph.DependsOn, a, b, map[string]any{"since": "2020"})
+	clk.Advance(time.Minute)
+	if _, err := s.DeleteRelationship(t.Context(), alice, graph.DependsOn, a, b); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(time.Minute)
+	rel := relate(t, s, alice, graph.DependsOn, a, b, map[string]any{"role": "supplier"})
+	if rel.Metadata["since"] != "2020" || rel.Metadata["role"] != "supplier" || rel.ObservationCount != 2 {
+		t.Errorf("recreated: metadata %v, %d observations; want since and role from 2 observations", rel.Metadata, rel.ObservationCount)
+	}
+	fresh := relate(t, s, alice, graph.RefersTo, a, b, map[string]any{"note": "new"})
+	if fresh.Metadata["note"] != "new" || fresh.ObservationCount != 1 || fresh.Provenance["note"] == "" {
+		t.Errorf("new: metadata %v, provenance %v, %d observations", fresh.Metadata, fresh.Provenance, fresh.ObservationCount)
+	}
+}
