@@ -149,7 +149,7 @@ OTLP/HTTP, and a call's trace id is its request id (docs/operations.md).`,
 					bodyTimeout = -1 // HTTPOptions' "none"
 				}
 				srv := httpServer(a.mcp.HTTPHandler(mcp.HTTPOptions{Auth: a.auth, Ready: a.ready, ReadyDetails: a.readyDetails(), MaxRequestBytes: *maxBody,
-					AllowedOrigins: splitList(*origins), ReadTimeout: bodyTimeout}))
+					AllowedOrigins: splitList(*origins), ReadTimeout: bodyTimeout, Console: a.console()}))
 				// Background work starts once the start has succeeded, so
 				// that a failed start leaves nothing running and writes
 				// nothing after its error.
