@@ -20,7 +20,6 @@ import (
 // uses the same methods, so the console and the command line manage agents
 // and keys alike.
 type Store interface {
-	OwnerPrincipal(ctx context.Context) (consent.Principal, error)
 	ListAgents(ctx context.Context, userID string) ([]consent.Agent, error)
 	CreateAgent(ctx context.Context, userID, name string) (consent.Agent, error)
 	AgentByName(ctx context.Context, userID, name string) (consent.Agent, error)

@@ -48,6 +48,15 @@ function asOf(date: string): string | undefined {
 
 let cy: cytoscape.Core | null = null;
 
+// Cytoscape's renderer adds an inline <style> element with one rule
+// (its container is position: relative) unless an element with its id is
+// already there. The Content-Security-Policy refuses inline styles, so
+// style.css carries that rule and this marker tells Cytoscape so.
+const cytoscapeStylesheet = "__________cytoscape_stylesheet";
+if (!document.getElementById(cytoscapeStylesheet)) {
+  document.head.append(h("meta", { id: cytoscapeStylesheet, name: "cytoscape-stylesheet", content: "in style.css" }));
+}
+
 export async function graphView(main: HTMLElement, route: Route): Promise<void> {
   const p = route.params;
   const state = {
