@@ -12,7 +12,8 @@
 # console/dist/app/.cairn-build.sha256. The same install brings
 # playwright-core, which the console's browser test drives Chromium with.
 #
-# Needs Node.js 20.19 or newer and npm (Debian: apt-get install nodejs npm).
+# Needs Node.js 18 or newer and npm (Debian: apt-get install nodejs npm;
+# the browser test's playwright-core wants 20).
 # Exit status 1, with one line on stderr, when they are missing or the
 # install or the build fails; a cairn built without the console serves a
 # page that says how to build it.
@@ -32,11 +33,12 @@ if [[ -f $stamp && $(<"$stamp") == "$want" && -f $out/index.html ]]; then
 	exit 0
 fi
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
-	echo "build-console: node and npm are needed (Node.js 20.19 or newer; Debian: apt-get install nodejs npm)" >&2
+	echo "build-console: node and npm are needed (Node.js 18 or newer; Debian: apt-get install nodejs npm)" >&2
 	exit 1
 fi
-if ! node -e 'const [a,b]=process.versions.node.split(".").map(Number); process.exit(a>20||(a==20&&b>=19)?0:1)'; then
-	echo "build-console: Node.js $(node --version) is too old; 20.19 or newer is needed (Vite 7)" >&2
+major=$(node -p 'process.versions.node.split(".")[0]')
+if ((major < 18)); then
+	echo "build-console: Node.js $(node --version) is too old; 18 or newer is needed (Vite 6)" >&2
 	exit 1
 fi
 
