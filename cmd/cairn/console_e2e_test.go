@@ -71,7 +71,7 @@ func (c consoleClient) tool(name string, args any) map[string]any {
 }
 
 // consoleWorld is a serve with generated data: people, companies and
-// invoices linked by relationships, a correction, memories, and an agent
+// invoices linked by relationships, a correction, a merge, memories, and an agent
 // whose key may read entities, memories, the graph, sources and the
 // profile. The agent and its key are made through the console's owner API.
 type consoleWorld struct {
@@ -95,10 +95,11 @@ func newConsoleWorld(t *testing.T) consoleWorld {
 		{"entity_type": "company", "name": "Difference Works", "industry": "engineering"},
 		{"entity_type": "invoice", "invoice_number": "INV-1001", "amount": 1200, "currency": "GBP", "issue_date": "2026-01-05"},
 		{"entity_type": "invoice", "invoice_number": "INV-1002", "amount": 80, "currency": "GBP", "issue_date": "2026-02-11"},
+		{"entity_type": "person", "name": "Ada King", "phone": "+44 20 7946 0018"},
 	}})
 	ids := map[string]string{}
 	for i, e := range stored["entities"].([]any) {
-		ids[[]string{"ada", "charles", "engines", "works", "inv1", "inv2"}[i]] = e.(map[string]any)["entity_id"].(string)
+		ids[[]string{"ada", "charles", "engines", "works", "inv1", "inv2", "king"}[i]] = e.(map[string]any)["entity_id"].(string)
 	}
 	w.companyID = ids["engines"]
 	for _, r := range [][3]string{
@@ -108,6 +109,7 @@ func newConsoleWorld(t *testing.T) consoleWorld {
 		owner.tool("create_relationship", map[string]any{"relationship_type": r[0], "source_entity_id": ids[r[1]], "target_entity_id": ids[r[2]]})
 	}
 	owner.tool("correct", map[string]any{"entity_id": ids["ada"], "entity_type": "person", "field": "name", "value": "Ada Lovelace"})
+	owner.tool("merge_entities", map[string]any{"from_entity_id": ids["king"], "to_entity_id": ids["ada"], "merge_reason": "the same person"})
 	for _, m := range []map[string]any{
 		{"collection": "notes", "text": "Ada prefers green tea in the morning and no meetings before ten.", "tags": []string{"preference"}, "entity_ids": []string{ids["ada"]}},
 		{"collection": "notes", "text": "Charles is rebuilding the difference engine's second prototype.", "entity_ids": []string{ids["charles"]}},

@@ -190,6 +190,7 @@ try {
   const chainText = await chain.textContent();
   check(/Observation obs_/.test(chainText) && /Source src_/.test(chainText) && chainText.includes("ada@example.com"), `provenance should trace value → observation → source, got ${chainText}`);
   await page.locator("td", { hasText: "correction" }).first().waitFor();
+  await page.locator("#merges [data-merged]", { hasText: "Ada King" }).waitFor();
   await page.getByRole("heading", { name: /Timeline/ }).waitFor();
   await shot("entity");
 

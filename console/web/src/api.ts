@@ -88,3 +88,23 @@ export interface Session {
   owner: boolean;
   built: boolean;
 }
+
+/**
+ * callPages runs a tool and, while its answer was cut to fit the tool's
+ * response budget (meta.next_cursor), calls it again with the same
+ * arguments and the cursor, up to pages calls, appending each list of the
+ * answer. more is true when the last answer still had a cursor.
+ */
+export async function callPages<T extends object>(tool: string, args: Record<string, unknown>, pages = 5): Promise<T & { more: boolean }> {
+  let out = await call<T & { meta?: { next_cursor?: string } }>(tool, args);
+  let cursor = out.meta?.next_cursor;
+  for (let i = 1; i < pages && cursor; i++) {
+    const next = await call<Record<string, unknown> & { meta?: { next_cursor?: string } }>(tool, { ...args, cursor });
+    const merged = out as unknown as Record<string, unknown>;
+    for (const [k, v] of Object.entries(next)) {
+      if (Array.isArray(v) && Array.isArray(merged[k])) merged[k] = [...(merged[k] as unknown[]), ...v];
+    }
+    cursor = next.meta?.next_cursor;
+  }
+  return { ...out, more: !!cursor };
+}

@@ -1,4 +1,4 @@
-import { ApiError, call } from "../api";
+import { ApiError, call, callPages } from "../api";
 import { clear, h, value, when } from "../dom";
 import { go, type Route } from "../router";
 import { empty, entityLink, errorBox, field, load, loading, page, table } from "../ui";
@@ -51,6 +51,9 @@ interface TimelineEvent {
 /** correctionPriority is the source priority of hand corrections. */
 const correctionPriority = 1000;
 
+/** mergePages bounds how many pages of an entity type are read to find merges. */
+const mergePages = 5;
+
 export async function entityView(main: HTMLElement, route: Route): Promise<void> {
   const id = route.arg;
   const atDate = route.params.get("at") ?? "";
@@ -58,10 +61,11 @@ export async function entityView(main: HTMLElement, route: Route): Promise<void>
   at.addEventListener("change", () => go("entity", id, { at: at.value }));
   const head = h("div", { class: "entity-head" });
   const prov = h("section", { class: "provenance", "aria-live": "polite", id: "provenance" });
+  const merges = h("section", { id: "merges" });
   const obs = h("section", {});
   const timeline = h("section", {});
   page(main, "Entity", head, h("div", { class: "controls" }, field("As of", at, "empty: now")),
-    h("div", { class: "entity-layout" }, h("section", { id: "snapshot" }, loading()), prov), obs, timeline);
+    h("div", { class: "entity-layout" }, h("section", { id: "snapshot" }, loading()), prov), merges, obs, timeline);
   const snapBox = main.querySelector("#snapshot") as HTMLElement;
 
   let snap: Snapshot;
@@ -118,17 +122,27 @@ export async function entityView(main: HTMLElement, route: Route): Promise<void>
     (prov.querySelector("h2") as HTMLElement | null)?.focus();
   }
 
-  void load(obs, () => call<{ observations: Observation[]; total: number }>("list_observations", { entity_id: snap.entity_id, limit: 50 }), (r) => [
+  // A merge moves the duplicate's observations here and leaves the
+  // duplicate pointing here: the entities of this type that were merged
+  // into this one (read page by page, at most mergePages of them).
+  callPages<{ entities: { id: string; canonical_name: string; merged_into?: string }[] }>("retrieve_entities",
+    { entity_type: snap.entity_type, include_merged: true, include_snapshots: false, limit: 100 }, mergePages).then((r) => {
+    const found = r.entities.filter((e) => e.merged_into === snap.entity_id);
+    if (found.length) {
+      clear(merges, h("h2", {}, "Merged into this entity"), h("ul", {}, found.map((e) => h("li", { "data-merged": e.id },
+        entityLink(e.id, e.canonical_name || e.id), " ", h("code", {}, e.id), ": its observations and relationships moved here"))));
+    }
+  }, () => undefined); // the rest of the page stands without it
+
+  void load(obs, () => callPages<{ observations: Observation[]; total: number }>("list_observations", { entity_id: snap.entity_id, limit: 100 }), (r) => [
     h("h2", {}, `Observations (${r.total})`),
-    r.observations.length === 0 ? empty("No observations.") :
+    r.observations.length === 0 ? empty("No observations.") : [r.more ? h("p", {}, `The ${r.observations.length} newest are shown.`) : null,
       table(["Observed", "Kind", "Fields", "Source"], r.observations.map((o) => [
         when(o.observed_at),
-        o.source_priority >= correctionPriority ? h("span", { class: "tag correction" }, "correction") :
-          o.entity_id && o.entity_id !== snap.entity_id ? h("span", { class: "tag merged" }, "merged from ", entityLink(o.entity_id)) :
-            `priority ${o.source_priority}`,
+        o.source_priority >= correctionPriority ? h("span", { class: "tag correction" }, "correction") : `priority ${o.source_priority}`,
         h("dl", { class: "compact" }, Object.entries(o.fields).map(([k, v]) => [h("dt", {}, k), h("dd", {}, value(v))])),
         h("code", {}, o.source_id),
-      ]), "newest first"),
+      ]), "newest first")],
   ], "Reading the observations…");
 
   void load(timeline, () => call<{ events: TimelineEvent[]; total: number }>("list_timeline_events", { entity_id: snap.entity_id, limit: 50 }), (r) => [

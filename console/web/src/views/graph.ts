@@ -1,5 +1,5 @@
 import cytoscape from "cytoscape";
-import { call } from "../api";
+import { call, callPages } from "../api";
 import { clear, h, value } from "../dom";
 import { go, type Route } from "../router";
 import { empty, errorBox, field, load, loading, page } from "../ui";
@@ -211,7 +211,7 @@ export async function graphView(main: HTMLElement, route: Route): Promise<void> 
   async function expand(id: string): Promise<void> {
     clear(status, loading("Expanding…"));
     try {
-      const r = await call<Related>("retrieve_related_entities", args(id, 1));
+      const r = await callPages<Related>("retrieve_related_entities", args(id, 1));
       const added = merge(r);
       draw();
       renderFilters();
@@ -229,10 +229,10 @@ export async function graphView(main: HTMLElement, route: Route): Promise<void> 
       "retrieve_entity_snapshot", asOf(state.at) ? { entity_id: state.center, at: asOf(state.at) } : { entity_id: state.center });
     state.nodes.set(snap.entity_id, { id: snap.entity_id, type: snap.entity_type, name: snap.canonical_name, snapshot: snap.snapshot ?? {} });
     state.center = snap.entity_id;
-    const r = await call<Related>("retrieve_related_entities", args(state.center, state.hops));
+    const r = await callPages<Related>("retrieve_related_entities", args(state.center, state.hops));
     merge(r);
     clear(status, h("p", { role: "status" }, `${r.entities.length} entities within ${state.hops} hop${state.hops > 1 ? "s" : ""}` +
-      (state.at ? ` as of ${state.at}` : "") + (r.truncated ? " (cut short by the traversal's cap)" : "") + "."));
+      (state.at ? ` as of ${state.at}` : "") + (r.truncated ? " (cut short by the traversal's cap)" : "") + (r.more ? " (more than the console reads at once; narrow the filters)" : "") + "."));
     draw();
     renderFilters();
     select(state.center);
