@@ -71,7 +71,8 @@ func (c consoleClient) tool(name string, args any) map[string]any {
 }
 
 // consoleWorld is a serve with generated data: people, companies and
-// invoices linked by relationships, a correction, a merge, memories, and an agent
+// invoices linked by relationships, a correction, a merge, memories (one
+// of them contradicting a field), and an agent
 // whose key may read entities, memories, the graph, sources and the
 // profile. The agent and its key are made through the console's owner API.
 type consoleWorld struct {
@@ -114,6 +115,9 @@ func newConsoleWorld(t *testing.T) consoleWorld {
 		{"collection": "notes", "text": "Ada prefers green tea in the morning and no meetings before ten.", "tags": []string{"preference"}, "entity_ids": []string{ids["ada"]}},
 		{"collection": "notes", "text": "Charles is rebuilding the difference engine's second prototype.", "entity_ids": []string{ids["charles"]}},
 		{"collection": "notes", "text": "Invoice INV-1001 is due at the end of the quarter."},
+		// A claim that disagrees with Charles's email: a contradiction to review.
+		{"collection": "notes", "text": "Charles writes from charles@engine.example now.",
+			"claims": []map[string]any{{"entity_id": ids["charles"], "field": "email", "value": "charles@engine.example"}}},
 	} {
 		owner.tool("save_memory", m)
 	}

@@ -236,6 +236,13 @@ try {
   await page.locator("table tbody tr").first().waitFor();
   await shot("audit");
 
+  step = "contradictions";
+  await page.goto(base + "/console/#/review");
+  const contradiction = page.locator("article.contradiction").first();
+  await contradiction.waitFor();
+  check((await contradiction.textContent()).includes("charles@engine.example"), "the contradiction should show the claimed value");
+  await shot("contradictions");
+
   step = "phone";
   await page.setViewportSize({ width: 390, height: 844 });
   await page.goto(base + "/console/#/graph?entity=" + encodeURIComponent(process.env.COMPANY_ID));

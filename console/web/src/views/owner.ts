@@ -257,7 +257,7 @@ export async function reviewView(main: HTMLElement): Promise<void> {
   const render = (r: { contradictions: Contradiction[] }) => r.contradictions.length === 0 ? empty("Nothing to review.") :
     r.contradictions.map((c) => h("article", { class: "contradiction" },
       h("h2", {}, entityLink(c.entity_id, `${c.entity_type} ${c.entity_id}`), " · ", h("code", {}, c.field)),
-      h("dl", {}, Object.entries(c).filter(([k]) => !["contradiction_id", "entity_id", "entity_type", "field"].includes(k)).map(([k, v]) =>
+      h("dl", {}, Object.entries(c).filter(([k, v]) => v !== "" && v !== null && !["contradiction_id", "entity_id", "entity_type", "field"].includes(k)).map(([k, v]) =>
         [h("dt", {}, k.replace(/_/g, " ")), h("dd", {}, typeof v === "string" ? v : JSON.stringify(v))])),
       h("div", { class: "actions" }, ["confirm", "reject", "keep_both"].map((res) => h("button", { type: "button", onclick: () => void resolve(c, res) }, res.replace("_", " "))))));
   async function resolve(c: Contradiction, resolution: string): Promise<void> {
