@@ -71,11 +71,15 @@ func writeWelcome(w io.Writer, key, mcpURL string, store appConfig, fromEnv bool
 	if fromEnv {
 		keyLine = "The owner API key is the one CAIRN_OWNER_KEY supplied; Cairn keeps only its hash."
 	}
+	consoleLine := ""
+	if base, ok := strings.CutSuffix(mcpURL, "/mcp"); ok {
+		consoleLine = "\nWeb console: " + base + "/console/  (sign in with the key)"
+	}
 	fmt.Fprintf(w, `
 Cairn is set up. %s
 
 MCP endpoint (Streamable HTTP): %s
-Authenticate with the header  Authorization: Bearer <key>  (or X-API-Key: <key>).
+Authenticate with the header  Authorization: Bearer <key>  (or X-API-Key: <key>).%s
 
 Claude Desktop or Cursor over stdio (runs as the owner; no key needed):%s
 %s
@@ -86,7 +90,7 @@ Cursor (or any client that speaks Streamable HTTP) over HTTP:
 Claude Desktop over HTTP, through mcp-remote:
 %s
 
-`, keyLine, mcpURL, stdioNote, indentJSON(stdioCfg), indentJSON(httpCfg), indentJSON(remoteCfg))
+`, keyLine, mcpURL, consoleLine, stdioNote, indentJSON(stdioCfg), indentJSON(httpCfg), indentJSON(remoteCfg))
 }
 
 func indentJSON(v any) string {

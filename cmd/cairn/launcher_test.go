@@ -84,3 +84,19 @@ func TestWelcomeUnderGoRun(t *testing.T) {
 		t.Errorf("the welcome of an installed binary says to run go install:\n%s", out.String())
 	}
 }
+
+// TestWelcomeNamesTheConsole checks that the welcome of serve says where
+// the web console is, and that a welcome without an HTTP endpoint (cairn
+// import's) does not make one up.
+func TestWelcomeNamesTheConsole(t *testing.T) {
+	var out strings.Builder
+	writeWelcome(&out, "cairn_sk_test", "http://127.0.0.1:7400/mcp", appConfig{dataDir: "/srv/cairn-data"}, false, "/usr/local/bin/cairn", false)
+	if !strings.Contains(out.String(), "Web console: http://127.0.0.1:7400/console/") {
+		t.Errorf("the welcome of serve does not name the console:\n%s", out.String())
+	}
+	out.Reset()
+	writeWelcome(&out, "cairn_sk_test", "http://127.0.0.1:7400/mcp (when you run cairn serve)", appConfig{dataDir: "/srv/cairn-data"}, false, "/usr/local/bin/cairn", false)
+	if strings.Contains(out.String(), "Web console") {
+		t.Errorf("a welcome without a served endpoint names a console:\n%s", out.String())
+	}
+}
