@@ -300,9 +300,29 @@ func (s *Service) topicVectors(ctx context.Context, r *ranking, idx []int, store
 	return out, nil
 }
 
-// topicScanBatch is how many snapshots topicCandidates reads at a time
-// while it looks for entities whose text names the topic.
-const topicScanBatch = 250
+// topicScanBatch and topicScanMaxBatch bound how many snapshots
+// topicCandidates reads at a time while it looks for entities whose text
+// names the topic: the first read is topicScanBatch, each next one what
+// the matches found so far say is still needed (a quarter more), between
+// the two bounds. A topic that many entities name is found in a read or
+// two, with few snapshots read for nothing; one that few or none name
+// costs a few reads rather than one per 250 entities, which is what a
+// round trip to Neo4j or PostgreSQL makes expensive. The order of the scan
+// and where it stops do not depend on the batches.
+const (
+	topicScanBatch    = 250
+	topicScanMaxBatch = 4000
+)
+
+// nextScanBatch is the size of the keyword scan's next read, having
+// scanned entities and found matches of the needed ones.
+func nextScanBatch(scanned, found, needed, last int) int {
+	n := 4 * last
+	if found > 0 {
+		n = (needed-found)*scanned/found + (needed-found)*scanned/found/4
+	}
+	return max(topicScanBatch, min(n, topicScanMaxBatch))
+}
 
 // topicCandidates picks the entities to embed for topic similarity: the
 // MaxTopicCandidates best by the other signals, and up to as many more
@@ -349,10 +369,10 @@ func (r *ranking) topicCandidates(ctx context.Context, tx *graph.Tx, topic strin
 	if len(words) == 0 {
 		return out, stored, nil
 	}
-	extra := 0
-	for start := 0; start < len(r.stats) && extra < MaxTopicCandidates; start += topicScanBatch {
+	extra, scanned := 0, 0
+	for start, size := 0, topicScanBatch; start < len(r.stats) && extra < MaxTopicCandidates; start, size = start+size, nextScanBatch(scanned, extra, MaxTopicCandidates, size) {
 		var batch []int
-		for i := start; i < min(start+topicScanBatch, len(r.stats)); i++ {
+		for i := start; i < min(start+size, len(r.stats)); i++ {
 			if !chosen[i] {
 				batch = append(batch, i)
 			}
@@ -364,6 +384,7 @@ func (r *ranking) topicCandidates(ctx context.Context, tx *graph.Tx, topic strin
 			if extra >= MaxTopicCandidates {
 				break
 			}
+			scanned++
 			text := strings.ToLower(r.text(i))
 			for _, w := range words {
 				if strings.Contains(text, w) {
