@@ -173,11 +173,13 @@ func (s *Service) UserContext(ctx context.Context, c Caller, req ContextRequest)
 		// reported either, as before; it must end before the call does.
 		topicVec.wait(context.Background())
 	}
+	// The graph's error first: the others may only say that it cancelled
+	// them.
 	switch {
-	case profileErr != nil:
-		return UserContext{}, fmt.Errorf("knowledge: user context: profile: %w", profileErr)
 	case graphErr != nil:
 		return UserContext{}, fmt.Errorf("knowledge: user context: %w", graphErr)
+	case profileErr != nil:
+		return UserContext{}, fmt.Errorf("knowledge: user context: profile: %w", profileErr)
 	case memoryErr != nil:
 		return UserContext{}, fmt.Errorf("knowledge: user context: memories: %w", memoryErr)
 	}
