@@ -8,9 +8,11 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cairnkg/cairn/graph"
+	"github.com/cairnkg/cairn/vector"
 )
 
 // Limits of get_user_context.
@@ -145,24 +147,57 @@ func (s *Service) UserContext(ctx context.Context, c Caller, req ContextRequest)
 	if len(topic) > maxTopicLen {
 		return UserContext{}, invalid("topic", fmt.Sprintf("at most %d bytes", maxTopicLen), "string", "is %d bytes long", len(topic))
 	}
+	// The profile, the memories and the graph are independent: they are
+	// read at once, and so is the topic embedded (a model takes
+	// milliseconds of CPU, a provider a round trip), which leaves a call
+	// as long as its longest part rather than their sum.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	var in contextInput
-	in.profile = map[string]any{}
-	if s.profiles == nil {
-		in.notes = append(in.notes, "no profile store is configured")
-	} else {
-		p, err := s.profiles.Profile(ctx, c.UserID)
-		if err != nil {
-			return UserContext{}, fmt.Errorf("knowledge: user context: profile: %w", err)
-		}
-		in.profile = p.Data
+	var topicVec *pending[[]float32]
+	if topic != "" {
+		topicVec = goPending(func() ([]float32, error) { return s.embedTopic(ctx, topic) })
 	}
-	if err := s.contextGraph(ctx, c, topic, &in); err != nil {
-		return UserContext{}, fmt.Errorf("knowledge: user context: %w", err)
+	var profileNotes, memoryNotes []string
+	var profileErr, memoryErr error
+	var wg sync.WaitGroup
+	wg.Go(func() { in.profile, profileNotes, profileErr = s.contextProfile(ctx, c) })
+	wg.Go(func() { memoryNotes, memoryErr = s.contextMemories(ctx, c, &in) })
+	graphErr := s.contextGraph(ctx, c, topic, topicVec, &in)
+	if graphErr != nil {
+		cancel()
 	}
-	if err := s.contextMemories(ctx, c, &in); err != nil {
-		return UserContext{}, fmt.Errorf("knowledge: user context: memories: %w", err)
+	wg.Wait()
+	if topicVec != nil {
+		// Not needed when there is no entity, and then its error is not
+		// reported either, as before; it must end before the call does.
+		topicVec.wait(context.Background())
 	}
+	// The graph's error first: the others may only say that it cancelled
+	// them.
+	switch {
+	case graphErr != nil:
+		return UserContext{}, fmt.Errorf("knowledge: user context: %w", graphErr)
+	case profileErr != nil:
+		return UserContext{}, fmt.Errorf("knowledge: user context: profile: %w", profileErr)
+	case memoryErr != nil:
+		return UserContext{}, fmt.Errorf("knowledge: user context: memories: %w", memoryErr)
+	}
+	in.notes = slices.Concat(profileNotes, in.notes, memoryNotes)
 	return pack(budget, topic, in)
+}
+
+// contextProfile reads the caller's profile, or says that there is no
+// profile store.
+func (s *Service) contextProfile(ctx context.Context, c Caller) (map[string]any, []string, error) {
+	if s.profiles == nil {
+		return map[string]any{}, []string{"no profile store is configured"}, nil
+	}
+	p, err := s.profiles.Profile(ctx, c.UserID)
+	if err != nil {
+		return nil, nil, err
+	}
+	return p.Data, nil, nil
 }
 
 // contextInput is everything a context load found, before packing.
@@ -180,39 +215,34 @@ type contextInput struct {
 // contextGraph fills the type inventory and the ranked entities. It ranks
 // from the entities' statistics and reads the snapshots of only the
 // entities it returns and, with a topic, of the candidates of topic
-// similarity (see ranking).
-func (s *Service) contextGraph(ctx context.Context, c Caller, topic string, in *contextInput) error {
+// similarity (see ranking). topicVec is the topic's embedding, being
+// computed; nil without a topic.
+func (s *Service) contextGraph(ctx context.Context, c Caller, topic string, topicVec *pending[[]float32], in *contextInput) error {
 	var r *ranking
 	var topicIdx []int
+	var stored *pending[[]vector.EntityEmbedding]
 	err := s.graph.View(ctx, func(tx *graph.Tx) error {
-		counts, err := tx.EntityTypeCounts(ctx, c.UserID)
+		set, err := s.schemas.For(ctx, c.UserID)
 		if err != nil {
 			return err
 		}
-		set, err := s.schemas.For(ctx, c.UserID)
+		counts, stats, err := contextStats(ctx, tx, c, set.Types(), MaxContextCandidates)
 		if err != nil {
 			return err
 		}
 		types := append(set.Types(), slices.Collect(maps.Keys(counts))...)
 		slices.Sort(types)
 		in.types, in.readableEntities, in.ranked = nil, 0, nil
-		readable := []string{} // non-nil: no readable type means no entity
 		for _, t := range slices.Compact(types) {
 			if c.readable(t) {
-				readable = append(readable, t)
 				in.types = append(in.types, TypeCount{EntityType: t, Count: counts[t]})
 				in.readableEntities += counts[t]
 			}
 		}
 		slices.SortStableFunc(in.types, func(a, b TypeCount) int { return cmp.Compare(b.Count, a.Count) })
-		// Consent filters by type here, before anything is ranked.
-		stats, err := tx.ListEntityStats(ctx, graph.EntityFilter{UserID: c.UserID, Types: readable, Page: graph.Page{Limit: MaxContextCandidates}})
-		if err != nil {
-			return err
-		}
 		r = newRanking(c.UserID, s.clock(), stats, degrees(c, stats))
 		if topic != "" {
-			topicIdx, err = r.topicCandidates(ctx, tx, topic)
+			topicIdx, stored, err = r.topicCandidates(ctx, tx, topic, s.fetchStored)
 			return err
 		}
 		best := r.best()
@@ -223,6 +253,9 @@ func (s *Service) contextGraph(ctx context.Context, c Caller, topic string, in *
 		return nil
 	})
 	if err != nil {
+		if stored != nil {
+			stored.wait(context.Background())
+		}
 		return err
 	}
 	if in.readableEntities > MaxContextCandidates {
@@ -231,9 +264,7 @@ func (s *Service) contextGraph(ctx context.Context, c Caller, topic string, in *
 	if topic == "" || len(r.stats) == 0 {
 		return nil
 	}
-	// The topic is embedded outside the transaction: a remote embedder
-	// takes its time.
-	if err := s.setTopic(ctx, r, topic, topicIdx); err != nil {
+	if err := s.setTopic(ctx, r, topicVec, topicIdx, stored); err != nil {
 		return err
 	}
 	best := r.best()
@@ -249,12 +280,87 @@ func (s *Service) contextGraph(ctx context.Context, c Caller, topic string, in *
 	return nil
 }
 
+// contextStats returns how many unmerged entities the user has of each
+// type, and the statistics of those of them the caller may read (the limit
+// most recently observed; MaxContextCandidates but in tests). Below limit
+// entities in all, one ListEntityStats of every type gives both, and
+// consent filters the types here; otherwise the counts are read apart and
+// the list is filtered by the readable types in the backend, as a user
+// with more entities than are ranked needs (one read more for those).
+func contextStats(ctx context.Context, tx *graph.Tx, c Caller, schemaTypes []string, limit int) (map[string]int, []graph.EntityStat, error) {
+	all, err := tx.ListEntityStats(ctx, graph.EntityFilter{UserID: c.UserID, Page: graph.Page{Limit: limit}})
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(all) < limit {
+		counts := map[string]int{}
+		readable := map[string]bool{}
+		stats := all[:0]
+		for _, e := range all {
+			counts[e.Type]++
+			ok, seen := readable[e.Type]
+			if !seen {
+				ok = c.readable(e.Type)
+				readable[e.Type] = ok
+			}
+			// Consent filters by type here, before anything is ranked.
+			if ok {
+				stats = append(stats, e)
+			}
+		}
+		return counts, stats, nil
+	}
+	counts, err := tx.EntityTypeCounts(ctx, c.UserID)
+	if err != nil {
+		return nil, nil, err
+	}
+	types := append(slices.Clone(schemaTypes), slices.Collect(maps.Keys(counts))...)
+	slices.Sort(types)
+	readable := []string{} // non-nil: no readable type means no entity
+	for _, t := range slices.Compact(types) {
+		if c.readable(t) {
+			readable = append(readable, t)
+		}
+	}
+	stats, err := tx.ListEntityStats(ctx, graph.EntityFilter{UserID: c.UserID, Types: readable, Page: graph.Page{Limit: limit}})
+	return counts, stats, err
+}
+
+// pending is a value being computed by a goroutine of its own.
+type pending[T any] struct {
+	done chan struct{}
+	v    T
+	err  error
+}
+
+// goPending starts computing f.
+func goPending[T any](f func() (T, error)) *pending[T] {
+	p := &pending[T]{done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		p.v, p.err = f()
+	}()
+	return p
+}
+
+// wait returns the value once it is computed, or ctx's error if ctx ends
+// first.
+func (p *pending[T]) wait(ctx context.Context) (T, error) {
+	select {
+	case <-p.done:
+		return p.v, p.err
+	case <-ctx.Done():
+		var zero T
+		return zero, ctx.Err()
+	}
+}
+
 // degrees counts each candidate's live relationships whose other end the
-// caller may read.
-func degrees(c Caller, cands []graph.EntityStat) map[string]int {
-	out := make(map[string]int, len(cands))
+// caller may read, by candidate.
+func degrees(c Caller, cands []graph.EntityStat) []int {
+	out := make([]int, len(cands))
 	readable := map[string]bool{}
-	for _, e := range cands {
+	for i, e := range cands {
 		for typ, n := range e.Degrees {
 			ok, seen := readable[typ]
 			if !seen {
@@ -262,7 +368,7 @@ func degrees(c Caller, cands []graph.EntityStat) map[string]int {
 				readable[typ] = ok
 			}
 			if ok {
-				out[e.ID] += n
+				out[i] += n
 			}
 		}
 	}
@@ -270,16 +376,25 @@ func degrees(c Caller, cands []graph.EntityStat) map[string]int {
 }
 
 // contextMemories fills the memory section through the memory index,
-// keeping only what the caller may read.
-func (s *Service) contextMemories(ctx context.Context, c Caller, in *contextInput) error {
+// keeping only what the caller may read, and returns its notes.
+func (s *Service) contextMemories(ctx context.Context, c Caller, in *contextInput) ([]string, error) {
 	if s.memoryIndex == nil {
-		in.notes = append(in.notes, "no memory store is configured: there are no memory collections or memories to show")
-		return nil
+		return []string{"no memory store is configured: there are no memory collections or memories to show"}, nil
 	}
 	in.memoriesAvail = true
-	cols, err := s.memoryIndex.Collections(ctx, c)
+	var cols []MemoryCollection
+	var recent []MemorySummary
+	var err error
+	if x, ok := s.memoryIndex.(storeIndex); ok {
+		cols, recent, err = x.load(ctx, c, ContextRecentMemories)
+	} else {
+		cols, err = s.memoryIndex.Collections(ctx, c)
+		if err == nil {
+			recent, err = s.memoryIndex.Recent(ctx, c, ContextRecentMemories)
+		}
+	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, col := range cols {
 		if c.May(Read, MemoryResource(col.Name)) {
@@ -289,16 +404,12 @@ func (s *Service) contextMemories(ctx context.Context, c Caller, in *contextInpu
 	slices.SortStableFunc(in.collections, func(a, b MemoryCollection) int {
 		return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(a.Name, b.Name))
 	})
-	recent, err := s.memoryIndex.Recent(ctx, c, ContextRecentMemories)
-	if err != nil {
-		return err
-	}
 	for _, m := range recent {
 		if c.May(Read, MemoryResource(m.Collection)) && len(in.recent) < ContextRecentMemories {
 			in.recent = append(in.recent, m)
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 // errOverBudget is returned by pack when even an empty context does not fit,

@@ -17,12 +17,16 @@ import (
 
 	gocmp "github.com/google/go-cmp/cmp"
 
+	dbpostgres "github.com/cairnkg/cairn/db/postgres"
+	"github.com/cairnkg/cairn/db/postgres/pgtest"
 	"github.com/cairnkg/cairn/db/sqlite"
 	"github.com/cairnkg/cairn/graph"
 	"github.com/cairnkg/cairn/graph/embedded"
+	graphpostgres "github.com/cairnkg/cairn/graph/postgres"
 	"github.com/cairnkg/cairn/vector"
 	"github.com/cairnkg/cairn/vector/embed"
 	vembedded "github.com/cairnkg/cairn/vector/embedded"
+	"github.com/cairnkg/cairn/vector/pgvector"
 )
 
 // The ranking of get_user_context used to read and decode every candidate's
@@ -241,6 +245,19 @@ func oldTopicCandidates(cands []graph.Entity, topic string, base func(int) float
 	return out
 }
 
+// ranked is the ranking of get_user_context as UserContext computes it:
+// contextGraph, with the topic embedded beside it.
+func (s *Service) ranked(ctx context.Context, c Caller, topic string) ([]rankedEntity, error) {
+	var topicVec *pending[[]float32]
+	if topic != "" {
+		topicVec = goPending(func() ([]float32, error) { return s.embedTopic(ctx, topic) })
+		defer topicVec.wait(context.Background())
+	}
+	var in contextInput
+	err := s.contextGraph(ctx, c, topic, topicVec, &in)
+	return in.ranked, err
+}
+
 // TestRankingMatchesFullRead compares the ranking of get_user_context with
 // the old computation (oldRanked) on random graphs, on both backends:
 // without and with topics, for callers that may read every type or only
@@ -272,14 +289,14 @@ func TestRankingMatchesFullRead(t *testing.T) {
 							if err != nil {
 								t.Fatal(err)
 							}
-							var in contextInput
-							if err := svc.contextGraph(t.Context(), c, topic, &in); err != nil {
+							got, err := svc.ranked(t.Context(), c, topic)
+							if err != nil {
 								t.Fatal(err)
 							}
-							if cname == "everything" && n >= ContextTopEntities && len(in.ranked) != ContextTopEntities {
-								t.Errorf("caller %s, topic %q: %d entities ranked, want %d", cname, topic, len(in.ranked), ContextTopEntities)
+							if cname == "everything" && n >= ContextTopEntities && len(got) != ContextTopEntities {
+								t.Errorf("caller %s, topic %q: %d entities ranked, want %d", cname, topic, len(got), ContextTopEntities)
 							}
-							if d := gocmp.Diff(want, in.ranked, gocmp.AllowUnexported(rankedEntity{})); d != "" {
+							if d := gocmp.Diff(want, got, gocmp.AllowUnexported(rankedEntity{})); d != "" {
 								t.Errorf("caller %s, topic %q: ranking differs from the full read (-old +new):\n%s", cname, topic, d)
 							}
 						}
@@ -291,25 +308,52 @@ func TestRankingMatchesFullRead(t *testing.T) {
 }
 
 // TestRankingMatchesFullReadWithStoredEmbeddings is the same comparison
-// when some entities' embeddings are stored and current, some stale: the
-// vectors the topic ranking reads must be the same either way.
+// when some entities' embeddings are stored and current, some stale, on
+// both backends: the vectors the topic ranking reads (those of the best
+// candidates while it looks for the others, then the others') must be the
+// same either way.
 func TestRankingMatchesFullReadWithStoredEmbeddings(t *testing.T) {
-	db, err := sqlite.OpenFile(t.Context(), filepath.Join(t.TempDir(), "cairn.db"))
-	if err != nil {
-		t.Fatal(err)
+	for _, b := range []struct {
+		name string
+		open func(t *testing.T) (*graph.Store, vector.EntityDriver)
+	}{
+		{"embedded", func(t *testing.T) (*graph.Store, vector.EntityDriver) {
+			db, err := sqlite.OpenFile(t.Context(), filepath.Join(t.TempDir(), "cairn.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := graph.NewStore(embedded.New(db))
+			t.Cleanup(func() { g.Close(); db.Close() })
+			return g, vembedded.New(db)
+		}},
+		{"postgres", func(t *testing.T) (*graph.Store, vector.EntityDriver) {
+			db, err := dbpostgres.Open(t.Context(), pgtest.URL(t), dbpostgres.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := graph.NewStore(graphpostgres.New(db.Pool))
+			t.Cleanup(func() { g.Close(); db.Close() })
+			return g, pgvector.New(db.Pool, pgvector.Options{})
+		}},
+	} {
+		t.Run(b.name, func(t *testing.T) {
+			g, vd := b.open(t)
+			testRankingWithStoredEmbeddings(t, g, vd)
+		})
 	}
-	g := graph.NewStore(embedded.New(db))
-	t.Cleanup(func() { g.Close(); db.Close() })
+}
+
+func testRankingWithStoredEmbeddings(t *testing.T, g *graph.Store, vd vector.EntityDriver) {
 	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	rnd := rand.New(rand.NewPCG(3, 11))
 	randomGraph(t, g, rnd, "user-alice", 1500, now)
 	svc := NewService(g, NewRegistry(), Options{Now: func() time.Time { return now }, Embedder: embed.NewLocal(),
-		EntityEmbeddings: vector.NewEntityStore(vembedded.New(db))})
+		EntityEmbeddings: vector.NewEntityStore(vd)})
 	if _, err := svc.DrainEntityOutbox(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	// Change some snapshots after their embeddings were stored.
-	err = g.Update(t.Context(), func(tx *graph.Tx) error {
+	err := g.Update(t.Context(), func(tx *graph.Tx) error {
 		ents, _, err := tx.ListEntities(t.Context(), graph.EntityFilter{UserID: "user-alice", Page: graph.Page{Limit: 300}})
 		if err != nil {
 			return err
@@ -334,13 +378,74 @@ func TestRankingMatchesFullReadWithStoredEmbeddings(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var in contextInput
-		if err := svc.contextGraph(t.Context(), c, topic, &in); err != nil {
+		got, err := svc.ranked(t.Context(), c, topic)
+		if err != nil {
 			t.Fatal(err)
 		}
-		if d := gocmp.Diff(want, in.ranked, gocmp.AllowUnexported(rankedEntity{})); d != "" {
+		if d := gocmp.Diff(want, got, gocmp.AllowUnexported(rankedEntity{})); d != "" {
 			t.Errorf("topic %q: ranking differs from the full read (-old +new):\n%s", topic, d)
 		}
+	}
+}
+
+// TestContextStatsPaths compares the two ways contextStats reads the type
+// counts and the readable candidates: from one list of every entity (fewer
+// entities than the limit) and, past the limit, from EntityTypeCounts and a
+// list filtered by type in the backend. With the limit at the number of
+// entities, the second path lists every readable entity too, so both must
+// give the same counts and the same statistics in the same order.
+func TestContextStatsPaths(t *testing.T) {
+	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	callers := map[string]Caller{
+		"everything": {UserID: "user-alice"},
+		"some types": {UserID: "user-alice", Allowed: func(_ Action, r string) bool {
+			return r != EntityResource("secret") && r != EntityResource("task")
+		}},
+		"no type": {UserID: "user-alice", Allowed: func(_ Action, r string) bool { return r == ResourceProfile }},
+	}
+	for _, b := range GraphBackends {
+		t.Run(b.Name, func(t *testing.T) {
+			g := b.Open(t)
+			rnd := rand.New(rand.NewPCG(5, 13))
+			randomGraph(t, g, rnd, "user-alice", 700, now)
+			randomGraph(t, g, rnd, "user-bob", 50, now)
+			var live int
+			err := g.View(t.Context(), func(tx *graph.Tx) error {
+				counts, err := tx.EntityTypeCounts(t.Context(), "user-alice")
+				for _, n := range counts {
+					live += n
+				}
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for name, c := range callers {
+				type result struct {
+					Counts map[string]int
+					Stats  []graph.EntityStat
+				}
+				read := func(limit int) result {
+					var r result
+					err := g.View(t.Context(), func(tx *graph.Tx) error {
+						var err error
+						r.Counts, r.Stats, err = contextStats(t.Context(), tx, c, []string{"company", "unused"}, limit)
+						return err
+					})
+					if err != nil {
+						t.Fatal(err)
+					}
+					return r
+				}
+				one, two := read(live+1), read(live)
+				if d := gocmp.Diff(two, one); d != "" {
+					t.Errorf("caller %s: one list differs from counts and a filtered list (-two reads +one):\n%s", name, d)
+				}
+				if name == "everything" && len(one.Stats) != live {
+					t.Errorf("caller %s: %d candidates, want %d", name, len(one.Stats), live)
+				}
+			}
+		})
 	}
 }
 

@@ -31,6 +31,11 @@ func (x storeIndex) Recent(ctx context.Context, c Caller, n int) ([]MemorySummar
 	for i, col := range cols {
 		names[i] = col.Name
 	}
+	return x.recent(ctx, c, names, n)
+}
+
+// recent returns the caller's n newest memories of the collections names.
+func (x storeIndex) recent(ctx context.Context, c Caller, names []string, n int) ([]MemorySummary, error) {
 	res, err := x.s.memories.Search(ctx, vector.Query{
 		Filter: vector.Filter{UserID: c.UserID, Collections: names},
 		Sort:   vector.SortCreatedAt, Limit: min(n, vector.MaxLimit),
@@ -46,4 +51,21 @@ func (x storeIndex) Recent(ctx context.Context, c Caller, n int) ([]MemorySummar
 		})
 	}
 	return out, nil
+}
+
+// load returns what Collections and Recent return, reading the caller's
+// collections once for both.
+func (x storeIndex) load(ctx context.Context, c Caller, n int) ([]MemoryCollection, []MemorySummary, error) {
+	cols, err := x.s.MemoryCollections(ctx, c)
+	if err != nil || len(cols) == 0 {
+		return nil, nil, err
+	}
+	out := make([]MemoryCollection, 0, len(cols))
+	names := make([]string, len(cols))
+	for i, col := range cols {
+		out = append(out, MemoryCollection{Name: col.Name, Count: col.Count})
+		names[i] = col.Name
+	}
+	recent, err := x.recent(ctx, c, names, n)
+	return out, recent, err
 }

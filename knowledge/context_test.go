@@ -313,3 +313,27 @@ func TestUserContextBudgetAtScale(t *testing.T) {
 		})
 	}
 }
+
+// waitingProfiles is a profile store whose reads wait for their context to
+// end and report that.
+type waitingProfiles struct{ knowledge.ProfileStore }
+
+func (waitingProfiles) Profile(ctx context.Context, _ string) (knowledge.Profile, error) {
+	<-ctx.Done()
+	return knowledge.Profile{}, ctx.Err()
+}
+
+// TestUserContextReportsTheGraphError checks that when the graph read
+// fails, the error returned is the graph's, not the cancellation that the
+// failure caused in the parts read beside it.
+func TestUserContextReportsTheGraphError(t *testing.T) {
+	db, g := openEmbedded(t)
+	svc := knowledge.NewService(g, knowledge.NewRegistry(), knowledge.Options{Profiles: waitingProfiles{}})
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, err := svc.UserContext(t.Context(), alice, knowledge.ContextRequest{Topic: "rocket"})
+	if err == nil || errors.Is(err, context.Canceled) || strings.Contains(err.Error(), "profile") {
+		t.Fatalf("UserContext with a closed graph store = %v, want the graph's error", err)
+	}
+}

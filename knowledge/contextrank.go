@@ -57,14 +57,17 @@ type ranking struct {
 	base   []float64            // the score without a topic, by candidate
 	topic  []float64            // topic similarity by candidate; nil without a topic
 	ents   map[int]graph.Entity // candidates whose snapshot was read
+	texts  map[int]string       // entityText of candidates, once computed
 }
 
-// newRanking computes the signals of the candidates other than the topic.
-func newRanking(userID string, now time.Time, stats []graph.EntityStat, degree map[string]int) *ranking {
-	r := &ranking{userID: userID, now: now, stats: stats, base: make([]float64, len(stats)), ents: map[int]graph.Entity{}}
+// newRanking computes the signals of the candidates other than the topic;
+// degree[i] is candidate i's degree (see degrees).
+func newRanking(userID string, now time.Time, stats []graph.EntityStat, degree []int) *ranking {
+	r := &ranking{userID: userID, now: now, stats: stats, base: make([]float64, len(stats)),
+		ents: map[int]graph.Entity{}, texts: map[int]string{}}
 	maxObs, maxDeg := 0, 0
-	for _, e := range stats {
-		maxObs, maxDeg = max(maxObs, e.ObservationCount), max(maxDeg, degree[e.ID])
+	for i, e := range stats {
+		maxObs, maxDeg = max(maxObs, e.ObservationCount), max(maxDeg, degree[i])
 	}
 	norm := func(v, top int) float64 {
 		if top == 0 {
@@ -75,7 +78,7 @@ func newRanking(userID string, now time.Time, stats []graph.EntityStat, degree m
 	for i, e := range stats {
 		age := max(now.Sub(e.LastObservationAt), 0)
 		recency := math.Exp(-float64(age) / float64(recencyScale))
-		r.base[i] = wRecency*recency + wObs*norm(e.ObservationCount, maxObs) + wDegree*norm(degree[e.ID], maxDeg)
+		r.base[i] = wRecency*recency + wObs*norm(e.ObservationCount, maxObs) + wDegree*norm(degree[i], maxDeg)
 	}
 	return r
 }
@@ -89,25 +92,57 @@ func (r *ranking) score(i int) float64 {
 }
 
 // best returns the indexes of the best ContextTopEntities candidates, best
-// first.
+// first. The order (score, then the more recent observation, then the
+// smaller id) is total, since ids are unique, so keeping the best few in
+// one pass gives exactly the first few of a full sort, in a fraction of
+// its time.
 func (r *ranking) best() []int {
 	type scored struct {
 		i     int
 		score float64
 	}
-	all := make([]scored, len(r.stats))
-	for i := range all {
-		all[i] = scored{i, r.score(i)}
-	}
-	slices.SortFunc(all, func(a, b scored) int {
+	before := func(a, b scored) bool {
+		if a.score != b.score {
+			return a.score > b.score
+		}
 		ea, eb := r.stats[a.i], r.stats[b.i]
-		return cmp.Or(cmp.Compare(b.score, a.score), eb.LastObservationAt.Compare(ea.LastObservationAt), strings.Compare(ea.ID, eb.ID))
-	})
-	out := make([]int, min(len(all), ContextTopEntities))
-	for k := range out {
-		out[k] = all[k].i
+		if c := ea.LastObservationAt.Compare(eb.LastObservationAt); c != 0 {
+			return c > 0
+		}
+		return ea.ID < eb.ID
+	}
+	top := make([]scored, 0, ContextTopEntities+1)
+	for i := range r.stats {
+		x := scored{i, r.score(i)}
+		if len(top) == ContextTopEntities && !before(x, top[len(top)-1]) {
+			continue
+		}
+		at, _ := slices.BinarySearchFunc(top, x, func(e, x scored) int {
+			if before(e, x) {
+				return -1
+			}
+			return 1
+		})
+		top = slices.Insert(top, at, x)
+		if len(top) > ContextTopEntities {
+			top = top[:ContextTopEntities]
+		}
+	}
+	out := make([]int, len(top))
+	for k, x := range top {
+		out[k] = x.i
 	}
 	return out
+}
+
+// text returns candidate i's entityText; its snapshot must have been read.
+func (r *ranking) text(i int) string {
+	t, ok := r.texts[i]
+	if !ok {
+		t = entityText(r.ents[i])
+		r.texts[i] = t
+	}
+	return t
 }
 
 // read reads the snapshots of the candidates idx that were not read yet.
@@ -161,102 +196,165 @@ func (r *ranking) ranked(idx []int) []rankedEntity {
 }
 
 // setTopic computes the topic similarity of the candidates idx, whose
-// snapshots were read; the others have none.
-func (s *Service) setTopic(ctx context.Context, r *ranking, topic string, idx []int) error {
-	ents := make([]graph.Entity, len(idx))
-	for k, i := range idx {
-		ents[k] = r.ents[i]
-	}
-	vecs, err := s.topicVectors(ctx, r.userID, topic, ents)
+// snapshots were read; the others have none. topicVec is the topic's
+// embedding, being computed; stored, when not nil, the stored embeddings
+// of the first MaxTopicCandidates of idx, being read (see topicCandidates).
+func (s *Service) setTopic(ctx context.Context, r *ranking, topicVec *pending[[]float32], idx []int, stored *pending[[]vector.EntityEmbedding]) error {
+	vecs, err := s.topicVectors(ctx, r, idx, stored)
 	if err != nil {
 		return err
 	}
+	topic, err := topicVec.wait(ctx)
+	if err != nil {
+		return fmt.Errorf("embed topic: %w", err)
+	}
 	r.topic = make([]float64, len(r.stats))
 	for k, i := range idx {
-		r.topic[i] = max(cosine(vecs[0], vecs[k+1]), 0)
+		r.topic[i] = max(cosine(topic, vecs[k]), 0)
 	}
 	return nil
 }
 
-// topicVectors returns the topic's embedding followed by one vector per
-// entity of ents. An entity's vector is its stored entity embedding when
-// there is one of the configured embedder made from the entity's current
-// text; the others, and the topic, are embedded in one call.
-func (s *Service) topicVectors(ctx context.Context, userID, topic string, ents []graph.Entity) ([][]float32, error) {
-	out := make([][]float32, len(ents)+1)
-	texts := make([]string, len(ents))
-	for k, e := range ents {
-		texts[k] = entityText(e)
+// embedTopic embeds a context topic.
+func (s *Service) embedTopic(ctx context.Context, topic string) ([]float32, error) {
+	vecs, err := s.embedder.Embed(ctx, []string{topic})
+	if err != nil {
+		return nil, err
 	}
-	if s.entityVecs != nil && len(ents) > 0 {
-		ids := make([]string, len(ents))
-		for k, e := range ents {
-			ids[k] = e.ID
+	if len(vecs) != 1 {
+		return nil, fmt.Errorf("%d vectors for 1 text", len(vecs))
+	}
+	return vecs[0], nil
+}
+
+// fetchStored starts reading the stored embeddings of the user's entities
+// ids; nil when the service keeps none.
+func (s *Service) fetchStored(ctx context.Context, userID string, ids []string) *pending[[]vector.EntityEmbedding] {
+	if s.entityVecs == nil || len(ids) == 0 {
+		return nil
+	}
+	return goPending(func() ([]vector.EntityEmbedding, error) { return s.entityVecs.Get(ctx, userID, ids) })
+}
+
+// topicVectors returns one vector per candidate of idx. A candidate's
+// vector is its stored entity embedding when there is one of the
+// configured embedder made from the entity's current text; the others are
+// embedded in one call. stored holds the embeddings of the first
+// MaxTopicCandidates of idx; those of the rest are read here.
+func (s *Service) topicVectors(ctx context.Context, r *ranking, idx []int, stored *pending[[]vector.EntityEmbedding]) ([][]float32, error) {
+	out := make([][]float32, len(idx))
+	if s.entityVecs != nil && len(idx) > 0 {
+		var got []vector.EntityEmbedding
+		var err error
+		if rest := idx[min(len(idx), MaxTopicCandidates):]; len(rest) > 0 {
+			ids := make([]string, len(rest))
+			for k, i := range rest {
+				ids[k] = r.stats[i].ID
+			}
+			got, err = s.entityVecs.Get(ctx, r.userID, ids)
 		}
-		stored, err := s.entityVecs.Get(ctx, userID, ids)
+		if stored != nil {
+			first, ferr := stored.wait(context.Background()) // Get ends with ctx
+			got, err = append(got, first...), cmp.Or(ferr, err)
+		}
 		if err != nil {
 			// The vectors are a cache of what can be computed here.
 			s.log.Warn("context: read entity embeddings", "err", err)
 		}
-		byID := make(map[string]vector.EntityEmbedding, len(stored))
-		for _, e := range stored {
+		byID := make(map[string]vector.EntityEmbedding, len(got))
+		for _, e := range got {
 			byID[e.EntityID] = e
 		}
 		name, dim := s.embedder.Name(), s.embedder.Dimension()
-		for k, ent := range ents {
-			e, ok := byID[ent.ID]
-			if ok && e.Space.Embedder == name && (dim == 0 || e.Space.Dimension == dim) && e.TextHash == entityTextHash(texts[k]) {
-				out[k+1] = e.Embedding
+		for k, i := range idx {
+			e, ok := byID[r.stats[i].ID]
+			if ok && e.Space.Embedder == name && (dim == 0 || e.Space.Dimension == dim) && e.TextHash == entityTextHash(r.text(i)) {
+				out[k] = e.Embedding
 			}
 		}
 	}
-	missing := []string{topic}
+	var missing []string
 	var at []int
-	for k := range ents {
-		if out[k+1] == nil {
-			missing = append(missing, texts[k])
-			at = append(at, k+1)
+	for k, i := range idx {
+		if out[k] == nil {
+			missing = append(missing, r.text(i))
+			at = append(at, k)
 		}
+	}
+	if len(missing) == 0 {
+		return out, nil
 	}
 	vecs, err := s.embedder.Embed(ctx, missing)
 	if err != nil {
-		return nil, fmt.Errorf("embed topic: %w", err)
+		return nil, fmt.Errorf("embed topic candidates: %w", err)
 	}
 	if len(vecs) != len(missing) {
-		return nil, fmt.Errorf("embed topic: %d vectors for %d texts", len(vecs), len(missing))
+		return nil, fmt.Errorf("embed topic candidates: %d vectors for %d texts", len(vecs), len(missing))
 	}
-	out[0] = vecs[0]
 	for j, k := range at {
 		// As the entity store would give it back (8 bits a
 		// component), so that a ranking is the same whether an
 		// entity's vector was stored yet or not.
-		out[k] = vector.RoundInt8(vecs[j+1])
+		out[k] = vector.RoundInt8(vecs[j])
 	}
 	return out, nil
 }
 
-// topicScanBatch is how many snapshots topicCandidates reads at a time
-// while it looks for entities whose text names the topic.
-const topicScanBatch = 250
+// topicScanBatch and topicScanMaxBatch bound how many snapshots
+// topicCandidates reads at a time while it looks for entities whose text
+// names the topic: the first read is topicScanBatch, each next one what
+// the matches found so far say is still needed (a quarter more), between
+// the two bounds. A topic that many entities name is found in a read or
+// two, with few snapshots read for nothing; one that few or none name
+// costs a few reads rather than one per 250 entities, which is what a
+// round trip to Neo4j or PostgreSQL makes expensive. The order of the scan
+// and where it stops do not depend on the batches.
+const (
+	topicScanBatch    = 250
+	topicScanMaxBatch = 4000
+)
+
+// nextScanBatch is the size of the keyword scan's next read, having
+// scanned entities and found matches of the needed ones.
+func nextScanBatch(scanned, found, needed, last int) int {
+	n := 4 * last
+	if found > 0 {
+		n = (needed-found)*scanned/found + (needed-found)*scanned/found/4
+	}
+	return max(topicScanBatch, min(n, topicScanMaxBatch))
+}
 
 // topicCandidates picks the entities to embed for topic similarity: the
 // MaxTopicCandidates best by the other signals, and up to as many more
 // whose text contains a word of the topic, looked for in the candidates'
 // order (most recently observed first), so that an old, rarely seen entity
 // that names the topic is still found. It reads the snapshots of the
-// entities it picks and of those it looks into.
-func (r *ranking) topicCandidates(ctx context.Context, tx *graph.Tx, topic string) ([]int, error) {
+// entities it picks and of those it looks into. Once the first
+// MaxTopicCandidates are known, fetch starts reading their stored
+// embeddings, which goes on while the others are looked for; the pending
+// read is returned with the candidates.
+func (r *ranking) topicCandidates(ctx context.Context, tx *graph.Tx, topic string,
+	fetch func(ctx context.Context, userID string, ids []string) *pending[[]vector.EntityEmbedding]) ([]int, *pending[[]vector.EntityEmbedding], error) {
 	all := make([]int, len(r.stats))
 	for i := range all {
 		all[i] = i
 	}
+	first := func(idx []int) *pending[[]vector.EntityEmbedding] {
+		ids := make([]string, len(idx))
+		for k, i := range idx {
+			ids[k] = r.stats[i].ID
+		}
+		return fetch(ctx, r.userID, ids)
+	}
 	if len(all) <= MaxTopicCandidates {
-		return all, r.read(ctx, tx, all)
+		stored := first(all)
+		return all, stored, r.read(ctx, tx, all)
 	}
 	slices.SortFunc(all, func(a, b int) int { return cmp.Or(cmp.Compare(r.base[b], r.base[a]), cmp.Compare(a, b)) })
 	out := slices.Clone(all[:MaxTopicCandidates])
+	stored := first(out)
 	if err := r.read(ctx, tx, out); err != nil {
-		return nil, err
+		return nil, stored, err
 	}
 	chosen := make(map[int]bool, len(out))
 	for _, i := range out {
@@ -269,24 +367,25 @@ func (r *ranking) topicCandidates(ctx context.Context, tx *graph.Tx, topic strin
 		}
 	}
 	if len(words) == 0 {
-		return out, nil
+		return out, stored, nil
 	}
-	extra := 0
-	for start := 0; start < len(r.stats) && extra < MaxTopicCandidates; start += topicScanBatch {
+	extra, scanned := 0, 0
+	for start, size := 0, topicScanBatch; start < len(r.stats) && extra < MaxTopicCandidates; start, size = start+size, nextScanBatch(scanned, extra, MaxTopicCandidates, size) {
 		var batch []int
-		for i := start; i < min(start+topicScanBatch, len(r.stats)); i++ {
+		for i := start; i < min(start+size, len(r.stats)); i++ {
 			if !chosen[i] {
 				batch = append(batch, i)
 			}
 		}
 		if err := r.read(ctx, tx, batch); err != nil {
-			return nil, err
+			return nil, stored, err
 		}
 		for _, i := range batch {
 			if extra >= MaxTopicCandidates {
 				break
 			}
-			text := strings.ToLower(entityText(r.ents[i]))
+			scanned++
+			text := strings.ToLower(r.text(i))
 			for _, w := range words {
 				if strings.Contains(text, w) {
 					out = append(out, i)
@@ -296,7 +395,7 @@ func (r *ranking) topicCandidates(ctx context.Context, tx *graph.Tx, topic strin
 			}
 		}
 	}
-	return out, nil
+	return out, stored, nil
 }
 
 // entityText is what an entity is compared with a topic as: its type, name

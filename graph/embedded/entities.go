@@ -237,8 +237,12 @@ func (t *tx) ListEntityStats(ctx context.Context, f graph.EntityFilter) ([]graph
 	return out, wrap("list entity degrees", t.addDegrees(ctx, f.UserID, out))
 }
 
-// addDegrees sets the Degrees of stats: one grouped pass over the user's
-// live relationships, or over those of stats when they are few.
+// addDegrees sets the Degrees of stats: for a few stats, one grouped pass
+// over their live relationships; for many, one pass over all the user's
+// live relationships, counted here. SQLite groups by building a temporary
+// b-tree for each side, which cost more than the scan itself (a context
+// load lists every entity: at 10,000 entities and 3,333 relationships the
+// grouped query took about as long as listing the entities).
 func (t *tx) addDegrees(ctx context.Context, userID string, stats []graph.EntityStat) error {
 	if len(stats) == 0 {
 		return nil
@@ -247,23 +251,44 @@ func (t *tx) addDegrees(ctx context.Context, userID string, stats []graph.Entity
 	for i, e := range stats {
 		at[e.ID] = i
 	}
-	args := []any{userID}
-	src, dst := "", ""
-	if len(stats) <= 500 {
-		ids := make([]any, len(stats))
-		for i, e := range stats {
-			ids[i] = e.ID
+	add := func(id, typ string, n int) {
+		if i, ok := at[id]; ok {
+			if stats[i].Degrees == nil {
+				stats[i].Degrees = map[string]int{}
+			}
+			stats[i].Degrees[typ] += n
 		}
-		in := placeholders(2, len(ids))
-		src, dst = " AND source_entity_id IN ("+in+")", " AND target_entity_id IN ("+in+")"
-		args = append(args, ids...)
 	}
+	if len(stats) > 500 {
+		rows, err := t.query(ctx, `SELECT source_entity_id, target_entity_id, source_type, target_type
+			FROM relationships WHERE user_id = $1 AND ended_at IS NULL`, userID)
+		if err != nil {
+			return err
+		}
+		// A relationship from an entity to itself counts at both ends.
+		return eachRow(rows, func(r *sql.Rows) error {
+			var src, dst, srcType, dstType string
+			if err := r.Scan(&src, &dst, &srcType, &dstType); err != nil {
+				return err
+			}
+			add(src, dstType, 1)
+			add(dst, srcType, 1)
+			return nil
+		})
+	}
+	args := []any{userID}
+	ids := make([]any, len(stats))
+	for i, e := range stats {
+		ids[i] = e.ID
+	}
+	in := placeholders(2, len(ids))
+	args = append(args, ids...)
 	rows, err := t.query(ctx, `
 		SELECT source_entity_id, target_type, count(*) FROM relationships
-		WHERE user_id = $1 AND ended_at IS NULL`+src+` GROUP BY source_entity_id, target_type
+		WHERE user_id = $1 AND ended_at IS NULL AND source_entity_id IN (`+in+`) GROUP BY source_entity_id, target_type
 		UNION ALL
 		SELECT target_entity_id, source_type, count(*) FROM relationships
-		WHERE user_id = $1 AND ended_at IS NULL`+dst+` GROUP BY target_entity_id, source_type`, args...)
+		WHERE user_id = $1 AND ended_at IS NULL AND target_entity_id IN (`+in+`) GROUP BY target_entity_id, source_type`, args...)
 	if err != nil {
 		return err
 	}
@@ -273,12 +298,7 @@ func (t *tx) addDegrees(ctx context.Context, userID string, stats []graph.Entity
 		if err := r.Scan(&id, &typ, &n); err != nil {
 			return err
 		}
-		if i, ok := at[id]; ok {
-			if stats[i].Degrees == nil {
-				stats[i].Degrees = map[string]int{}
-			}
-			stats[i].Degrees[typ] += n
-		}
+		add(id, typ, n)
 		return nil
 	})
 }
