@@ -3,6 +3,7 @@ package pgvector
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 
 	"github.com/jackc/pgx/v5"
@@ -11,100 +12,193 @@ import (
 	"github.com/cairnkg/cairn/vector"
 )
 
-// Nearest implements vector.Driver: an HNSW index scan with iterative
-// scans, or an exact scan when the filter is selective (see the package
-// documentation).
+// Nearest implements vector.Driver. It tries, in order, what is cheapest
+// for the filter at hand (see the package documentation):
+//
+//  1. an exact scan of the first ExactBelow+1 rows that pass the filter:
+//     when no more rows pass, its answer is complete and exact;
+//  2. otherwise an HNSW index scan with iterative scans, whose answer is
+//     kept when it is full and its nearest rows stand out from the
+//     collection (see trusted);
+//  3. otherwise an exact scan of every row that passes the filter.
 func (d *Driver) Nearest(ctx context.Context, q vector.VectorQuery) ([]vector.Scored, error) {
-	dim := len(q.Vector)
-	useIndex := dim <= maxIndexedDimension
-	if useIndex && d.opts.ExactBelow >= 0 {
-		n, err := d.countUpTo(ctx, q.Filter, dim, d.opts.ExactBelow+1)
-		if err != nil {
-			return nil, err
+	if len(q.Vector) <= maxIndexedDimension && d.opts.ExactBelow >= 0 {
+		out, n, err := d.nearestFirst(ctx, q, d.opts.ExactBelow+1)
+		if err != nil || n <= d.opts.ExactBelow {
+			return out, err
 		}
-		useIndex = n > d.opts.ExactBelow
 	}
-	if useIndex {
-		out, complete, err := d.nearestIndexed(ctx, q)
-		if err != nil || complete {
+	if len(q.Vector) <= maxIndexedDimension {
+		out, ok, err := d.nearestIndexed(ctx, q)
+		if err != nil || ok {
 			return out, err
 		}
 	}
 	return d.nearestExact(ctx, q)
 }
 
-// countUpTo counts the rows of dimension dim that pass f, stopping at
-// limit.
-func (d *Driver) countUpTo(ctx context.Context, f vector.Filter, dim, limit int) (int, error) {
+// nearestFirst scans the first limit rows that pass the filter exactly and
+// returns the nearest of them and how many it scanned: when that is less
+// than limit, it saw every matching row and its answer is the exact one.
+// It costs what counting those rows would, and saves a second statement
+// for the selective filters it answers.
+func (d *Driver) nearestFirst(ctx context.Context, q vector.VectorQuery, limit int) (out []vector.Scored, n int, err error) {
 	var b builder
-	where := b.where(f)
-	var n int
-	err := d.pool.QueryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM memories m WHERE `+where+` AND m.dimension = `+
-		strconv.Itoa(dim)+` LIMIT `+b.add(limit)+`) s`, b.args...).Scan(&n)
+	vec := b.add(pgv.NewVector(q.Vector))
+	where := b.where(q.Filter)
+	// The candidates' distance is computed once, in the CTE; the outer
+	// query filters and sorts on the column.
+	rows, err := d.pool.Query(ctx, `WITH cand AS MATERIALIZED (
+			SELECT m.id, m.embedding <=> `+vec+` AS distance FROM memories m
+			WHERE `+where+` AND m.dimension = `+strconv.Itoa(len(q.Vector))+` LIMIT `+b.add(limit)+`),
+		top AS (SELECT id, distance FROM cand WHERE distance <= `+b.add(1-q.MinSimilarity)+` ORDER BY distance, id LIMIT `+b.add(q.K)+`)
+		SELECT n.n, top.id, top.distance FROM (SELECT count(*) AS n FROM cand) n LEFT JOIN top ON true ORDER BY top.distance, top.id`,
+		b.args...)
 	if err != nil {
-		return 0, fmt.Errorf("vector/pgvector: search: %w", err)
+		return nil, 0, fmt.Errorf("vector/pgvector: search: %w", err)
 	}
-	return n, nil
+	var (
+		id       *string
+		distance *float64
+	)
+	_, err = pgx.ForEachRow(rows, []any{&n, &id, &distance}, func() error {
+		if id != nil {
+			out = append(out, vector.Scored{ID: *id, Score: 1 - *distance})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("vector/pgvector: search: %w", err)
+	}
+	return out, n, nil
 }
+
+// sampleRows is how many rows of the searched collections nearestIndexed
+// compares the query with, to tell whether its nearest rows stand out.
+const sampleRows = 64
 
 // nearestIndexed asks the HNSW index of the query's dimension for the k
 // nearest rows that pass the filter, then applies the similarity
-// threshold. complete is false when the index returned fewer than k rows:
-// its scan budget may have run out before the filter let k rows through,
-// and only an exact scan can tell.
-func (d *Driver) nearestIndexed(ctx context.Context, q vector.VectorQuery) (out []vector.Scored, complete bool, err error) {
+// threshold. ok is false when the answer cannot be kept: the index
+// returned fewer than k rows (its scan budget may have run out before the
+// filter let k rows through, and only an exact scan can tell), or its
+// nearest rows do not stand out from the collection (see trusted).
+func (d *Driver) nearestIndexed(ctx context.Context, q vector.VectorQuery) (out []vector.Scored, ok bool, err error) {
 	dim := strconv.Itoa(len(q.Vector))
 	var b builder
 	vec := b.add(pgv.NewVector(q.Vector))
 	where := b.where(q.Filter)
 	k := b.add(q.K)
+	var sb builder
+	svec := sb.add(pgv.NewVector(q.Vector))
+	sample := `SELECT coalesce(avg(s), 0), coalesce(stddev_samp(s), 0), (SELECT reltuples::float8 FROM pg_class WHERE oid = 'memories'::regclass)
+		FROM (SELECT 1 - (m.embedding <=> ` + svec + `) AS s FROM memories m
+			WHERE m.user_id = ` + sb.add(q.UserID) + ` AND m.collection = ANY(` + sb.add(q.Collections) + `) AND m.dimension = ` + dim + `
+			LIMIT ` + strconv.Itoa(sampleRows) + `) x`
+	var (
+		scanned          int
+		mean, sd, tuples float64
+	)
 	err = pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
-		// One round trip: without arguments, Exec uses the simple protocol,
-		// which takes several statements.
-		ef := strconv.Itoa(max(d.opts.EfSearch, q.K))
-		if _, err := tx.Exec(ctx, `SET LOCAL hnsw.ef_search = `+ef+`; SET LOCAL hnsw.iterative_scan = relaxed_order`); err != nil {
-			return err
+		batch := &pgx.Batch{}
+		// The planner would answer a broad filter with a scan of every
+		// matching row and a sort (an exact search, slow at this size):
+		// the settings leave it the index. relaxed_order may return rows
+		// slightly out of order; the outer query sorts them again
+		// (pgvector's documented pattern).
+		for _, set := range []string{
+			`SET LOCAL hnsw.ef_search = ` + strconv.Itoa(max(d.opts.EfSearch, q.K)),
+			`SET LOCAL hnsw.iterative_scan = relaxed_order`,
+			`SET LOCAL hnsw.max_scan_tuples = ` + strconv.Itoa(d.opts.MaxScanTuples),
+			`SET LOCAL enable_seqscan = off`,
+			`SET LOCAL enable_bitmapscan = off`,
+		} {
+			batch.Queue(set)
 		}
-		// relaxed_order may return rows slightly out of order; the outer
-		// query sorts them again (pgvector's documented pattern).
-		rows, err := tx.Query(ctx, `WITH nearest AS MATERIALIZED (
+		batch.Queue(`WITH nearest AS MATERIALIZED (
 				SELECT m.id, m.embedding::vector(`+dim+`) <=> `+vec+`::vector(`+dim+`) AS distance
 				FROM memories m WHERE `+where+` AND m.dimension = `+dim+`
 				ORDER BY distance LIMIT `+k+`)
-			SELECT id, distance FROM nearest ORDER BY distance, id`, b.args...)
-		if err != nil {
-			return err
-		}
-		var n int
-		var s vector.Scored
-		_, err = pgx.ForEachRow(rows, []any{&s.ID, &s.Score}, func() error {
-			n++
-			s.Score = 1 - s.Score
-			if s.Score >= q.MinSimilarity {
+			SELECT id, distance FROM nearest ORDER BY distance, id`, b.args...).Query(func(rows pgx.Rows) error {
+			var s vector.Scored
+			_, err := pgx.ForEachRow(rows, []any{&s.ID, &s.Score}, func() error {
+				scanned++
+				s.Score = 1 - s.Score
 				out = append(out, s)
-			}
-			return nil
+				return nil
+			})
+			return err
 		})
-		complete = n == q.K
-		return err
+		batch.Queue(sample, sb.args...).QueryRow(func(row pgx.Row) error { return row.Scan(&mean, &sd, &tuples) })
+		return tx.SendBatch(ctx, batch).Close()
 	})
 	if err != nil {
 		return nil, false, fmt.Errorf("vector/pgvector: index search: %w", err)
 	}
-	return out, complete, nil
+	if scanned < q.K || !d.trusted(out, mean, sd, tuples) {
+		return nil, false, nil
+	}
+	kept := out[:0]
+	for _, s := range out {
+		if s.Score >= q.MinSimilarity {
+			kept = append(kept, s)
+		}
+	}
+	return kept, true, nil
+}
+
+// trustedRank is the rank, from 1, of the index's answer that trusted
+// tests: the default page of a search.
+const trustedRank = 10
+
+// unknownTuples is the table size trusted assumes when PostgreSQL has no
+// estimate yet: large, so that an answer is rather redone than wrongly
+// kept.
+const unknownTuples = 1e6
+
+// trusted reports whether the index's answer, nearest first, can be kept:
+// whether its trustedRank-th row stands out from the rows of the
+// collection, whose similarities to the query have the given mean and
+// standard deviation (estimated from a sample), in a table of about
+// tuples rows (the table's, an upper bound of the collection's; negative
+// when the table was never analysed, taken as unknownTuples).
+//
+// An HNSW graph finds a query's neighbours reliably when they are much
+// nearer than the bulk of the rows, as real embeddings' are; when they are
+// not (uniformly spread vectors, or a filter that keeps none of the rows
+// near the query), the "nearest" rows are merely the best of a crowd,
+// the graph's greedy search misses most of them, and only an exact scan
+// finds them. Among n rows of random similarity the best few lie about
+// sqrt(2 ln(n/10)) standard deviations above the mean; the answer is
+// trusted when its row stands Options.Contrast more above that.
+func (d *Driver) trusted(out []vector.Scored, mean, sd, tuples float64) bool {
+	if d.opts.Contrast < 0 || len(out) < trustedRank {
+		return true
+	}
+	if sd == 0 {
+		// One distinct vector, or none sampled: nothing to tell.
+		return true
+	}
+	if tuples < 0 {
+		tuples = unknownTuples
+	}
+	chance := math.Sqrt(2 * math.Log(max(tuples, 100)/trustedRank))
+	return out[trustedRank-1].Score >= mean+(chance+d.opts.Contrast)*sd
 }
 
 // nearestExact scans every row that passes the filter. Its distance
-// expression has no cast, so it cannot match a partial index and the
-// planner computes it for each row.
+// expression has no cast, so it cannot match a partial index, and it is
+// computed once per row, in the subquery (OFFSET 0 keeps the planner from
+// merging it into the outer query, which would compute it for the
+// threshold, the order and the result separately).
 func (d *Driver) nearestExact(ctx context.Context, q vector.VectorQuery) ([]vector.Scored, error) {
 	var b builder
 	vec := b.add(pgv.NewVector(q.Vector))
 	where := b.where(q.Filter)
-	rows, err := d.pool.Query(ctx, `SELECT m.id, 1 - (m.embedding <=> `+vec+`) AS similarity
-		FROM memories m WHERE `+where+` AND m.dimension = `+strconv.Itoa(len(q.Vector))+`
-		AND (m.embedding <=> `+vec+`) <= `+b.add(1-q.MinSimilarity)+`
-		ORDER BY m.embedding <=> `+vec+`, m.id LIMIT `+b.add(q.K), b.args...)
+	rows, err := d.pool.Query(ctx, `SELECT id, 1 - distance FROM (
+			SELECT m.id, m.embedding <=> `+vec+` AS distance FROM memories m
+			WHERE `+where+` AND m.dimension = `+strconv.Itoa(len(q.Vector))+` OFFSET 0) c
+		WHERE distance <= `+b.add(1-q.MinSimilarity)+` ORDER BY distance, id LIMIT `+b.add(q.K), b.args...)
 	if err != nil {
 		return nil, fmt.Errorf("vector/pgvector: exact search: %w", err)
 	}

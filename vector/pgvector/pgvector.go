@@ -2,15 +2,31 @@
 // extension (see db/postgres for the pool and migrations/postgres for the
 // schema).
 //
-// Vector search uses an HNSW index (vector_cosine_ops), one partial index
-// per dimension, with iterative scans (hnsw.iterative_scan =
-// relaxed_order), so that a filtered search keeps scanning the graph until
-// enough rows pass the filter. A filter selective enough to allow at most
-// Options.ExactBelow rows is answered by an exact scan instead, which is
-// then both faster and exact; an index scan that still comes back short
-// (its scan budget ran out) is redone exactly, so a search always returns
-// min(k, matching rows). Full text uses a generated tsvector column with a
-// GIN index and ts_rank_cd.
+// Vector search has three ways to answer, cheapest first for the filter
+// at hand (see Driver.Nearest):
+//
+//   - A filter that keeps at most Options.ExactBelow rows is answered by
+//     an exact scan of them, in the statement that finds out how many
+//     there are: fast, and exact.
+//   - A broader filter goes to the HNSW index of the query's dimension
+//     (vector_cosine_ops, one partial index per dimension) with pgvector
+//     0.8's iterative scans (hnsw.iterative_scan = relaxed_order, bounded
+//     by hnsw.max_scan_tuples), which keep walking the graph until enough
+//     rows pass the filter. The settings are SET LOCAL in the search's
+//     transaction, with the planner's sequential and bitmap scans turned
+//     off there: left to itself, the planner answers a filter keeping 10%
+//     or 50% of the rows with a scan of all of them and a sort.
+//   - The index's answer is redone by an exact scan of every matching row
+//     when it comes back short (its scan budget ran out), so a search
+//     always returns min(k, matching rows), or when its nearest rows do
+//     not stand out from a sample of the collection (Options.Contrast):
+//     on vectors without neighbourhoods, uniformly spread ones for
+//     instance, an HNSW graph misses most of the true nearest rows, and
+//     only an exact scan keeps recall.
+//
+// Full text uses a generated tsvector column with a GIN index and
+// ts_rank_cd; a query whose words match many rows ranks a bounded number
+// of them (Options.TextCandidates).
 package pgvector
 
 import (
@@ -34,11 +50,21 @@ import (
 const (
 	DefaultEfSearch = 100
 	// DefaultExactBelow is where an exact scan stops paying off. On the
-	// benchmark's 100,000 rows of 384 dimensions, an exact scan of 1,000
-	// rows took 1.7 ms and of 10,000 rows 35 ms, while the index answered a
-	// 10% filter in 19 ms; and counting up to the threshold is itself a
-	// cost every search with a broad filter pays (6 ms for 10,000).
+	// benchmark's 100,000 rows of 384 dimensions an exact scan reads
+	// every matching row from the table, about one page each, while the
+	// index reads a few thousand pages whatever the filter; and finding
+	// out whether a filter keeps fewer rows costs scanning up to this
+	// many, which every search with a broader filter pays.
 	DefaultExactBelow = 2000
+	// DefaultMaxScanTuples is pgvector's own default of
+	// hnsw.max_scan_tuples: enough for a filter keeping 1% of the rows to
+	// fill 100 results, and a bound on what a short answer costs.
+	DefaultMaxScanTuples = 20000
+	// DefaultContrast is how many standard deviations beyond what chance
+	// gives the index's 10th row must stand out (see Options.Contrast).
+	DefaultContrast = 1.0
+	// DefaultTextCandidates bounds the rows the text signal ranks.
+	DefaultTextCandidates = 1000
 )
 
 // maxIndexedDimension is the largest dimension pgvector's HNSW index takes
@@ -56,6 +82,23 @@ type Options struct {
 	// DefaultExactBelow; a negative value always uses the index when one
 	// exists (tests use it to exercise the index path).
 	ExactBelow int
+	// MaxScanTuples is hnsw.max_scan_tuples, how many index entries an
+	// iterative scan may visit before it gives up (and the search is
+	// redone exactly). 0 means DefaultMaxScanTuples.
+	MaxScanTuples int
+	// Contrast decides when the index's answer is redone exactly: when its
+	// 10th row's similarity to the query is less than Contrast standard
+	// deviations above what the best of that many random rows would
+	// reach, judged on a sample of the collection. 0 means
+	// DefaultContrast; a negative value keeps every full answer of the
+	// index.
+	Contrast float64
+	// TextCandidates bounds the rows the text signal ranks: the rows that
+	// contain every word of the query, and this many of those that
+	// contain any. A query of common words would otherwise rank every
+	// row that has one. 0 means DefaultTextCandidates; it is raised to
+	// the k of a search when lower.
+	TextCandidates int
 }
 
 // Driver implements vector.Driver on a pgx pool whose connections know
@@ -74,6 +117,15 @@ func New(pool *pgxpool.Pool, opts Options) *Driver {
 	}
 	if opts.ExactBelow == 0 {
 		opts.ExactBelow = DefaultExactBelow
+	}
+	if opts.MaxScanTuples == 0 {
+		opts.MaxScanTuples = DefaultMaxScanTuples
+	}
+	if opts.Contrast == 0 {
+		opts.Contrast = DefaultContrast
+	}
+	if opts.TextCandidates == 0 {
+		opts.TextCandidates = DefaultTextCandidates
 	}
 	return &Driver{pool: pool, opts: opts}
 }
@@ -350,14 +402,24 @@ func (d *Driver) Collections(ctx context.Context, userID string) ([]vector.Colle
 }
 
 // MatchText implements vector.Driver with the tsvector column and
-// ts_rank_cd.
+// ts_rank_cd. It ranks the rows that contain every term and up to
+// Options.TextCandidates of those that contain any, so that the cost of a
+// query of common words is bounded: ranking reads each candidate's row.
+// When fewer rows match, that is all of them and the ranking is exact.
 func (d *Driver) MatchText(ctx context.Context, q vector.TextQuery) ([]vector.Scored, error) {
 	var b builder
-	tsq := b.add(strings.Join(q.Terms, " | "))
+	anyTerm := b.add(strings.Join(q.Terms, " | "))
 	where := b.where(q.Filter)
-	rows, err := d.pool.Query(ctx, `SELECT m.id, ts_rank_cd(m.tsv, query)::float8 AS r
-		FROM memories m, to_tsquery('english', `+tsq+`) query
-		WHERE m.tsv @@ query AND `+where+` ORDER BY r DESC, m.id LIMIT `+b.add(q.K), b.args...)
+	limit := b.add(max(d.opts.TextCandidates, q.K))
+	candidates := func(tsq string) string {
+		return `(SELECT m.id, ts_rank_cd(m.tsv, to_tsquery('english', ` + anyTerm + `))::float8 AS r
+			FROM memories m WHERE m.tsv @@ to_tsquery('english', ` + tsq + `) AND ` + where + ` LIMIT ` + limit + `)`
+	}
+	union := candidates(anyTerm)
+	if len(q.Terms) > 1 {
+		union = candidates(b.add(strings.Join(q.Terms, " & "))) + ` UNION ` + union
+	}
+	rows, err := d.pool.Query(ctx, `SELECT id, r FROM (`+union+`) c ORDER BY r DESC, id LIMIT `+b.add(q.K), b.args...)
 	if err != nil {
 		return nil, fmt.Errorf("vector/pgvector: text search: %w", err)
 	}
