@@ -2,6 +2,7 @@ package pgvector
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
@@ -15,26 +16,66 @@ import (
 // Nearest implements vector.Driver. It tries, in order, what is cheapest
 // for the filter at hand (see the package documentation):
 //
-//  1. an exact scan of the first ExactBelow+1 rows that pass the filter:
-//     when no more rows pass, its answer is complete and exact;
+//  1. when the planner expects the filter to keep few rows, an exact scan
+//     of the first ExactBelow+1 rows that pass it: when no more rows pass,
+//     its answer is complete and exact;
 //  2. otherwise an HNSW index scan with iterative scans, whose answer is
 //     kept when it is full and its nearest rows stand out from the
 //     collection (see trusted);
 //  3. otherwise an exact scan of every row that passes the filter.
 func (d *Driver) Nearest(ctx context.Context, q vector.VectorQuery) ([]vector.Scored, error) {
-	if len(q.Vector) <= maxIndexedDimension && d.opts.ExactBelow >= 0 {
-		out, n, err := d.nearestFirst(ctx, q, d.opts.ExactBelow+1)
-		if err != nil || n <= d.opts.ExactBelow {
-			return out, err
+	indexed := len(q.Vector) <= maxIndexedDimension
+	if indexed && d.opts.ExactBelow >= 0 {
+		est, err := d.estimate(ctx, q.Filter, len(q.Vector))
+		if err != nil {
+			return nil, err
+		}
+		if est <= broadFactor*float64(d.opts.ExactBelow) {
+			out, n, err := d.nearestFirst(ctx, q, d.opts.ExactBelow+1)
+			if err != nil || n <= d.opts.ExactBelow {
+				return out, err
+			}
 		}
 	}
-	if len(q.Vector) <= maxIndexedDimension {
+	if indexed {
 		out, ok, err := d.nearestIndexed(ctx, q)
 		if err != nil || ok {
 			return out, err
 		}
 	}
 	return d.nearestExact(ctx, q)
+}
+
+// broadFactor is how many times ExactBelow rows the planner must expect a
+// filter to keep for a search to go straight to the index. Below that,
+// nearestFirst finds out: the planner's estimates of tag and date filters
+// are close, but those of metadata and combined filters can be far off.
+// A wrong guess costs time, never rows: a filter that keeps fewer rows
+// than expected leaves the index short, and the search is redone exactly.
+const broadFactor = 4
+
+// estimate returns the planner's estimate of the rows of dimension dim
+// that pass f: one round trip, no rows read.
+func (d *Driver) estimate(ctx context.Context, f vector.Filter, dim int) (float64, error) {
+	var b builder
+	where := b.where(f)
+	var plan []byte
+	// An unnamed statement is planned with its arguments' values; a
+	// cached one may get a generic plan, estimated without them.
+	args := append([]any{pgx.QueryExecModeExec}, b.args...)
+	if err := d.pool.QueryRow(ctx, `EXPLAIN (FORMAT JSON) SELECT 1 FROM memories m WHERE `+where+` AND m.dimension = `+strconv.Itoa(dim),
+		args...).Scan(&plan); err != nil {
+		return 0, fmt.Errorf("vector/pgvector: search: estimate: %w", err)
+	}
+	var p []struct {
+		Plan struct {
+			Rows float64 `json:"Plan Rows"`
+		}
+	}
+	if err := json.Unmarshal(plan, &p); err != nil || len(p) != 1 {
+		return 0, fmt.Errorf("vector/pgvector: search: estimate: unexpected plan %.200s", plan)
+	}
+	return p[0].Plan.Rows, nil
 }
 
 // nearestFirst scans the first limit rows that pass the filter exactly and
