@@ -127,7 +127,7 @@ const sampleRows = 64
 func (d *Driver) nearestIndexed(ctx context.Context, q vector.VectorQuery) (out []vector.Scored, ok bool, err error) {
 	dim := strconv.Itoa(len(q.Vector))
 	var b builder
-	vec := b.add(pgv.NewVector(q.Vector))
+	vec := b.add(pgv.NewVector(q.Vector)) + "::vector"
 	where := b.where(q.Filter)
 	k := b.add(q.K)
 	var sb builder
@@ -156,10 +156,14 @@ func (d *Driver) nearestIndexed(ctx context.Context, q vector.VectorQuery) (out 
 		} {
 			batch.Queue(set)
 		}
+		// The index orders by the half-precision distance of the
+		// normalised vectors (halfvec holds at most 65,504); the exact one,
+		// computed for the k rows returned, is what the search reports and
+		// sorts by.
 		batch.Queue(`WITH nearest AS MATERIALIZED (
-				SELECT m.id, m.embedding::vector(`+dim+`) <=> `+vec+`::vector(`+dim+`) AS distance
+				SELECT m.id, m.embedding <=> `+vec+` AS distance
 				FROM memories m WHERE `+where+` AND m.dimension = `+dim+`
-				ORDER BY distance LIMIT `+k+`)
+				ORDER BY l2_normalize(m.embedding)::halfvec(`+dim+`) <=> l2_normalize(`+vec+`)::halfvec(`+dim+`) LIMIT `+k+`)
 			SELECT id, distance FROM nearest ORDER BY distance, id`, b.args...).Query(func(rows pgx.Rows) error {
 			var s vector.Scored
 			_, err := pgx.ForEachRow(rows, []any{&s.ID, &s.Score}, func() error {
@@ -181,7 +185,7 @@ func (d *Driver) nearestIndexed(ctx context.Context, q vector.VectorQuery) (out 
 	}
 	kept := out[:0]
 	for _, s := range out {
-		if s.Score >= q.MinSimilarity {
+		if s.Score >= q.MinSimilarity { // false for NaN
 			kept = append(kept, s)
 		}
 	}
@@ -229,23 +233,32 @@ func (d *Driver) trusted(out []vector.Scored, mean, sd, tuples float64) bool {
 
 // nearestExact scans every row that passes the filter. Its distance
 // expression has no cast, so it cannot match a partial index, and it is
-// computed once per row, in the subquery (OFFSET 0 keeps the planner from
-// merging it into the outer query, which would compute it for the
-// threshold, the order and the result separately).
+// computed once per row: the query orders by the output column, which a
+// condition on the distance would compute again (the planner does not
+// share expressions between a condition and the output). The threshold is
+// applied to the result instead, which is the same: it is sorted by
+// distance, so the rows within the threshold are a prefix of it.
 func (d *Driver) nearestExact(ctx context.Context, q vector.VectorQuery) ([]vector.Scored, error) {
 	var b builder
 	vec := b.add(pgv.NewVector(q.Vector))
 	where := b.where(q.Filter)
-	rows, err := d.pool.Query(ctx, `SELECT id, 1 - distance FROM (
-			SELECT m.id, m.embedding <=> `+vec+` AS distance FROM memories m
-			WHERE `+where+` AND m.dimension = `+strconv.Itoa(len(q.Vector))+` OFFSET 0) c
-		WHERE distance <= `+b.add(1-q.MinSimilarity)+` ORDER BY distance, id LIMIT `+b.add(q.K), b.args...)
+	rows, err := d.pool.Query(ctx, `SELECT m.id, m.embedding <=> `+vec+` AS distance FROM memories m
+		WHERE `+where+` AND m.dimension = `+strconv.Itoa(len(q.Vector))+`
+		ORDER BY distance, m.id LIMIT `+b.add(q.K), b.args...)
 	if err != nil {
 		return nil, fmt.Errorf("vector/pgvector: exact search: %w", err)
 	}
-	out, err := pgx.CollectRows(rows, pgx.RowToStructByPos[vector.Scored])
+	all, err := pgx.CollectRows(rows, pgx.RowToStructByPos[vector.Scored])
 	if err != nil {
 		return nil, fmt.Errorf("vector/pgvector: exact search: %w", err)
+	}
+	out := all[:0]
+	for _, s := range all {
+		// NaN, the distance of a zero vector, sorts last and stops here too.
+		if s.Score = 1 - s.Score; !(s.Score >= q.MinSimilarity) {
+			break
+		}
+		out = append(out, s)
 	}
 	return out, nil
 }

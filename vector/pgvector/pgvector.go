@@ -9,7 +9,9 @@
 //     an exact scan of them, in the statement that finds out how many
 //     there are: fast, and exact.
 //   - A broader filter goes to the HNSW index of the query's dimension
-//     (vector_cosine_ops, one partial index per dimension) with pgvector
+//     (one partial index per dimension, on a half-precision copy of the
+//     vectors, halfvec_cosine_ops; its candidates are re-ranked by their
+//     exact distance) with pgvector
 //     0.8's iterative scans (hnsw.iterative_scan = relaxed_order, bounded
 //     by hnsw.max_scan_tuples), which keep walking the graph until enough
 //     rows pass the filter. The settings are SET LOCAL in the search's
@@ -68,8 +70,8 @@ const (
 )
 
 // maxIndexedDimension is the largest dimension pgvector's HNSW index takes
-// for the vector type; larger collections are always scanned exactly.
-const maxIndexedDimension = 2000
+// for the halfvec type; larger collections are always scanned exactly.
+const maxIndexedDimension = 4000
 
 // Options tune the driver. The zero value selects the defaults.
 type Options struct {
@@ -178,19 +180,32 @@ func (d *Driver) CreateSpace(ctx context.Context, userID, collection string, s v
 }
 
 // ensureIndex creates the partial HNSW index of a dimension unless it
-// exists or the dimension is too large to index.
+// exists or the dimension is too large to index. The index holds the
+// vectors in half precision (halfvec): half the pages of a float32 copy,
+// and searches re-rank its candidates with the stored vectors (see
+// migrations/postgres/015_memories_hnsw_halfvec.sql).
 func (d *Driver) ensureIndex(ctx context.Context, dimension int) error {
 	if dimension > maxIndexedDimension {
 		return nil
 	}
-	dim := strconv.Itoa(dimension)
-	_, err := d.pool.Exec(ctx, `CREATE INDEX IF NOT EXISTS memories_hnsw_`+dim+` ON memories USING hnsw ((embedding::vector(`+dim+
-		`)) vector_cosine_ops) WHERE dimension = `+dim)
+	_, err := d.pool.Exec(ctx, IndexStatement(dimension))
 	if err != nil && !isDuplicate(err) {
 		return fmt.Errorf("vector/pgvector: index for %d dimensions: %w", dimension, err)
 	}
 	return nil
 }
+
+// IndexStatement returns the statement that creates the HNSW index of the
+// memories of a dimension, unless it exists. A benchmark that loads rows
+// in bulk drops the index first and runs this afterwards.
+func IndexStatement(dimension int) string {
+	dim := strconv.Itoa(dimension)
+	return `CREATE INDEX IF NOT EXISTS memories_hnsw_half_` + dim + ` ON memories USING hnsw ((l2_normalize(embedding)::halfvec(` + dim +
+		`)) halfvec_cosine_ops) WHERE dimension = ` + dim
+}
+
+// IndexName returns the name of the HNSW index of a dimension.
+func IndexName(dimension int) string { return "memories_hnsw_half_" + strconv.Itoa(dimension) }
 
 // isDuplicate reports whether err says the object exists already, as a
 // concurrent CREATE INDEX IF NOT EXISTS may.

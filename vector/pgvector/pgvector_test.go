@@ -94,7 +94,7 @@ func benchSearch(b *testing.B, data vectortest.BenchData) {
 		vectortest.BenchSpace(384)); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := db.Pool.Exec(b.Context(), `DROP INDEX memories_hnsw_384`); err != nil {
+	if _, err := db.Pool.Exec(b.Context(), `DROP INDEX `+pgvector.IndexName(384)); err != nil {
 		b.Fatal(err)
 	}
 	searchers := []vectortest.Searcher{
@@ -115,7 +115,7 @@ func benchSearch(b *testing.B, data vectortest.BenchData) {
 			defer conn.Release()
 			for _, sql := range []string{
 				`SET maintenance_work_mem = '1GB'`,
-				`CREATE INDEX memories_hnsw_384 ON memories USING hnsw ((embedding::vector(384)) vector_cosine_ops) WHERE dimension = 384`,
+				pgvector.IndexStatement(384),
 				`RESET maintenance_work_mem`,
 				// What autovacuum would have done by the time a real
 				// table is queried: statistics and the visibility map.
