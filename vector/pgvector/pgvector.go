@@ -20,11 +20,11 @@
 //     or 50% of the rows with a scan of all of them and a sort.
 //   - The index's answer is redone by an exact scan of every matching row
 //     when it comes back short (its scan budget ran out), so a search
-//     always returns min(k, matching rows), or when its nearest rows do
-//     not stand out from a sample of the collection (Options.Contrast):
-//     on vectors without neighbourhoods, uniformly spread ones for
-//     instance, an HNSW graph misses most of the true nearest rows, and
-//     only an exact scan keeps recall.
+//     always returns min(k, matching rows), or when the neighbourhood its
+//     distances describe has too many dimensions for a graph search
+//     (Options.MaxLID): on vectors without structure, uniformly spread
+//     ones for instance, an HNSW graph misses most of the true nearest
+//     rows, and only an exact scan keeps recall.
 //
 // Full text uses a generated tsvector column with a GIN index and
 // ts_rank_cd; a query whose words match many rows ranks a bounded number
@@ -62,9 +62,9 @@ const (
 	// hnsw.max_scan_tuples: enough for a filter keeping 1% of the rows to
 	// fill 100 results, and a bound on what a short answer costs.
 	DefaultMaxScanTuples = 20000
-	// DefaultContrast is how many standard deviations beyond what chance
-	// gives the index's 10th row must stand out (see Options.Contrast).
-	DefaultContrast = 1.0
+	// DefaultMaxLID is the largest local intrinsic dimensionality at which
+	// the index's answer is kept (see Options.MaxLID).
+	DefaultMaxLID = 30
 	// DefaultTextCandidates bounds the rows the text signal ranks.
 	DefaultTextCandidates = 1000
 )
@@ -88,13 +88,12 @@ type Options struct {
 	// iterative scan may visit before it gives up (and the search is
 	// redone exactly). 0 means DefaultMaxScanTuples.
 	MaxScanTuples int
-	// Contrast decides when the index's answer is redone exactly: when its
-	// 10th row's similarity to the query is less than Contrast standard
-	// deviations above what the best of that many random rows would
-	// reach, judged on a sample of the collection. 0 means
-	// DefaultContrast; a negative value keeps every full answer of the
-	// index.
-	Contrast float64
+	// MaxLID decides when the index's answer is redone exactly: when the
+	// local intrinsic dimensionality of the query's neighbourhood,
+	// estimated from the distances of the answer's rows, exceeds it (see
+	// Driver.trusted). 0 means DefaultMaxLID; a negative value keeps every
+	// full answer of the index.
+	MaxLID float64
 	// TextCandidates bounds the rows the text signal ranks: the rows that
 	// contain every word of the query, and this many of those that
 	// contain any. A query of common words would otherwise rank every
@@ -123,8 +122,8 @@ func New(pool *pgxpool.Pool, opts Options) *Driver {
 	if opts.MaxScanTuples == 0 {
 		opts.MaxScanTuples = DefaultMaxScanTuples
 	}
-	if opts.Contrast == 0 {
-		opts.Contrast = DefaultContrast
+	if opts.MaxLID == 0 {
+		opts.MaxLID = DefaultMaxLID
 	}
 	if opts.TextCandidates == 0 {
 		opts.TextCandidates = DefaultTextCandidates

@@ -102,7 +102,7 @@ func benchSearch(b *testing.B, data vectortest.BenchData) {
 		// The index alone: neither the exact scan of selective filters nor
 		// the exact scan of answers whose rows do not stand out, to show
 		// what they buy.
-		{Name: "index_only", Store: vector.NewStore(pgvector.New(db.Pool, pgvector.Options{ExactBelow: -1, Contrast: -1}))},
+		{Name: "index_only", Store: vector.NewStore(pgvector.New(db.Pool, pgvector.Options{ExactBelow: -1, MaxLID: -1}))},
 	}
 	vectortest.Bench(b, vector.NewStore(pgvector.New(db.Pool, pgvector.Options{})), vectortest.BenchConfig{
 		Data:      data,
