@@ -195,8 +195,11 @@ const minLIDRows = 20
 // estimate is the maximum-likelihood one of Levina and Bickel over the k
 // nearest distances d_1 ≤ … ≤ d_k: -1 / mean(ln(d_i / d_k)), i < k. On the
 // benchmark's data it is 1 to 9 for clustered vectors, with or without a
-// filter, and 46 to 74 for uniform ones (Aumüller and Ceccarello report
-// medians of 10 to 20 for real embedding sets, 40 for the hardest).
+// filter, and 46 to 74 for uniform ones. That queries of higher local
+// intrinsic dimensionality are harder for approximate indexes is what
+// Aumüller and Ceccarello measured ("The role of local intrinsic
+// dimensionality in benchmarking nearest neighbor search", 2019); the
+// threshold is this benchmark's, not theirs.
 func (d *Driver) trusted(out []vector.Scored) bool {
 	if d.opts.MaxLID < 0 || len(out) < minLIDRows {
 		return true

@@ -175,7 +175,6 @@ func testOracle(t *testing.T, h Harness) {
 		{name: "10% by tag", f: vector.Filter{Tags: []string{"common"}}, minSim: -1, limit: 10},
 		{name: "10% by tag at 0.4", f: vector.Filter{Tags: []string{"common"}}, minSim: 0.4, limit: 100},
 		{name: "50% by tag", f: vector.Filter{Tags: []string{"half"}}, minSim: -1, limit: 10},
-		{name: "50% by tag at 0.3", f: vector.Filter{Tags: []string{"half"}}, minSim: 0.3, limit: 100},
 		{name: "two tags", f: vector.Filter{Tags: []string{"uncommon", "triple"}}, minSim: -1, limit: 10},
 		{name: "0.1% by date", f: vector.Filter{CreatedFrom: epoch.Add(1000 * time.Minute), CreatedTo: epoch.Add(1004 * time.Minute)}, minSim: -1, limit: 10},
 		{name: "min confidence", f: vector.Filter{MinConfidence: ptr(0.95)}, minSim: -1, limit: 10},
