@@ -20,8 +20,8 @@ import (
 //     of the first ExactBelow+1 rows that pass it: when no more rows pass,
 //     its answer is complete and exact;
 //  2. otherwise an HNSW index scan with iterative scans, whose answer is
-//     kept when it is full and its nearest rows stand out from the
-//     collection (see trusted);
+//     kept when it is full and the neighbourhood it describes is one a
+//     graph search finds its way in (see trusted);
 //  3. otherwise an exact scan of every row that passes the filter.
 func (d *Driver) Nearest(ctx context.Context, q vector.VectorQuery) ([]vector.Scored, error) {
 	indexed := len(q.Vector) <= maxIndexedDimension
@@ -118,8 +118,9 @@ func (d *Driver) nearestFirst(ctx context.Context, q vector.VectorQuery, limit i
 // nearest rows that pass the filter, then applies the similarity
 // threshold. ok is false when the answer cannot be kept: the index
 // returned fewer than k rows (its scan budget may have run out before the
-// filter let k rows through, and only an exact scan can tell), or its
-// nearest rows do not stand out from the collection (see trusted).
+// filter let k rows through, and only an exact scan can tell), or the
+// neighbourhood its rows describe has too many dimensions for a graph
+// search to be trusted (see trusted).
 func (d *Driver) nearestIndexed(ctx context.Context, q vector.VectorQuery) (out []vector.Scored, ok bool, err error) {
 	dim := strconv.Itoa(len(q.Vector))
 	var b builder

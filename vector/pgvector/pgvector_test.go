@@ -100,7 +100,7 @@ func benchSearch(b *testing.B, data vectortest.BenchData) {
 	searchers := []vectortest.Searcher{
 		{Name: "default", Store: vector.NewStore(pgvector.New(db.Pool, pgvector.Options{}))},
 		// The index alone: neither the exact scan of selective filters nor
-		// the exact scan of answers whose rows do not stand out, to show
+		// the exact scan of answers from featureless neighbourhoods, to show
 		// what they buy.
 		{Name: "index_only", Store: vector.NewStore(pgvector.New(db.Pool, pgvector.Options{ExactBelow: -1, MaxLID: -1}))},
 	}
