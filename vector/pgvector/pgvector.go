@@ -5,15 +5,15 @@
 // Vector search has three ways to answer, cheapest first for the filter
 // at hand (see Driver.Nearest):
 //
-//   - A filter that keeps at most Options.ExactBelow rows is answered by
-//     an exact scan of them, in the statement that finds out how many
-//     there are: fast, and exact.
-//   - A broader filter goes to the HNSW index of the query's dimension
-//     (one partial index per dimension, on a half-precision copy of the
-//     vectors, halfvec_cosine_ops; its candidates are re-ranked by their
-//     exact distance) with pgvector
-//     0.8's iterative scans (hnsw.iterative_scan = relaxed_order, bounded
-//     by hnsw.max_scan_tuples), which keep walking the graph until enough
+//   - A filter the planner expects to keep few rows (EXPLAIN, no rows
+//     read) is answered by an exact scan of its first Options.ExactBelow+1
+//     rows; when that was all of them, the answer is complete and exact.
+//   - A broader filter goes to the HNSW index of the query's dimension (one
+//     partial index per dimension, on a half-precision copy of the
+//     normalised vectors, halfvec_cosine_ops; its candidates are re-ranked
+//     by their exact distance) with pgvector 0.8's iterative scans
+//     (hnsw.iterative_scan = relaxed_order, bounded by
+//     hnsw.max_scan_tuples), which keep walking the graph until enough
 //     rows pass the filter. The settings are SET LOCAL in the search's
 //     transaction, with the planner's sequential and bitmap scans turned
 //     off there: left to itself, the planner answers a filter keeping 10%
