@@ -50,18 +50,24 @@ func TestConformance(t *testing.T) {
 }
 
 // BenchmarkSearch loads 100,000 memories of 384 dimensions and reports
-// p50/p95 search latency and recall@10 (exact scan: 1 by construction):
+// p50/p95 search latency, recall@10 (exact scan: 1 by construction) and
+// the share of short results, on clustered and on uniform vectors, for
+// each filter of vectortest.BenchFilters, vector-only and hybrid:
 //
-//	go test ./vector/embedded -run '^$' -bench Search -benchtime 200x
+//	go test ./vector/embedded -run '^$' -bench Search -benchtime 200x -timeout 30m
 func BenchmarkSearch(b *testing.B) {
-	db, err := sqlite.OpenFile(b.Context(), filepath.Join(b.TempDir(), "cairn.db"))
-	if err != nil {
-		b.Fatal(err)
+	for _, data := range []vectortest.BenchData{vectortest.Clustered, vectortest.Uniform} {
+		b.Run(string(data), func(b *testing.B) {
+			db, err := sqlite.OpenFile(b.Context(), filepath.Join(b.TempDir(), "cairn.db"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer db.Close()
+			s := vector.NewStore(embedded.New(db))
+			defer s.Close()
+			vectortest.Bench(b, s, vectortest.BenchConfig{Data: data})
+		})
 	}
-	defer db.Close()
-	s := vector.NewStore(embedded.New(db))
-	defer s.Close()
-	vectortest.Bench(b, s, vectortest.BenchConfig{})
 }
 
 // FuzzSearchText checks that no query text, however odd, breaks the FTS5

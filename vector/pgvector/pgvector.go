@@ -2,15 +2,33 @@
 // extension (see db/postgres for the pool and migrations/postgres for the
 // schema).
 //
-// Vector search uses an HNSW index (vector_cosine_ops), one partial index
-// per dimension, with iterative scans (hnsw.iterative_scan =
-// relaxed_order), so that a filtered search keeps scanning the graph until
-// enough rows pass the filter. A filter selective enough to allow at most
-// Options.ExactBelow rows is answered by an exact scan instead, which is
-// then both faster and exact; an index scan that still comes back short
-// (its scan budget ran out) is redone exactly, so a search always returns
-// min(k, matching rows). Full text uses a generated tsvector column with a
-// GIN index and ts_rank_cd.
+// Vector search has three ways to answer, cheapest first for the filter
+// at hand (see Driver.Nearest):
+//
+//   - A filter the planner expects to keep few rows (EXPLAIN, no rows
+//     read) is answered by an exact scan of its first Options.ExactBelow+1
+//     rows; when that was all of them, the answer is complete and exact.
+//   - A broader filter goes to the HNSW index of the query's dimension (one
+//     partial index per dimension, on a half-precision copy of the
+//     normalised vectors, halfvec_cosine_ops; its candidates are re-ranked
+//     by their exact distance) with pgvector 0.8's iterative scans
+//     (hnsw.iterative_scan = relaxed_order, bounded by
+//     hnsw.max_scan_tuples), which keep walking the graph until enough
+//     rows pass the filter. The settings are SET LOCAL in the search's
+//     transaction, with the planner's sequential and bitmap scans turned
+//     off there: left to itself, the planner answers a filter keeping 10%
+//     or 50% of the rows with a scan of all of them and a sort.
+//   - The index's answer is redone by an exact scan of every matching row
+//     when it comes back short (its scan budget ran out), so a search
+//     always returns min(k, matching rows), or when the neighbourhood its
+//     distances describe has too many dimensions for a graph search
+//     (Options.MaxLID): on vectors without structure, uniformly spread
+//     ones for instance, an HNSW graph misses most of the true nearest
+//     rows, and only an exact scan keeps recall.
+//
+// Full text uses a generated tsvector column with a GIN index and
+// ts_rank_cd; a query whose words match many rows ranks a bounded number
+// of them (Options.TextCandidates).
 package pgvector
 
 import (
@@ -34,16 +52,26 @@ import (
 const (
 	DefaultEfSearch = 100
 	// DefaultExactBelow is where an exact scan stops paying off. On the
-	// benchmark's 100,000 rows of 384 dimensions, an exact scan of 1,000
-	// rows took 1.7 ms and of 10,000 rows 35 ms, while the index answered a
-	// 10% filter in 19 ms; and counting up to the threshold is itself a
-	// cost every search with a broad filter pays (6 ms for 10,000).
+	// benchmark's 100,000 rows of 384 dimensions an exact scan reads
+	// every matching row from the table, about one page each, while the
+	// index reads a few thousand pages whatever the filter; and finding
+	// out whether a filter keeps fewer rows costs scanning up to this
+	// many, which every search with a broader filter pays.
 	DefaultExactBelow = 2000
+	// DefaultMaxScanTuples is pgvector's own default of
+	// hnsw.max_scan_tuples: enough for a filter keeping 1% of the rows to
+	// fill 100 results, and a bound on what a short answer costs.
+	DefaultMaxScanTuples = 20000
+	// DefaultMaxLID is the largest local intrinsic dimensionality at which
+	// the index's answer is kept (see Options.MaxLID).
+	DefaultMaxLID = 30
+	// DefaultTextCandidates bounds the rows the text signal ranks.
+	DefaultTextCandidates = 1000
 )
 
 // maxIndexedDimension is the largest dimension pgvector's HNSW index takes
-// for the vector type; larger collections are always scanned exactly.
-const maxIndexedDimension = 2000
+// for the halfvec type; larger collections are always scanned exactly.
+const maxIndexedDimension = 4000
 
 // Options tune the driver. The zero value selects the defaults.
 type Options struct {
@@ -56,6 +84,22 @@ type Options struct {
 	// DefaultExactBelow; a negative value always uses the index when one
 	// exists (tests use it to exercise the index path).
 	ExactBelow int
+	// MaxScanTuples is hnsw.max_scan_tuples, how many index entries an
+	// iterative scan may visit before it gives up (and the search is
+	// redone exactly). 0 means DefaultMaxScanTuples.
+	MaxScanTuples int
+	// MaxLID decides when the index's answer is redone exactly: when the
+	// local intrinsic dimensionality of the query's neighbourhood,
+	// estimated from the distances of the answer's rows, exceeds it (see
+	// Driver.trusted). 0 means DefaultMaxLID; a negative value keeps every
+	// full answer of the index.
+	MaxLID float64
+	// TextCandidates bounds the rows the text signal ranks: the rows that
+	// contain every word of the query, and this many of those that
+	// contain any. A query of common words would otherwise rank every
+	// row that has one. 0 means DefaultTextCandidates; it is raised to
+	// the k of a search when lower.
+	TextCandidates int
 }
 
 // Driver implements vector.Driver on a pgx pool whose connections know
@@ -74,6 +118,15 @@ func New(pool *pgxpool.Pool, opts Options) *Driver {
 	}
 	if opts.ExactBelow == 0 {
 		opts.ExactBelow = DefaultExactBelow
+	}
+	if opts.MaxScanTuples == 0 {
+		opts.MaxScanTuples = DefaultMaxScanTuples
+	}
+	if opts.MaxLID == 0 {
+		opts.MaxLID = DefaultMaxLID
+	}
+	if opts.TextCandidates == 0 {
+		opts.TextCandidates = DefaultTextCandidates
 	}
 	return &Driver{pool: pool, opts: opts}
 }
@@ -126,19 +179,32 @@ func (d *Driver) CreateSpace(ctx context.Context, userID, collection string, s v
 }
 
 // ensureIndex creates the partial HNSW index of a dimension unless it
-// exists or the dimension is too large to index.
+// exists or the dimension is too large to index. The index holds the
+// vectors in half precision (halfvec): half the pages of a float32 copy,
+// and searches re-rank its candidates with the stored vectors (see
+// migrations/postgres/015_memories_hnsw_halfvec.sql).
 func (d *Driver) ensureIndex(ctx context.Context, dimension int) error {
 	if dimension > maxIndexedDimension {
 		return nil
 	}
-	dim := strconv.Itoa(dimension)
-	_, err := d.pool.Exec(ctx, `CREATE INDEX IF NOT EXISTS memories_hnsw_`+dim+` ON memories USING hnsw ((embedding::vector(`+dim+
-		`)) vector_cosine_ops) WHERE dimension = `+dim)
+	_, err := d.pool.Exec(ctx, IndexStatement(dimension))
 	if err != nil && !isDuplicate(err) {
 		return fmt.Errorf("vector/pgvector: index for %d dimensions: %w", dimension, err)
 	}
 	return nil
 }
+
+// IndexStatement returns the statement that creates the HNSW index of the
+// memories of a dimension, unless it exists. A benchmark that loads rows
+// in bulk drops the index first and runs this afterwards.
+func IndexStatement(dimension int) string {
+	dim := strconv.Itoa(dimension)
+	return `CREATE INDEX IF NOT EXISTS memories_hnsw_half_` + dim + ` ON memories USING hnsw ((l2_normalize(embedding)::halfvec(` + dim +
+		`)) halfvec_cosine_ops) WHERE dimension = ` + dim
+}
+
+// IndexName returns the name of the HNSW index of a dimension.
+func IndexName(dimension int) string { return "memories_hnsw_half_" + strconv.Itoa(dimension) }
 
 // isDuplicate reports whether err says the object exists already, as a
 // concurrent CREATE INDEX IF NOT EXISTS may.
@@ -350,14 +416,24 @@ func (d *Driver) Collections(ctx context.Context, userID string) ([]vector.Colle
 }
 
 // MatchText implements vector.Driver with the tsvector column and
-// ts_rank_cd.
+// ts_rank_cd. It ranks the rows that contain every term and up to
+// Options.TextCandidates of those that contain any, so that the cost of a
+// query of common words is bounded: ranking reads each candidate's row.
+// When fewer rows match, that is all of them and the ranking is exact.
 func (d *Driver) MatchText(ctx context.Context, q vector.TextQuery) ([]vector.Scored, error) {
 	var b builder
-	tsq := b.add(strings.Join(q.Terms, " | "))
+	anyTerm := b.add(strings.Join(q.Terms, " | "))
 	where := b.where(q.Filter)
-	rows, err := d.pool.Query(ctx, `SELECT m.id, ts_rank_cd(m.tsv, query)::float8 AS r
-		FROM memories m, to_tsquery('english', `+tsq+`) query
-		WHERE m.tsv @@ query AND `+where+` ORDER BY r DESC, m.id LIMIT `+b.add(q.K), b.args...)
+	limit := b.add(max(d.opts.TextCandidates, q.K))
+	candidates := func(tsq string) string {
+		return `(SELECT m.id, ts_rank_cd(m.tsv, to_tsquery('english', ` + anyTerm + `))::float8 AS r
+			FROM memories m WHERE m.tsv @@ to_tsquery('english', ` + tsq + `) AND ` + where + ` LIMIT ` + limit + `)`
+	}
+	union := candidates(anyTerm)
+	if len(q.Terms) > 1 {
+		union = candidates(b.add(strings.Join(q.Terms, " & "))) + ` UNION ` + union
+	}
+	rows, err := d.pool.Query(ctx, `SELECT id, r FROM (`+union+`) c ORDER BY r DESC, id LIMIT `+b.add(q.K), b.args...)
 	if err != nil {
 		return nil, fmt.Errorf("vector/pgvector: text search: %w", err)
 	}

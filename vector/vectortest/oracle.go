@@ -68,6 +68,9 @@ func oracleData(t *testing.T, s *vector.Store, queries [][]float32) dataset {
 		if i%3 == 0 {
 			m.Tags = append(m.Tags, "triple")
 		}
+		if i%2 == 0 {
+			m.Tags = append(m.Tags, "half") // 50%
+		}
 		if i >= oracleRows {
 			m.Collection = "side"
 		}
@@ -79,7 +82,7 @@ func oracleData(t *testing.T, s *vector.Store, queries [][]float32) dataset {
 	for i, q := range queries {
 		batch = append(batch, vector.Memory{
 			ID: fmt.Sprintf("mem_bob_%d", i), UserID: bob, Collection: "big", Text: "bob row", Embedding: q,
-			Tags: []string{"rare", "uncommon", "common", "triple"}, EntityIDs: []string{"ent_7"}, Confidence: ptr(1.0),
+			Tags: []string{"rare", "uncommon", "common", "triple", "half"}, EntityIDs: []string{"ent_7"}, Confidence: ptr(1.0),
 		})
 	}
 	flush()
@@ -171,6 +174,7 @@ func testOracle(t *testing.T, h Harness) {
 		{name: "1% by tag, all of it", f: vector.Filter{Tags: []string{"uncommon"}}, minSim: -1, limit: 100},
 		{name: "10% by tag", f: vector.Filter{Tags: []string{"common"}}, minSim: -1, limit: 10},
 		{name: "10% by tag at 0.4", f: vector.Filter{Tags: []string{"common"}}, minSim: 0.4, limit: 100},
+		{name: "50% by tag", f: vector.Filter{Tags: []string{"half"}}, minSim: -1, limit: 10},
 		{name: "two tags", f: vector.Filter{Tags: []string{"uncommon", "triple"}}, minSim: -1, limit: 10},
 		{name: "0.1% by date", f: vector.Filter{CreatedFrom: epoch.Add(1000 * time.Minute), CreatedTo: epoch.Add(1004 * time.Minute)}, minSim: -1, limit: 10},
 		{name: "min confidence", f: vector.Filter{MinConfidence: ptr(0.95)}, minSim: -1, limit: 10},
