@@ -258,6 +258,17 @@ func (s *Service) ranked(ctx context.Context, c Caller, topic string) ([]rankedE
 	return in.ranked, err
 }
 
+// rankingCallers are the callers the context equivalence tests rank for:
+// one that may read every type, one that may not read two of them, and one
+// that may read no entity at all.
+var rankingCallers = map[string]Caller{
+	"everything": {UserID: "user-alice"},
+	"some types": {UserID: "user-alice", Allowed: func(_ Action, r string) bool {
+		return r != EntityResource("secret") && r != EntityResource("task")
+	}},
+	"no type": {UserID: "user-alice", Allowed: func(_ Action, r string) bool { return r == ResourceProfile }},
+}
+
 // TestRankingMatchesFullRead compares the ranking of get_user_context with
 // the old computation (oldRanked) on random graphs, on both backends:
 // without and with topics, for callers that may read every type or only
@@ -266,13 +277,7 @@ func (s *Service) ranked(ctx context.Context, c Caller, topic string) ([]rankedE
 // topic ranking embeds, so that its keyword candidates are looked for.
 func TestRankingMatchesFullRead(t *testing.T) {
 	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
-	callers := map[string]Caller{
-		"everything": {UserID: "user-alice"},
-		"some types": {UserID: "user-alice", Allowed: func(_ Action, r string) bool {
-			return r != EntityResource("secret") && r != EntityResource("task")
-		}},
-		"no type": {UserID: "user-alice", Allowed: func(_ Action, r string) bool { return r == ResourceProfile }},
-	}
+	callers := rankingCallers
 	topics := []string{"", "alpha project", "Zürich beta 42", "x y", "nothing matches qqqq"}
 	for _, b := range GraphBackends {
 		t.Run(b.Name, func(t *testing.T) {
@@ -396,13 +401,7 @@ func testRankingWithStoredEmbeddings(t *testing.T, g *graph.Store, vd vector.Ent
 // give the same counts and the same statistics in the same order.
 func TestContextStatsPaths(t *testing.T) {
 	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
-	callers := map[string]Caller{
-		"everything": {UserID: "user-alice"},
-		"some types": {UserID: "user-alice", Allowed: func(_ Action, r string) bool {
-			return r != EntityResource("secret") && r != EntityResource("task")
-		}},
-		"no type": {UserID: "user-alice", Allowed: func(_ Action, r string) bool { return r == ResourceProfile }},
-	}
+	callers := rankingCallers
 	for _, b := range GraphBackends {
 		t.Run(b.Name, func(t *testing.T) {
 			g := b.Open(t)
