@@ -2,8 +2,6 @@ package console
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/cairnkg/cairn/consent"
 	"github.com/cairnkg/cairn/controlplane"
+	"github.com/cairnkg/cairn/mcp"
 )
 
 // Store is what the owner API needs from the control plane; cairn admin
@@ -74,7 +73,7 @@ func API(opts APIOptions) http.Handler {
 	mux.HandleFunc("POST /console/api/keys/{id}/revoke", a.owner(a.revokeKey))
 	mux.HandleFunc("POST /console/api/consent/preview", a.owner(a.preview))
 	mux.HandleFunc("/console/api/", func(w http.ResponseWriter, r *http.Request) {
-		a.fail(w, r, http.StatusNotFound, "NOT_FOUND", "no such console endpoint: "+r.Method+" "+r.URL.Path, nil)
+		a.fail(w, r, http.StatusNotFound, mcp.CodeNotFound, "no such console endpoint: "+r.Method+" "+r.URL.Path, nil)
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-store")
@@ -101,10 +100,10 @@ type Session struct {
 func (a *api) session(w http.ResponseWriter, r *http.Request) {
 	p, ok := a.Principal(r.Context())
 	if !ok {
-		a.fail(w, r, http.StatusUnauthorized, "UNAUTHORIZED", "a key is needed", nil)
+		a.fail(w, r, http.StatusUnauthorized, mcp.CodeUnauthorized, "a key is needed", nil)
 		return
 	}
-	writeJSON(w, http.StatusOK, Session{User: p.UserName, Agent: p.AgentName, AgentID: p.AgentID, KeyID: p.KeyID, Owner: p.Owner, Built: Built()})
+	mcp.WriteJSON(w, http.StatusOK, Session{User: p.UserName, Agent: p.AgentName, AgentID: p.AgentID, KeyID: p.KeyID, Owner: p.Owner, Built: Built()})
 }
 
 // owner lets only the owner's agent through: every other key, whatever its
@@ -113,11 +112,11 @@ func (a *api) owner(next func(http.ResponseWriter, *http.Request, consent.Princi
 	return func(w http.ResponseWriter, r *http.Request) {
 		p, ok := a.Principal(r.Context())
 		if !ok {
-			a.fail(w, r, http.StatusUnauthorized, "UNAUTHORIZED", "a key is needed", nil)
+			a.fail(w, r, http.StatusUnauthorized, mcp.CodeUnauthorized, "a key is needed", nil)
 			return
 		}
 		if !p.Owner {
-			a.fail(w, r, http.StatusForbidden, "FORBIDDEN", fmt.Sprintf("this view is for the owner's key only; agent %q cannot manage agents, keys or consent", p.AgentName), nil)
+			a.fail(w, r, http.StatusForbidden, mcp.CodeForbidden, fmt.Sprintf("this view is for the owner's key only; agent %q cannot manage agents, keys or consent", p.AgentName), nil)
 			return
 		}
 		next(w, r, p)
@@ -180,7 +179,7 @@ func (a *api) listAgents(w http.ResponseWriter, r *http.Request, p consent.Princ
 		}
 		out = append(out, item)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"agents": out})
+	mcp.WriteJSON(w, http.StatusOK, map[string]any{"agents": out})
 }
 
 func (a *api) createAgent(w http.ResponseWriter, r *http.Request, p consent.Principal) {
@@ -196,7 +195,7 @@ func (a *api) createAgent(w http.ResponseWriter, r *http.Request, p consent.Prin
 		return
 	}
 	a.audit(r, p, "console.create_agent", "OK")
-	writeJSON(w, http.StatusCreated, map[string]any{"agent": AgentOut{ID: ag.ID, Name: ag.Name, Keys: []KeyOut{}}})
+	mcp.WriteJSON(w, http.StatusCreated, map[string]any{"agent": AgentOut{ID: ag.ID, Name: ag.Name, Keys: []KeyOut{}}})
 }
 
 // maxKeyDays bounds a key's lifetime in the console, as a typing guard.
@@ -211,7 +210,7 @@ func (a *api) createKey(w http.ResponseWriter, r *http.Request, p consent.Princi
 		return
 	}
 	if in.ExpiresInDays < 0 || in.ExpiresInDays > maxKeyDays {
-		a.fail(w, r, http.StatusBadRequest, "VALIDATION_ERROR", fmt.Sprintf("expires_in_days must be 0 (never) to %d", maxKeyDays), nil)
+		a.fail(w, r, http.StatusBadRequest, mcp.CodeValidation, fmt.Sprintf("expires_in_days must be 0 (never) to %d", maxKeyDays), nil)
 		return
 	}
 	ag, err := a.Store.AgentByName(r.Context(), p.UserID, in.Agent)
@@ -230,7 +229,7 @@ func (a *api) createKey(w http.ResponseWriter, r *http.Request, p consent.Princi
 	}
 	k.AgentName = ag.Name
 	a.audit(r, p, "console.create_key", "OK")
-	writeJSON(w, http.StatusCreated, map[string]any{"key": key, "record": a.keyOut(k, p.KeyID)})
+	mcp.WriteJSON(w, http.StatusCreated, map[string]any{"key": key, "record": a.keyOut(k, p.KeyID)})
 }
 
 func (a *api) revokeKey(w http.ResponseWriter, r *http.Request, p consent.Principal) {
@@ -243,11 +242,11 @@ func (a *api) revokeKey(w http.ResponseWriter, r *http.Request, p consent.Princi
 	}
 	i := slices.IndexFunc(keys, func(k consent.Key) bool { return k.ID == id })
 	if i < 0 {
-		a.fail(w, r, http.StatusNotFound, "NOT_FOUND", "no key "+truncate(id, 64), nil)
+		a.fail(w, r, http.StatusNotFound, mcp.CodeNotFound, "no key "+truncate(id, 64), nil)
 		return
 	}
 	if id == p.KeyID {
-		a.fail(w, r, http.StatusBadRequest, "VALIDATION_ERROR", "this is the key you are signed in with; revoke it with cairn admin key revoke, or sign in with another owner key", nil)
+		a.fail(w, r, http.StatusBadRequest, mcp.CodeValidation, "this is the key you are signed in with; revoke it with cairn admin key revoke, or sign in with another owner key", nil)
 		return
 	}
 	if err := a.Store.RevokeKey(r.Context(), id); err != nil {
@@ -259,7 +258,7 @@ func (a *api) revokeKey(w http.ResponseWriter, r *http.Request, p consent.Princi
 	if k.RevokedAt.IsZero() {
 		k.RevokedAt = a.Now()
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"record": a.keyOut(k, p.KeyID)})
+	mcp.WriteJSON(w, http.StatusOK, map[string]any{"record": a.keyOut(k, p.KeyID)})
 }
 
 // PreviewIn asks what a rule would change.
@@ -291,21 +290,21 @@ func (a *api) preview(w http.ResponseWriter, r *http.Request, p consent.Principa
 	}
 	pattern, err := consent.NormalizePattern(in.Resource)
 	if err != nil {
-		a.fail(w, r, http.StatusBadRequest, "VALIDATION_ERROR", err.Error(), nil)
+		a.fail(w, r, http.StatusBadRequest, mcp.CodeValidation, err.Error(), nil)
 		return
 	}
 	action, err := consent.ParseAction(in.Action)
 	if err != nil {
-		a.fail(w, r, http.StatusBadRequest, "VALIDATION_ERROR", err.Error(), nil)
+		a.fail(w, r, http.StatusBadRequest, mcp.CodeValidation, err.Error(), nil)
 		return
 	}
 	effect, err := consent.ParseEffect(in.Effect)
 	if err != nil {
-		a.fail(w, r, http.StatusBadRequest, "VALIDATION_ERROR", err.Error(), nil)
+		a.fail(w, r, http.StatusBadRequest, mcp.CodeValidation, err.Error(), nil)
 		return
 	}
 	if len(in.Resources) > maxPreviewResources {
-		a.fail(w, r, http.StatusBadRequest, "VALIDATION_ERROR", fmt.Sprintf("at most %d resources", maxPreviewResources), nil)
+		a.fail(w, r, http.StatusBadRequest, mcp.CodeValidation, fmt.Sprintf("at most %d resources", maxPreviewResources), nil)
 		return
 	}
 	ag, err := a.Store.AgentByName(r.Context(), p.UserID, in.Agent)
@@ -341,7 +340,7 @@ func (a *api) preview(w http.ResponseWriter, r *http.Request, p consent.Principa
 		}
 		out = append(out, d)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"agent": ag.Name, "owner_agent": owner, "resource": pattern, "action": action, "effect": effect, "decisions": out})
+	mcp.WriteJSON(w, http.StatusOK, map[string]any{"agent": ag.Name, "owner_agent": owner, "resource": pattern, "action": action, "effect": effect, "decisions": out})
 }
 
 // audit records an owner's change in the audit log, as a call of the
@@ -367,7 +366,7 @@ func (a *api) decode(w http.ResponseWriter, r *http.Request, v any) bool {
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		a.fail(w, r, http.StatusBadRequest, "VALIDATION_ERROR", "the body must be one JSON object of the documented fields: "+err.Error(), nil)
+		a.fail(w, r, http.StatusBadRequest, mcp.CodeValidation, "the body must be one JSON object of the documented fields: "+err.Error(), nil)
 		return false
 	}
 	return true
@@ -376,11 +375,11 @@ func (a *api) decode(w http.ResponseWriter, r *http.Request, v any) bool {
 func (a *api) storeError(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
 	case errors.Is(err, controlplane.ErrNotFound):
-		a.fail(w, r, http.StatusNotFound, "NOT_FOUND", err.Error(), nil)
+		a.fail(w, r, http.StatusNotFound, mcp.CodeNotFound, err.Error(), nil)
 	case errors.Is(err, controlplane.ErrExists):
 		a.fail(w, r, http.StatusConflict, "ALREADY_EXISTS", err.Error(), nil)
 	case isValidation(err):
-		a.fail(w, r, http.StatusBadRequest, "VALIDATION_ERROR", err.Error(), nil)
+		a.fail(w, r, http.StatusBadRequest, mcp.CodeValidation, err.Error(), nil)
 	default:
 		a.internal(w, r, err)
 	}
@@ -394,42 +393,14 @@ func isValidation(err error) bool {
 }
 
 func (a *api) internal(w http.ResponseWriter, r *http.Request, err error) {
-	trace := newTraceID()
+	trace := mcp.WriteError(w, http.StatusInternalServerError, mcp.CodeInternal,
+		"the console's request failed inside the server; its log has the details under this trace id", nil)
 	a.Logger.Error("console: internal error", "path", r.URL.Path, "trace_id", trace, "err", err)
-	writeJSON(w, http.StatusInternalServerError, errorEnvelope{Error: errorBody{Code: "INTERNAL_ERROR",
-		Message: "the console's request failed inside the server; its log has the details under this trace id", TraceID: trace}})
 }
 
 func (a *api) fail(w http.ResponseWriter, r *http.Request, status int, code, message string, details map[string]any) {
-	trace := newTraceID()
+	trace := mcp.WriteError(w, status, code, message, details)
 	a.Logger.Info("console: refused", "path", r.URL.Path, "code", code, "trace_id", trace)
-	writeJSON(w, status, errorEnvelope{Error: errorBody{Code: code, Message: message, Details: details, TraceID: trace}})
-}
-
-// errorEnvelope is the error shape of every Cairn HTTP answer.
-type errorEnvelope struct {
-	Error errorBody `json:"error"`
-}
-
-type errorBody struct {
-	Code    string         `json:"code"`
-	Message string         `json:"message"`
-	Details map[string]any `json:"details,omitempty"`
-	TraceID string         `json:"trace_id"`
-}
-
-func newTraceID() string {
-	b := make([]byte, 8)
-	_, _ = rand.Read(b)
-	return "trace_" + hex.EncodeToString(b)
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
 }
 
 func stamp(t time.Time) string {

@@ -246,6 +246,20 @@ const (
 	restShape
 )
 
+// WriteError writes the error envelope every Cairn HTTP answer uses,
+// {error: {code, message, details, trace_id}}, with a fresh trace id, and
+// returns that id for the caller's log. For HTTP handlers mounted beside
+// the MCP endpoint (the web console's API).
+func WriteError(w http.ResponseWriter, status int, code, message string, details map[string]any) (traceID string) {
+	e := newError(status, code, message, details)
+	sendError(w, e, mcpShape)
+	return e.Body.TraceID
+}
+
+// WriteJSON writes v as a JSON answer with status, as every Cairn HTTP
+// answer is written.
+func WriteJSON(w http.ResponseWriter, status int, v any) { writeJSON(w, status, v) }
+
 // sendError writes an error with a fresh trace id, in the given shape.
 func sendError(w http.ResponseWriter, e *Error, shape errorShape) {
 	if e.Body.TraceID == "" {
