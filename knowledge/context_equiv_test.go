@@ -278,7 +278,7 @@ var rankingCallers = map[string]Caller{
 func TestRankingMatchesFullRead(t *testing.T) {
 	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	callers := rankingCallers
-	topics := []string{"", "alpha project", "Zürich beta 42", "x y", "nothing matches qqqq"}
+	topics := []string{"", "alpha project", "Zürich beta 42", "x y", "nothing matches qqqq", "4217 GAMMA"}
 	for _, b := range GraphBackends {
 		t.Run(b.Name, func(t *testing.T) {
 			for seed, n := range []int{0, 1, 37, 900, 2600} {
@@ -453,7 +453,7 @@ func TestContextStatsPaths(t *testing.T) {
 func randomGraph(t *testing.T, g *graph.Store, rnd *rand.Rand, user string, n int, now time.Time) {
 	t.Helper()
 	types := []string{"company", "person", "task", "secret", "project"}
-	words := []string{"alpha", "beta", "gamma", "Zürich", "project", "42", "delta", "notes"}
+	words := []string{"alpha", "beta", "gamma", "Zürich", "project", "42", "delta", "notes", "Notes&Alpha", "<GAMMA>", "4217"}
 	ids := make([]string, n)
 	err := g.Update(t.Context(), func(tx *graph.Tx) error {
 		for i := range n {

@@ -377,14 +377,25 @@ func (r *ranking) topicCandidates(ctx context.Context, tx *graph.Tx, topic strin
 				batch = append(batch, i)
 			}
 		}
-		if err := r.read(ctx, tx, batch); err != nil {
+		maybe, err := r.screen(ctx, tx, batch, words)
+		if err != nil {
 			return nil, stored, err
+		}
+		if err := r.read(ctx, tx, maybe); err != nil {
+			return nil, stored, err
+		}
+		screened := make(map[int]bool, len(maybe))
+		for _, i := range maybe {
+			screened[i] = true
 		}
 		for _, i := range batch {
 			if extra >= MaxTopicCandidates {
 				break
 			}
 			scanned++
+			if !screened[i] {
+				continue // it holds none of the words
+			}
 			text := strings.ToLower(r.text(i))
 			for _, w := range words {
 				if strings.Contains(text, w) {
@@ -396,6 +407,27 @@ func (r *ranking) topicCandidates(ctx context.Context, tx *graph.Tx, topic strin
 		}
 	}
 	return out, stored, nil
+}
+
+// screen returns those of the candidates idx that may contain one of words
+// (graph.Tx.ScreenEntityText): the backend tells which cannot without
+// their snapshots being read and decoded here, which is most of what a
+// keyword scan costs when few entities hold the words.
+func (r *ranking) screen(ctx context.Context, tx *graph.Tx, idx []int, words []string) ([]int, error) {
+	ids := make([]string, len(idx))
+	at := make(map[string]int, len(idx))
+	for k, i := range idx {
+		ids[k], at[r.stats[i].ID] = r.stats[i].ID, i
+	}
+	kept, err := tx.ScreenEntityText(ctx, r.userID, ids, words)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int, len(kept))
+	for k, id := range kept {
+		out[k] = at[id]
+	}
+	return out, nil
 }
 
 // entityText is what an entity is compared with a topic as: its type, name

@@ -53,6 +53,7 @@ func Run(t *testing.T, newStore Harness) {
 		{"Outbox", testOutbox},
 		{"BulkWrites", testBulkWrites},
 		{"EntitySearch", testEntitySearch},
+		{"TextScreen", testTextScreen},
 		{"Export", testExport},
 		{"UserDefinedTypes", testUserDefinedTypes},
 	}
