@@ -330,6 +330,10 @@ func (d *Driver) Embeddings(ctx context.Context, userID string, ids []string) (m
 	return out, nil
 }
 
+// maxMergedCollections is the most collections whose newest memories List
+// reads one collection at a time and merges.
+const maxMergedCollections = 32
+
 // List implements vector.Driver.
 func (d *Driver) List(ctx context.Context, q vector.ListQuery) ([]vector.Memory, int, error) {
 	where, args := whereClause(q.Filter)
@@ -345,8 +349,23 @@ func (d *Driver) List(ctx context.Context, q vector.ListQuery) ([]vector.Memory,
 	if q.Sort == vector.SortConfidence {
 		order = "m.confidence IS NULL, m.confidence " + dir + ", m.id"
 	}
-	rows, err := d.db.Read.QueryContext(ctx, `SELECT `+memoryColumns+` FROM memories m WHERE `+where+` ORDER BY `+order+
-		` LIMIT ? OFFSET ?`, append(args, q.Limit, q.Offset)...)
+	text := `SELECT ` + memoryColumns + ` FROM memories m WHERE ` + where + ` ORDER BY ` + order + ` LIMIT ? OFFSET ?`
+	if q.Sort == vector.SortCreatedAt && !q.Ascending && len(q.Collections) > 1 && len(q.Collections) <= maxMergedCollections {
+		// The newest of several collections: each collection's newest
+		// offset+limit through its (user, collection, created_at DESC,
+		// id) index, merged, rather than every matching row sorted.
+		arms := make([]string, len(q.Collections))
+		args = args[:0]
+		for i, c := range q.Collections {
+			f := q.Filter
+			f.Collections = []string{c}
+			w, a := whereClause(f)
+			arms[i] = `SELECT * FROM (SELECT ` + memoryColumns + ` FROM memories m WHERE ` + w + ` ORDER BY ` + order + ` LIMIT ?)`
+			args = append(append(args, a...), q.Offset+q.Limit)
+		}
+		text = `SELECT * FROM (` + strings.Join(arms, ` UNION ALL `) + `) m ORDER BY ` + order + ` LIMIT ? OFFSET ?`
+	}
+	rows, err := d.db.Read.QueryContext(ctx, text, append(args, q.Limit, q.Offset)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("vector/embedded: list: %w", err)
 	}

@@ -72,7 +72,14 @@ func oracleData(t *testing.T, s *vector.Store, queries [][]float32) dataset {
 			m.Tags = append(m.Tags, "half") // 50%
 		}
 		if i >= oracleRows {
+			// Among the big rows' times, some equal to one of theirs, so
+			// that a listing by time interleaves the collections and
+			// breaks ties by id.
 			m.Collection = "side"
+			m.CreatedAt = epoch.Add(time.Duration((i-oracleRows)*37) * time.Minute)
+			if i%2 == 1 {
+				m.CreatedAt = m.CreatedAt.Add(30 * time.Second)
+			}
 		}
 		batch = append(batch, m)
 		if len(batch) == 1000 {
@@ -243,11 +250,65 @@ func testOracle(t *testing.T, h Harness) {
 			}
 		})
 	}
+	t.Run("listing by time", func(t *testing.T) { testOracleListing(t, s, ds) })
 	if h.Approximate {
 		recall := float64(found) / float64(wanted)
 		t.Logf("recall@10 against exact search: %.3f over %d expected rows", recall, wanted)
 		if recall < MinRecall {
 			t.Errorf("recall@10 %.3f, want at least %v", recall, MinRecall)
 		}
+	}
+}
+
+// testOracleListing checks listings (no text, no vector) sorted by time
+// against the oracle: newest first (oldest first when ascending), ties by
+// id, across collections, filtered and paged.
+func testOracleListing(t *testing.T, s *vector.Store, ds dataset) {
+	both := []string{"big", "side"}
+	for _, tc := range []struct {
+		name          string
+		f             vector.Filter
+		limit, offset int
+		ascending     bool
+	}{
+		{name: "two collections", f: vector.Filter{Collections: both}, limit: 10},
+		{name: "two collections, a page inside the side rows", f: vector.Filter{Collections: both}, limit: 25, offset: 4900},
+		{name: "two collections, filtered", f: vector.Filter{Collections: both, Tags: []string{"half"}}, limit: 30, offset: 2440},
+		{name: "two collections, oldest first", f: vector.Filter{Collections: both}, limit: 20, offset: 5, ascending: true},
+		{name: "one collection", f: vector.Filter{Collections: []string{"side"}}, limit: 10, offset: 3},
+		{name: "a collection without rows", f: vector.Filter{Collections: []string{"big", "none", "side"}}, limit: 10, offset: 95},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := tc.f
+			f.UserID = alice
+			var all []vector.Memory
+			for _, m := range ds.all {
+				if ds.passes(m, f) {
+					all = append(all, m)
+				}
+			}
+			slices.SortFunc(all, func(a, b vector.Memory) int {
+				c := b.CreatedAt.Compare(a.CreatedAt)
+				if tc.ascending {
+					c = -c
+				}
+				return cmp.Or(c, strings.Compare(a.ID, b.ID))
+			})
+			want := all[min(tc.offset, len(all)):min(tc.offset+tc.limit, len(all))]
+			res := search(t, s, vector.Query{Filter: f, Sort: vector.SortCreatedAt, Ascending: tc.ascending, Limit: tc.limit, Offset: tc.offset})
+			var got, wantIDs []string
+			for _, h := range res.Hits {
+				got = append(got, h.ID)
+			}
+			for _, m := range want {
+				wantIDs = append(wantIDs, m.ID)
+			}
+			if len(wantIDs) == 0 || !slices.Equal(got, wantIDs) {
+				t.Errorf("listing %v (offset %d, limit %d):\n got %v\nwant %v", f, tc.offset, tc.limit, got, wantIDs)
+			}
+			if res.Total != len(all) {
+				t.Errorf("total %d, want %d", res.Total, len(all))
+			}
+		})
 	}
 }
