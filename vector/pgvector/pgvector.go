@@ -383,8 +383,18 @@ func (d *Driver) List(ctx context.Context, q vector.ListQuery) ([]vector.Memory,
 	if q.Sort == vector.SortConfidence {
 		order = "m.confidence " + dir + " NULLS LAST, m.id"
 	}
-	rows, err := d.pool.Query(ctx, `SELECT `+memoryColumns+` FROM memories m WHERE `+where+` ORDER BY `+order+
-		` LIMIT `+b.add(q.Limit)+` OFFSET `+b.add(q.Offset), b.args...)
+	text := `SELECT ` + memoryColumns + ` FROM memories m WHERE ` + where + ` ORDER BY ` + order
+	if q.Sort == vector.SortCreatedAt && !q.Ascending && len(q.Collections) > 1 {
+		// The newest of several collections: each collection's newest
+		// offset+limit through its (user, collection, created_at DESC,
+		// id) index, merged, rather than every matching row sorted.
+		b = builder{}
+		names := b.add(q.Collections)
+		text = `SELECT ` + memoryColumns + ` FROM unnest(` + names + `::text[]) AS c(name)
+			CROSS JOIN LATERAL (SELECT ` + memoryColumns + ` FROM memories m WHERE ` + b.whereIn(q.Filter, "c.name") +
+			` ORDER BY ` + order + ` LIMIT ` + b.add(q.Offset+q.Limit) + `) m ORDER BY ` + order
+	}
+	rows, err := d.pool.Query(ctx, text+` LIMIT `+b.add(q.Limit)+` OFFSET `+b.add(q.Offset), b.args...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("vector/pgvector: list: %w", err)
 	}
@@ -455,7 +465,13 @@ func (b *builder) add(v any) string {
 
 // where returns the condition, on memories aliased m, of f.
 func (b *builder) where(f vector.Filter) string {
-	conds := []string{"m.user_id = " + b.add(f.UserID), "m.collection = ANY(" + b.add(f.Collections) + ")"}
+	return b.whereIn(f, "ANY("+b.add(f.Collections)+")")
+}
+
+// whereIn is where with the collection equal to the SQL expression in
+// rather than to one of f.Collections.
+func (b *builder) whereIn(f vector.Filter, in string) string {
+	conds := []string{"m.collection = " + in, "m.user_id = " + b.add(f.UserID)}
 	if len(f.Tags) > 0 {
 		conds = append(conds, "m.tags @> "+b.add(f.Tags)+"::text[]")
 	}
