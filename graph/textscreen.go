@@ -1,6 +1,9 @@
 package graph
 
-import "context"
+import (
+	"bytes"
+	"context"
+)
 
 // TextScreener is an optional capability of a DriverTx: it tells, inside
 // the backend, which entities cannot contain a word, so that a caller
@@ -72,4 +75,46 @@ func (tx *Tx) ScreenEntityText(ctx context.Context, userID string, ids, words []
 		}
 	}
 	return out, nil
+}
+
+// WordScreen is TextScreener's rule for a driver that screens in Go rather
+// than in its query language: it keeps a text that holds one of the words
+// in ASCII lower case, or any byte beyond ASCII. It is not safe for
+// concurrent use.
+type WordScreen struct {
+	words [][]byte
+	buf   []byte
+}
+
+// NewWordScreen returns the screen of words (see ScreenableWords).
+func NewWordScreen(words []string) *WordScreen {
+	s := &WordScreen{words: make([][]byte, len(words))}
+	for i, w := range words {
+		s.words[i] = []byte(w)
+	}
+	return s
+}
+
+// Keep reports whether the text made of parts, joined by spaces, may hold
+// one of the words.
+func (s *WordScreen) Keep(parts ...[]byte) bool {
+	s.buf = s.buf[:0]
+	for _, p := range parts {
+		for _, c := range p {
+			if c >= 0x80 {
+				return true
+			}
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			s.buf = append(s.buf, c)
+		}
+		s.buf = append(s.buf, ' ')
+	}
+	for _, w := range s.words {
+		if bytes.Contains(s.buf, w) {
+			return true
+		}
+	}
+	return false
 }

@@ -3,36 +3,34 @@ package embedded
 import (
 	"context"
 	"database/sql"
-	"strings"
+
+	"github.com/cairnkg/cairn/graph"
 )
 
-// entityText is what ScreenEntityText looks for words in. SQLite's lower()
-// folds ASCII only, which is all the screen needs: a row with any other
-// byte (its text is longer in bytes than in characters) is kept whatever
-// its words.
-const entityText = `lower(entity_type || ' ' || canonical_name || ' ' || snapshot)`
-
-// ScreenEntityText implements graph.TextScreener.
+// ScreenEntityText implements graph.TextScreener. The rows' text is
+// screened here, by graph.WordScreen, from the bytes SQLite holds: its
+// lower() and instr() took four times as long.
 func (t *tx) ScreenEntityText(ctx context.Context, userID string, ids, words []string) ([]string, error) {
-	conds := make([]string, 0, len(words)+1)
-	for range words {
-		conds = append(conds, `instr(`+entityText+`, ?) > 0`)
-	}
-	conds = append(conds, `length(CAST(entity_type || canonical_name || snapshot AS BLOB)) != length(entity_type || canonical_name || snapshot)`)
+	screen := graph.NewWordScreen(words)
 	var out []string
 	for start := 0; start < len(ids); start += 500 {
 		chunk := ids[start:min(start+500, len(ids))]
 		// "+user_id": each id through the primary key (see Entities).
-		rows, err := t.query(ctx, `SELECT id FROM entities WHERE +user_id = ? AND id IN (`+qmarks(len(chunk))+`)
-			AND (`+strings.Join(conds, " OR ")+`)`, append(append([]any{userID}, anySlice(chunk)...), anySlice(words)...)...)
+		rows, err := t.query(ctx, `SELECT id, entity_type, canonical_name, snapshot FROM entities
+			WHERE +user_id = ? AND id IN (`+qmarks(len(chunk))+`)`, append([]any{userID}, anySlice(chunk)...)...)
 		if err != nil {
 			return nil, wrap("screen entity text", err)
 		}
+		var id string
+		var typ, name, snap sql.RawBytes
 		err = eachRow(rows, func(r *sql.Rows) error {
-			var id string
-			err := r.Scan(&id)
-			out = append(out, id)
-			return err
+			if err := r.Scan(&id, &typ, &name, &snap); err != nil {
+				return err
+			}
+			if screen.Keep(typ, name, snap) {
+				out = append(out, id)
+			}
+			return nil
 		})
 		if err != nil {
 			return nil, wrap("screen entity text", err)
