@@ -217,44 +217,51 @@ func TestCycleErrorShowsOnlyAReadablePath(t *testing.T) {
 
 // BenchmarkCreateRelationships writes 100 relationships among fresh
 // companies, in one CreateRelationships call or in 100 CreateRelationship
-// calls, on each graph backend (PostgreSQL with CAIRN_TEST_DATABASE_URL).
-// The type is acyclic (PART_OF), so every edge also pays the cycle check.
+// calls, on each graph backend (PostgreSQL with CAIRN_TEST_DATABASE_URL),
+// of an acyclic type (PART_OF: every edge also pays the cycle check, one by
+// one) and of one that is not (REFERS_TO: the batch's set-based path).
 func BenchmarkCreateRelationships(b *testing.B) {
 	for _, backend := range knowledge.GraphBackends {
 		for _, batch := range []bool{true, false} {
-			b.Run(fmt.Sprint(backend.Name, "/batch=", batch), func(b *testing.B) {
-				s := knowledge.NewService(backend.Open(b), knowledge.NewRegistry(), knowledge.Options{})
-				var ents []map[string]any
-				for i := range 200 {
-					ents = append(ents, map[string]any{"entity_type": "company", "name": fmt.Sprint("Co ", i)})
-				}
-				res, err := s.Store(b.Context(), alice, knowledge.StoreRequest{Entities: ents})
-				if err != nil {
-					b.Fatal(err)
-				}
-				round := 0
-				for b.Loop() {
-					reqs := make([]knowledge.RelationshipRequest, 100)
-					for i := range reqs {
-						// New edges for 100 rounds, then repeats.
-						reqs[i] = knowledge.RelationshipRequest{Type: graph.PartOf, SourceEntityID: res.Entities[i].EntityID,
-							TargetEntityID: res.Entities[100+(i+round)%100].EntityID}
-					}
-					round++
-					if batch {
-						if _, err := s.CreateRelationships(b.Context(), alice, reqs); err != nil {
-							b.Fatal(err)
-						}
-						continue
-					}
-					for _, r := range reqs {
-						if _, _, err := s.CreateRelationship(b.Context(), alice, r); err != nil {
-							b.Fatal(err)
-						}
-					}
-				}
-				b.ReportMetric(float64(b.N*100)/b.Elapsed().Seconds(), "rels/s")
-			})
+			for _, typ := range []string{graph.PartOf, graph.RefersTo} {
+				b.Run(fmt.Sprint(backend.Name, "/batch=", batch, "/type=", typ), func(b *testing.B) {
+					benchmarkCreateRelationships(b, backend, batch, typ)
+				})
+			}
 		}
 	}
+}
+
+func benchmarkCreateRelationships(b *testing.B, backend knowledge.GraphBackend, batch bool, typ string) {
+	s := knowledge.NewService(backend.Open(b), knowledge.NewRegistry(), knowledge.Options{})
+	var ents []map[string]any
+	for i := range 200 {
+		ents = append(ents, map[string]any{"entity_type": "company", "name": fmt.Sprint("Co ", i)})
+	}
+	res, err := s.Store(b.Context(), alice, knowledge.StoreRequest{Entities: ents})
+	if err != nil {
+		b.Fatal(err)
+	}
+	round := 0
+	for b.Loop() {
+		reqs := make([]knowledge.RelationshipRequest, 100)
+		for i := range reqs {
+			// New edges for 100 rounds, then repeats.
+			reqs[i] = knowledge.RelationshipRequest{Type: typ, SourceEntityID: res.Entities[i].EntityID,
+				TargetEntityID: res.Entities[100+(i+round)%100].EntityID}
+		}
+		round++
+		if batch {
+			if _, err := s.CreateRelationships(b.Context(), alice, reqs); err != nil {
+				b.Fatal(err)
+			}
+			continue
+		}
+		for _, r := range reqs {
+			if _, _, err := s.CreateRelationship(b.Context(), alice, r); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.N*100)/b.Elapsed().Seconds(), "rels/s")
 }
