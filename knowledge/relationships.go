@@ -57,7 +57,9 @@ type RelationshipResult struct {
 // that would close a cycle with earlier ones of the same call is refused.
 // The transaction holds the user's lock (see graph.Tx.CreateRelationship)
 // from the first request to the commit, so concurrent writers cannot build
-// a cycle with the batch either.
+// a cycle with the batch either. Only requests of acyclic types are run one
+// after the other; the others give the same answers in a fixed number of
+// statements (createRelationshipsTogether).
 //
 // A request that fails has its own Err in the result, in the request's
 // place, and the others are still written. An error that is not about one
