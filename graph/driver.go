@@ -46,6 +46,15 @@ type DriverTx interface {
 	Source(ctx context.Context, userID, id string) (Source, error)
 	// SourceByHash returns the user's source with that content hash.
 	SourceByHash(ctx context.Context, userID, contentHash string) (Source, error)
+	// EnsureSources returns, for each of srcs in order, its user's source
+	// with its content hash: the one stored already, or else srcs' own,
+	// which it stores and returns as it reads it back (a content hash given
+	// twice stores the first and returns it for both). It is SourceByHash, then InsertSource when
+	// that finds nothing, for each of srcs, in as few statements as the
+	// backend can. A source to store whose id exists already (with another
+	// hash) is an error wrapping ErrConflict; which of the others were
+	// stored is then unspecified, so the caller must not commit.
+	EnsureSources(ctx context.Context, srcs []Source) ([]Source, error)
 
 	// PutEntity inserts the entity or replaces the stored one with the same id.
 	PutEntity(ctx context.Context, e Entity) error
@@ -143,9 +152,19 @@ type DriverTx interface {
 	// Both endpoints must be entities of the user (an error wrapping
 	// ErrNotFound otherwise): a driver may keep their types with the edge.
 	PutRelationship(ctx context.Context, r Relationship) error
+	// PutRelationships does what PutRelationship does for each of rs, in
+	// as few statements as the backend can. The (ID, CreatedAt) pairs must
+	// be distinct. An endpoint that is not an entity of the user is an
+	// error wrapping ErrNotFound; which of the others were stored is then
+	// unspecified, so the caller must not commit.
+	PutRelationships(ctx context.Context, rs []Relationship) error
 	// Relationship returns the newest period of a relationship, live or
 	// ended.
 	Relationship(ctx context.Context, userID, id string) (Relationship, error)
+	// Relationships returns what Relationship returns for each of ids that
+	// exists, in the order of ids (an id given twice gives its relationship
+	// once, at its first place): Relationship of many ids in one query.
+	Relationships(ctx context.Context, userID string, ids []string) ([]Relationship, error)
 	// ListRelationships returns a page of relationships ordered by CreatedAt
 	// descending, then id ascending, and the total that match.
 	ListRelationships(ctx context.Context, f RelationshipFilter) ([]Relationship, int, error)
@@ -155,9 +174,18 @@ type DriverTx interface {
 	Edges(ctx context.Context, q EdgeQuery) ([]Edge, error)
 	// InsertRelationshipObservation stores a new relationship observation.
 	InsertRelationshipObservation(ctx context.Context, o RelationshipObservation) error
+	// InsertRelationshipObservations stores new relationship observations
+	// at once. If an id exists already, or twice in obs, it returns an
+	// error wrapping ErrConflict; which of the others were stored is then
+	// unspecified, so the caller must not commit the transaction.
+	InsertRelationshipObservations(ctx context.Context, obs []RelationshipObservation) error
 	// RelationshipObservations returns every observation of a relationship,
 	// ordered by ObservedAt descending, then id ascending.
 	RelationshipObservations(ctx context.Context, userID, relationshipID string) ([]RelationshipObservation, error)
+	// RelationshipsObservations returns every observation of any of the
+	// relationships, in no particular order (callers group them by
+	// RelationshipID): RelationshipObservations of many in one query.
+	RelationshipsObservations(ctx context.Context, userID string, relationshipIDs []string) ([]RelationshipObservation, error)
 
 	// EnqueueOutbox records, with the transaction's other writes, that the
 	// entities changed: each gets an outbox entry, or its existing entry a

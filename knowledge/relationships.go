@@ -1,8 +1,10 @@
 package knowledge
 
 import (
+	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -55,7 +57,9 @@ type RelationshipResult struct {
 // that would close a cycle with earlier ones of the same call is refused.
 // The transaction holds the user's lock (see graph.Tx.CreateRelationship)
 // from the first request to the commit, so concurrent writers cannot build
-// a cycle with the batch either.
+// a cycle with the batch either. Only requests of acyclic types are run one
+// after the other; the others give the same answers in a fixed number of
+// statements (createRelationshipsTogether).
 //
 // A request that fails has its own Err in the result, in the request's
 // place, and the others are still written. An error that is not about one
@@ -86,23 +90,192 @@ func (s *Service) CreateRelationships(ctx context.Context, c Caller, reqs []Rela
 		if err := tx.PrefetchEntities(ctx, c.UserID, endpoints); err != nil {
 			return err
 		}
+		// Requests of acyclic types go one by one, in order: each cycle
+		// check must see the edges of its type made before it. The others
+		// go together (see createRelationshipsTogether): they cannot see
+		// the acyclic ones' edges, sources or observations, nor change
+		// their answers.
+		var together []int
 		for i, req := range reqs {
 			if checked[i] != nil {
 				out[i].Err = checked[i]
 				continue
 			}
-			rel, created, err := s.createRelationship(ctx, tx, c, req, graph.SourceRelationship, now)
-			if err != nil && !isRequestError(err) {
-				return err
+			relType, err := s.checkRelationshipRequest(ctx, tx, c, req)
+			if err == nil && relType.Acyclic {
+				var rel graph.Relationship
+				var created bool
+				rel, created, err = s.createCheckedRelationship(ctx, tx, c, req, relType, graph.SourceRelationship, now)
+				out[i] = RelationshipResult{Relationship: rel, Created: created}
 			}
-			out[i] = RelationshipResult{Relationship: rel, Created: created, Err: err}
+			if err != nil {
+				if !isRequestError(err) {
+					return err
+				}
+				out[i].Err = err
+				continue
+			}
+			if !relType.Acyclic {
+				together = append(together, i)
+			}
 		}
-		return nil
+		return s.createRelationshipsTogether(ctx, tx, c, reqs, together, now, out)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("knowledge: create relationships: %w", err)
 	}
 	return out, nil
+}
+
+// createRelationshipsTogether creates the relationships of reqs[at] (which
+// checkRelationshipRequest passed, none of an acyclic type) and puts each
+// one's result in out, as createRelationship one after the other would, in
+// a fixed number of statements however many there are:
+// graph.Tx.CreateRelationships (a read of the relationships, a write of
+// the new ones), one EnsureSources, a read of the earlier observations of
+// the relationships that had some, one InsertRelationshipObservations and
+// one PutRelationships of the reduced relationships.
+//
+// One by one, each request reduces its relationship from all of its
+// observations, those of the earlier requests of the call included, and
+// answers with what that gives; here the reductions run in memory, in the
+// order of the requests, on the same observations. A relationship that
+// never existed has no observation but the call's, as createRelationship
+// assumes; the observations it reads back from the store, one by one,
+// come back as the store decodes them (numbers as json.Number), and so
+// they do here (storedObservation).
+func (s *Service) createRelationshipsTogether(ctx context.Context, tx *graph.Tx, c Caller, reqs []RelationshipRequest, at []int, now time.Time, out []RelationshipResult) error {
+	if len(at) == 0 {
+		return nil
+	}
+	ins := make([]graph.NewRelationship, len(at))
+	for k, i := range at {
+		ins[k] = graph.NewRelationship{UserID: c.UserID, Type: reqs[i].Type, SourceEntityID: reqs[i].SourceEntityID,
+			TargetEntityID: reqs[i].TargetEntityID, Now: now}
+	}
+	made, err := tx.CreateRelationships(ctx, ins)
+	if err != nil {
+		return err
+	}
+	// ok are the requests that got a relationship, in order; metas, srcs
+	// and obs are theirs.
+	var (
+		ok    []int
+		metas []map[string]any
+		srcs  []graph.Source
+	)
+	for k, i := range at {
+		if err := s.createError(ctx, tx, c, made[k].Err); err != nil {
+			if !isRequestError(err) {
+				return err
+			}
+			out[i].Err = err
+			continue
+		}
+		meta := reqs[i].Metadata
+		if meta == nil {
+			meta = map[string]any{}
+		}
+		src, err := s.relationshipSource(c, graph.SourceRelationship, reqs[i].Type, made[k].Relationship, meta, now)
+		if err != nil {
+			return err
+		}
+		ok, metas, srcs = append(ok, k), append(metas, meta), append(srcs, src)
+	}
+	if len(ok) == 0 {
+		return nil
+	}
+	if srcs, err = tx.EnsureSources(ctx, srcs); err != nil {
+		return err
+	}
+
+	// The earlier observations of every relationship whose first request
+	// does not reduce it in memory alone.
+	first := map[string]bool{}
+	var toRead []string
+	for _, k := range ok {
+		rel := made[k].Relationship
+		if !first[rel.ID] {
+			first[rel.ID] = true
+			if !made[k].Created || rel.ObservationCount > 0 {
+				toRead = append(toRead, rel.ID)
+			}
+		}
+	}
+	observed := map[string][]graph.RelationshipObservation{} // by relationship, as the store holds them
+	stored := map[string]bool{}                              // observation ids
+	if len(toRead) > 0 {
+		earlier, err := tx.RelationshipsObservations(ctx, c.UserID, toRead)
+		if err != nil {
+			return err
+		}
+		for _, o := range earlier {
+			observed[o.RelationshipID] = append(observed[o.RelationshipID], o)
+			stored[o.ID] = true
+		}
+	}
+
+	// Reduce in the order of the requests; a relationship's later requests
+	// start from what its earlier ones made of it. An observation that is
+	// stored already (the same request again at the same time) is not
+	// stored twice, as InsertRelationshipObservation's conflict is ignored
+	// one by one.
+	current := map[string]graph.Relationship{}
+	var (
+		inserts []graph.RelationshipObservation
+		order   []string
+	)
+	for n, k := range ok {
+		rel, seen := current[made[k].Relationship.ID]
+		if !seen {
+			rel = made[k].Relationship
+			order = append(order, rel.ID)
+		}
+		o := relationshipObservation(c, rel, srcs[n], metas[n], now)
+		var robs []graph.RelationshipObservation
+		if !seen && made[k].Created && rel.ObservationCount == 0 {
+			robs = []graph.RelationshipObservation{o}
+		}
+		if !stored[o.ID] {
+			stored[o.ID] = true
+			inserts = append(inserts, o)
+			so, err := storedObservation(o)
+			if err != nil {
+				return err
+			}
+			observed[rel.ID] = append(observed[rel.ID], so)
+		}
+		if robs == nil {
+			robs = observed[rel.ID]
+		}
+		rel = reducedRelationship(rel, robs)
+		current[rel.ID] = rel
+		out[at[k]] = RelationshipResult{Relationship: rel, Created: made[k].Created}
+	}
+	if err := tx.InsertRelationshipObservations(ctx, inserts); err != nil {
+		return err
+	}
+	reduced := make([]graph.Relationship, len(order))
+	for n, id := range order {
+		reduced[n] = current[id]
+	}
+	return tx.PutRelationships(ctx, reduced)
+}
+
+// storedObservation is o as the store gives it back: its metadata through
+// JSON, numbers as json.Number.
+func storedObservation(o graph.RelationshipObservation) (graph.RelationshipObservation, error) {
+	b, err := json.Marshal(o.Metadata)
+	if err != nil {
+		return o, fmt.Errorf("knowledge: encode relationship metadata: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	o.Metadata = map[string]any{}
+	if err := dec.Decode(&o.Metadata); err != nil {
+		return o, fmt.Errorf("knowledge: decode relationship metadata: %w", err)
+	}
+	return o, nil
 }
 
 // isRequestError reports whether err is about a relationship request
@@ -130,55 +303,55 @@ func (s *Service) addRelationship(ctx context.Context, tx *graph.Tx, c Caller, r
 // isRequestError) before it writes anything, so that CreateRelationships
 // can report it and go on in the same transaction.
 func (s *Service) createRelationship(ctx context.Context, tx *graph.Tx, c Caller, req RelationshipRequest, kind string, now time.Time) (graph.Relationship, bool, error) {
-	relType, err := s.relationshipType(ctx, c.UserID, req.Type)
+	relType, err := s.checkRelationshipRequest(ctx, tx, c, req)
 	if err != nil {
 		return graph.Relationship{}, false, err
 	}
+	return s.createCheckedRelationship(ctx, tx, c, req, relType, kind, now)
+}
+
+// checkRelationshipRequest returns the request's type, or the error about
+// the request that comes before the graph's: an unknown type, an empty or
+// oversized id, an endpoint that is missing or that the caller may not
+// read.
+func (s *Service) checkRelationshipRequest(ctx context.Context, tx *graph.Tx, c Caller, req RelationshipRequest) (RelationshipType, error) {
+	relType, err := s.relationshipType(ctx, c.UserID, req.Type)
+	if err != nil {
+		return RelationshipType{}, err
+	}
 	for _, id := range []struct{ field, id string }{{"source_entity_id", req.SourceEntityID}, {"target_entity_id", req.TargetEntityID}} {
 		if err := checkID(id.field, id.id); err != nil {
-			return graph.Relationship{}, false, err
+			return RelationshipType{}, err
 		}
 		if _, err := s.readableEntity(ctx, tx, c, id.id, true); err != nil {
-			return graph.Relationship{}, false, err
+			return RelationshipType{}, err
 		}
 	}
+	return relType, nil
+}
+
+// createCheckedRelationship is createRelationship after
+// checkRelationshipRequest.
+func (s *Service) createCheckedRelationship(ctx context.Context, tx *graph.Tx, c Caller, req RelationshipRequest, relType RelationshipType, kind string, now time.Time) (graph.Relationship, bool, error) {
 	rel, created, err := tx.CreateRelationship(ctx, graph.NewRelationship{
 		UserID: c.UserID, Type: req.Type, SourceEntityID: req.SourceEntityID, TargetEntityID: req.TargetEntityID, Now: now,
 		Acyclic: relType.Acyclic,
 	})
-	var nf *graph.NotFoundError
-	if errors.As(err, &nf) {
-		return graph.Relationship{}, false, &NotFoundError{Kind: ErrEntityNotFound, ID: nf.ID}
-	}
-	var cycle *graph.CycleError
-	if errors.As(err, &cycle) {
-		// The edge is refused whatever the caller may read, but the path
-		// is graph data and may cross entities it may not read.
-		if ok, rerr := s.mayReadPath(ctx, tx, c, cycle.Path); rerr != nil || !ok {
-			return graph.Relationship{}, false, cmp.Or(rerr, error(&graph.CycleError{RelationshipType: cycle.RelationshipType}))
-		}
-	}
-	if err != nil {
+	if err = s.createError(ctx, tx, c, err); err != nil {
 		return graph.Relationship{}, false, err
 	}
 	meta := req.Metadata
 	if meta == nil {
 		meta = map[string]any{}
 	}
-	content, err := canonicalJSON(map[string]any{
-		"relationship_type": req.Type, "source_entity_id": rel.SourceEntityID, "target_entity_id": rel.TargetEntityID, "metadata": meta,
-	})
+	src, err := s.relationshipSource(c, kind, req.Type, rel, meta, now)
 	if err != nil {
 		return graph.Relationship{}, false, err
 	}
-	src, err := s.ensureSource(ctx, tx, c, kind, content, now)
-	if err != nil {
+	if src, err = s.ensureSource(ctx, tx, c, src); err != nil {
 		return graph.Relationship{}, false, err
 	}
-	o := graph.RelationshipObservation{
-		ID: hashID("robs_", rel.ID, src.ID, now.Format(time.RFC3339Nano)), UserID: c.UserID, RelationshipID: rel.ID,
-		SourceID: src.ID, ObservedAt: now, CreatedAt: now, SourcePriority: DefaultSourcePriority, Metadata: meta,
-	}
+	o := relationshipObservation(c, rel, src, meta, now)
 	if err := tx.InsertRelationshipObservation(ctx, o); err != nil && !errors.Is(err, graph.ErrConflict) {
 		return graph.Relationship{}, false, err
 	}
@@ -193,6 +366,50 @@ func (s *Service) createRelationship(ctx context.Context, tx *graph.Tx, c Caller
 		return graph.Relationship{}, false, err
 	}
 	return rel, created, nil
+}
+
+// createError turns what graph.Tx.CreateRelationship returned about a
+// request into the error the caller gets: a missing endpoint as this
+// package's *NotFoundError, and a cycle without its path when the caller
+// may not read it.
+func (s *Service) createError(ctx context.Context, tx *graph.Tx, c Caller, err error) error {
+	var nf *graph.NotFoundError
+	if errors.As(err, &nf) {
+		return &NotFoundError{Kind: ErrEntityNotFound, ID: nf.ID}
+	}
+	var cycle *graph.CycleError
+	if errors.As(err, &cycle) {
+		// The edge is refused whatever the caller may read, but the path
+		// is graph data and may cross entities it may not read.
+		if ok, rerr := s.mayReadPath(ctx, tx, c, cycle.Path); rerr != nil || !ok {
+			return cmp.Or(rerr, error(&graph.CycleError{RelationshipType: cycle.RelationshipType}))
+		}
+	}
+	return err
+}
+
+// relationshipSource is the source that records a relationship request:
+// its content is the request with the endpoints it landed on.
+func (s *Service) relationshipSource(c Caller, kind, relType string, rel graph.Relationship, meta map[string]any, now time.Time) (graph.Source, error) {
+	content, err := canonicalJSON(map[string]any{
+		"relationship_type": relType, "source_entity_id": rel.SourceEntityID, "target_entity_id": rel.TargetEntityID, "metadata": meta,
+	})
+	if err != nil {
+		return graph.Source{}, err
+	}
+	hash := sha256Hex(content)
+	return graph.Source{
+		ID: SourceID(c.UserID, hash), UserID: c.UserID, ContentHash: hash, Kind: kind, MimeType: "application/json",
+		Size: int64(len(content)), Provenance: sourceProvenance(nil, c.AgentID), CreatedAt: now,
+	}, nil
+}
+
+// relationshipObservation is what src says about rel's metadata at now.
+func relationshipObservation(c Caller, rel graph.Relationship, src graph.Source, meta map[string]any, now time.Time) graph.RelationshipObservation {
+	return graph.RelationshipObservation{
+		ID: hashID("robs_", rel.ID, src.ID, now.Format(time.RFC3339Nano)), UserID: c.UserID, RelationshipID: rel.ID,
+		SourceID: src.ID, ObservedAt: now, CreatedAt: now, SourcePriority: DefaultSourcePriority, Metadata: meta,
+	}
 }
 
 // mayReadPath reports whether the caller may see a path: it may read the
@@ -229,12 +446,19 @@ func (s *Service) reduceRelationship(ctx context.Context, tx *graph.Tx, rel grap
 // reduceRelationshipWith sets a relationship's metadata from robs, which
 // must be all its observations, and writes it.
 func reduceRelationshipWith(ctx context.Context, tx *graph.Tx, rel graph.Relationship, robs []graph.RelationshipObservation) (graph.Relationship, error) {
+	rel = reducedRelationship(rel, robs)
+	return rel, tx.PutRelationship(ctx, rel)
+}
+
+// reducedRelationship is rel with its metadata reduced from robs, which
+// must be all its observations.
+func reducedRelationship(rel graph.Relationship, robs []graph.RelationshipObservation) graph.Relationship {
 	red := Reduce(&Schema{Fields: map[string]Field{}}, asObservations(robs))
 	rel.Metadata, rel.Provenance, rel.ObservationCount = red.Snapshot, red.Provenance, red.ObservationCount
 	if red.LastObservationAt.After(rel.LastObservationAt) {
 		rel.LastObservationAt = red.LastObservationAt
 	}
-	return rel, tx.PutRelationship(ctx, rel)
+	return rel
 }
 
 func asObservations(robs []graph.RelationshipObservation) []graph.Observation {
@@ -248,19 +472,15 @@ func asObservations(robs []graph.RelationshipObservation) []graph.Observation {
 	return out
 }
 
-// ensureSource returns the user's source with this content, creating it.
-func (s *Service) ensureSource(ctx context.Context, tx *graph.Tx, c Caller, kind string, content []byte, now time.Time) (graph.Source, error) {
-	hash := sha256Hex(content)
-	src, err := tx.SourceByHash(ctx, c.UserID, hash)
+// ensureSource returns the user's source with src's content hash, storing
+// src when there is none.
+func (s *Service) ensureSource(ctx context.Context, tx *graph.Tx, c Caller, src graph.Source) (graph.Source, error) {
+	found, err := tx.SourceByHash(ctx, c.UserID, src.ContentHash)
 	if err == nil {
-		return src, nil
+		return found, nil
 	}
 	if !errors.Is(err, graph.ErrNotFound) {
 		return graph.Source{}, err
-	}
-	src = graph.Source{
-		ID: SourceID(c.UserID, hash), UserID: c.UserID, ContentHash: hash, Kind: kind, MimeType: "application/json",
-		Size: int64(len(content)), Provenance: sourceProvenance(nil, c.AgentID), CreatedAt: now,
 	}
 	return src, tx.InsertSource(ctx, src)
 }

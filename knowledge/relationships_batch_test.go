@@ -18,10 +18,14 @@ import (
 // same requests sent one by one with CreateRelationship, on a store seeded
 // alike, give the same outcome for each (relationship, created, error) and
 // leave the same relationships with the same merged metadata. The requests
-// cover repeats (of an edge that existed and of one made earlier in the
-// batch), a cycle closed by edges of the same batch, a self-loop, unknown
-// types, missing, merged and other users' entities, and metadata over the
-// field bound.
+// mix acyclic types (one by one in the batch) with others (set-based), and
+// cover repeats (of an edge that existed, with the same and with other
+// metadata, and of one made earlier in the batch, with equal and with
+// different metadata), renewals of ended relationships (once, and again in
+// the same batch), a cycle closed by edges of the same batch, self-loops,
+// unknown types, missing, merged, unreadable (consent) and other users'
+// entities, numbers in metadata (which come back from the store as
+// json.Number), and metadata over the field bound.
 func TestCreateRelationshipsMatchesOneByOne(t *testing.T) {
 	for _, b := range knowledge.GraphBackends {
 		t.Run(b.Name, func(t *testing.T) {
@@ -33,12 +37,24 @@ func TestCreateRelationshipsMatchesOneByOne(t *testing.T) {
 					ids[n] = company(t, s, alice, n)
 				}
 				ids["bob"] = company(t, s, bob, "Bob's")
+				ids["P"] = store(t, s, alice, map[string]any{"entity_type": "person", "name": "P"}).Entities[0].EntityID
 				relate(t, s, alice, graph.PartOf, ids["A"], ids["B"], map[string]any{"since": "2020"})
+				relate(t, s, alice, graph.RefersTo, ids["A"], ids["D"], map[string]any{"w": 1})
+				relate(t, s, alice, graph.RefersTo, ids["A"], ids["P"], nil)
+				for _, ended := range [][2]string{{"C", "D"}, {"B", "A"}} {
+					relate(t, s, alice, graph.RefersTo, ids[ended[0]], ids[ended[1]], map[string]any{"k": "old", "n": 1})
+					if _, err := s.DeleteRelationship(t.Context(), alice, graph.RefersTo, ids[ended[0]], ids[ended[1]]); err != nil {
+						t.Fatal(err)
+					}
+				}
 				if _, err := s.MergeEntities(t.Context(), alice, ids["Dup"], ids["D"], "same"); err != nil {
 					t.Fatal(err)
 				}
 				return s, ids
 			}
+			// The caller may not read people: P is as missing to it.
+			caller := alice
+			caller.Allowed = func(_ knowledge.Action, r string) bool { return r != knowledge.EntityResource("person") }
 			batchSvc, ids := seed(t)
 			singleSvc, _ := seed(t)
 			req := func(typ, from, to string, meta map[string]any) knowledge.RelationshipRequest {
@@ -59,9 +75,29 @@ func TestCreateRelationshipsMatchesOneByOne(t *testing.T) {
 				req(graph.RefersTo, "", "C", nil),                                              // empty id
 				req(graph.RefersTo, "A", "C", nil),                                             // fine after the failures
 				req(graph.RefersTo, "A", "C", nil),                                             // the same again: existing, no second observation
+				// From here on, mostly the set-based path (types that are
+				// not acyclic), mixed with acyclic ones.
+				req(graph.RefersTo, "A", "D", map[string]any{"w": 1}),                       // existed with this very observation
+				req(graph.RefersTo, "A", "D", map[string]any{"w": 2}),                       // existed: another observation
+				req(graph.RefersTo, "C", "D", map[string]any{"k": "new", "n": 3}),           // ended: renewed
+				req(graph.DependsOn, "A", "C", nil),                                         // acyclic, new
+				req(graph.RefersTo, "C", "D", map[string]any{"n": 4}),                       // renewed earlier in this batch
+				req(graph.RefersTo, "B", "C", map[string]any{"n": 5}),                       // new, with a number
+				req(graph.RefersTo, "B", "C", map[string]any{"n": 5}),                       // the same again: no second observation
+				req(graph.DependsOn, "C", "A", nil),                                         // closes A → C → A within the batch
+				req(graph.RefersTo, "B", "C", map[string]any{"n": 6.5, "x": []any{1, "y"}}), // again, other metadata
+				req(graph.RefersTo, "A", "P", nil),                                          // exists, but P is unreadable
+				req(graph.Settles, "P", "A", nil),                                           // unreadable source
+				req(graph.RefersTo, "A", "A", map[string]any{"self": true}),                 // a self-loop of a type that allows it
+				req(graph.RefersTo, "Dup", "C", map[string]any{"via": "dup"}),               // merged: lands on D → C
+				req(graph.RefersTo, "D", "C", map[string]any{"via": "D"}),                   // the same edge, named directly
+				req(graph.RefersTo, "B", "A", nil),                                          // ended: renewed, no metadata
+				req(graph.RefersTo, "C", "nope", nil),                                       // missing
+				req(graph.Settles, "A", "B", map[string]any{"n": 7}),                        // new
 			}
+			reqs[len(reqs)-2].TargetEntityID = "ent_nope"
 			reqs[7].TargetEntityID = "ent_nope"
-			got, err := batchSvc.CreateRelationships(t.Context(), alice, reqs)
+			got, err := batchSvc.CreateRelationships(t.Context(), caller, reqs)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -69,7 +105,7 @@ func TestCreateRelationshipsMatchesOneByOne(t *testing.T) {
 				t.Fatalf("%d results for %d requests", len(got), len(reqs))
 			}
 			for i, r := range reqs {
-				rel, created, err := singleSvc.CreateRelationship(t.Context(), alice, r)
+				rel, created, err := singleSvc.CreateRelationship(t.Context(), caller, r)
 				want := knowledge.RelationshipResult{Relationship: rel, Created: created, Err: err}
 				if diff := cmp.Diff(outcome(want), outcome(got[i])); diff != "" {
 					t.Errorf("request %d (%s %s → %s): batch differs from one by one (-one by one +batch):\n%s", i, r.Type, r.SourceEntityID, r.TargetEntityID, diff)
@@ -86,18 +122,43 @@ func TestCreateRelationshipsMatchesOneByOne(t *testing.T) {
 			if got[9].Relationship.SourceEntityID != ids["D"] || !got[12].Created {
 				t.Errorf("merged source landed on %s (want D %s); last request created = %v", got[9].Relationship.SourceEntityID, ids["D"], got[12].Created)
 			}
-			for _, key := range [][2]string{{"A", "B"}, {"B", "C"}} {
-				a, _, err := batchSvc.RelationshipSnapshot(t.Context(), alice, graph.PartOf, ids[key[0]], ids[key[1]])
+			if !got[16].Created || got[18].Created || got[20].Created || got[26].Relationship.SourceEntityID != ids["D"] || !got[28].Created {
+				t.Errorf("created = renewal %v, renewed again %v, same observation again %v; merged source on %s (want D); renewal without metadata %v",
+					got[16].Created, got[18].Created, got[20].Created, got[26].Relationship.SourceEntityID, got[28].Created)
+			}
+			if !errors.As(got[21].Err, &cycle) {
+				t.Errorf("C DEPENDS_ON A: %v, want a cycle through the batch's own A → C", got[21].Err)
+			}
+			if n := got[20].Relationship.ObservationCount; n != 1 {
+				t.Errorf("B REFERS_TO C with the same metadata twice: %d observations, want 1", n)
+			}
+			// Every relationship the batch made or found, as each store
+			// now holds it, with its observations.
+			type key struct{ typ, src, dst string }
+			seen := map[key]bool{}
+			for _, r := range got {
+				k := key{r.Relationship.Type, r.Relationship.SourceEntityID, r.Relationship.TargetEntityID}
+				if r.Err != nil || seen[k] {
+					continue
+				}
+				seen[k] = true
+				a, aobs, err := batchSvc.RelationshipSnapshot(t.Context(), alice, k.typ, k.src, k.dst)
 				if err != nil {
 					t.Fatal(err)
 				}
-				o, _, err := singleSvc.RelationshipSnapshot(t.Context(), alice, graph.PartOf, ids[key[0]], ids[key[1]])
+				o, oobs, err := singleSvc.RelationshipSnapshot(t.Context(), alice, k.typ, k.src, k.dst)
 				if err != nil {
 					t.Fatal(err)
 				}
 				if diff := cmp.Diff(o, a); diff != "" {
-					t.Errorf("%s PART_OF %s after the batch differs from one by one (-one by one +batch):\n%s", key[0], key[1], diff)
+					t.Errorf("%s %s → %s after the batch differs from one by one (-one by one +batch):\n%s", k.typ, k.src, k.dst, diff)
 				}
+				if diff := cmp.Diff(oobs, aobs); diff != "" {
+					t.Errorf("observations of %s %s → %s differ (-one by one +batch):\n%s", k.typ, k.src, k.dst, diff)
+				}
+			}
+			if len(seen) < 12 {
+				t.Errorf("%d relationships compared, want at least 12", len(seen))
 			}
 		})
 	}
@@ -217,44 +278,51 @@ func TestCycleErrorShowsOnlyAReadablePath(t *testing.T) {
 
 // BenchmarkCreateRelationships writes 100 relationships among fresh
 // companies, in one CreateRelationships call or in 100 CreateRelationship
-// calls, on each graph backend (PostgreSQL with CAIRN_TEST_DATABASE_URL).
-// The type is acyclic (PART_OF), so every edge also pays the cycle check.
+// calls, on each graph backend (PostgreSQL with CAIRN_TEST_DATABASE_URL),
+// of an acyclic type (PART_OF: every edge also pays the cycle check, one by
+// one) and of one that is not (REFERS_TO: the batch's set-based path).
 func BenchmarkCreateRelationships(b *testing.B) {
 	for _, backend := range knowledge.GraphBackends {
 		for _, batch := range []bool{true, false} {
-			b.Run(fmt.Sprint(backend.Name, "/batch=", batch), func(b *testing.B) {
-				s := knowledge.NewService(backend.Open(b), knowledge.NewRegistry(), knowledge.Options{})
-				var ents []map[string]any
-				for i := range 200 {
-					ents = append(ents, map[string]any{"entity_type": "company", "name": fmt.Sprint("Co ", i)})
-				}
-				res, err := s.Store(b.Context(), alice, knowledge.StoreRequest{Entities: ents})
-				if err != nil {
-					b.Fatal(err)
-				}
-				round := 0
-				for b.Loop() {
-					reqs := make([]knowledge.RelationshipRequest, 100)
-					for i := range reqs {
-						// New edges for 100 rounds, then repeats.
-						reqs[i] = knowledge.RelationshipRequest{Type: graph.PartOf, SourceEntityID: res.Entities[i].EntityID,
-							TargetEntityID: res.Entities[100+(i+round)%100].EntityID}
-					}
-					round++
-					if batch {
-						if _, err := s.CreateRelationships(b.Context(), alice, reqs); err != nil {
-							b.Fatal(err)
-						}
-						continue
-					}
-					for _, r := range reqs {
-						if _, _, err := s.CreateRelationship(b.Context(), alice, r); err != nil {
-							b.Fatal(err)
-						}
-					}
-				}
-				b.ReportMetric(float64(b.N*100)/b.Elapsed().Seconds(), "rels/s")
-			})
+			for _, typ := range []string{graph.PartOf, graph.RefersTo} {
+				b.Run(fmt.Sprint(backend.Name, "/batch=", batch, "/type=", typ), func(b *testing.B) {
+					benchmarkCreateRelationships(b, backend, batch, typ)
+				})
+			}
 		}
 	}
+}
+
+func benchmarkCreateRelationships(b *testing.B, backend knowledge.GraphBackend, batch bool, typ string) {
+	s := knowledge.NewService(backend.Open(b), knowledge.NewRegistry(), knowledge.Options{})
+	var ents []map[string]any
+	for i := range 200 {
+		ents = append(ents, map[string]any{"entity_type": "company", "name": fmt.Sprint("Co ", i)})
+	}
+	res, err := s.Store(b.Context(), alice, knowledge.StoreRequest{Entities: ents})
+	if err != nil {
+		b.Fatal(err)
+	}
+	round := 0
+	for b.Loop() {
+		reqs := make([]knowledge.RelationshipRequest, 100)
+		for i := range reqs {
+			// New edges for 100 rounds, then repeats.
+			reqs[i] = knowledge.RelationshipRequest{Type: typ, SourceEntityID: res.Entities[i].EntityID,
+				TargetEntityID: res.Entities[100+(i+round)%100].EntityID}
+		}
+		round++
+		if batch {
+			if _, err := s.CreateRelationships(b.Context(), alice, reqs); err != nil {
+				b.Fatal(err)
+			}
+			continue
+		}
+		for _, r := range reqs {
+			if _, _, err := s.CreateRelationship(b.Context(), alice, r); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.N*100)/b.Elapsed().Seconds(), "rels/s")
 }

@@ -59,6 +59,78 @@ func (t *tx) SourceByHash(ctx context.Context, userID, hash string) (graph.Sourc
 	return s, wrap("read source", err)
 }
 
+// EnsureSources implements graph.DriverTx: per user, one read of the
+// sources with the hashes, then one insert of those none of them had.
+func (t *tx) EnsureSources(ctx context.Context, srcs []graph.Source) ([]graph.Source, error) {
+	type key struct{ user, hash string }
+	have := make(map[key]graph.Source, len(srcs))
+	hashes := map[string][]string{}
+	var users []string
+	for _, s := range srcs {
+		if _, ok := hashes[s.UserID]; !ok {
+			users = append(users, s.UserID)
+		}
+		hashes[s.UserID] = append(hashes[s.UserID], s.ContentHash)
+	}
+	for _, u := range users {
+		err := chunks(len(hashes[u]), 500, func(start, end int) error {
+			rows, err := t.query(ctx, `SELECT `+sourceColumns+` FROM sources WHERE user_id = ? AND content_hash IN (`+qmarks(end-start)+`)`,
+				append([]any{u}, anySlice(hashes[u][start:end])...)...)
+			if err != nil {
+				return wrap("read sources", err)
+			}
+			return wrap("read sources", eachRow(rows, func(r *sql.Rows) error {
+				s, err := scanSource(r)
+				have[key{s.UserID, s.ContentHash}] = s
+				return err
+			}))
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	// missing are the sources to store, each with its provenance as it is
+	// stored and read back.
+	var missing []graph.Source
+	var provs []string
+	for _, s := range srcs {
+		if _, ok := have[key{s.UserID, s.ContentHash}]; ok {
+			continue
+		}
+		prov, err := jsoncodec.Encode(orEmpty(s.Provenance))
+		if err != nil {
+			return nil, err
+		}
+		if s.Provenance, err = jsoncodec.Map(prov); err != nil {
+			return nil, err
+		}
+		have[key{s.UserID, s.ContentHash}] = s
+		missing, provs = append(missing, s), append(provs, prov)
+	}
+	const cols = 9
+	err := chunks(len(missing), rowChunk(cols), func(start, end int) error {
+		args := make([]any, 0, (end-start)*cols)
+		for i, s := range missing[start:end] {
+			args = append(args, s.ID, s.UserID, s.ContentHash, s.Kind, s.MimeType, s.OriginalFilename, s.Size, provs[start+i], micros(s.CreatedAt))
+		}
+		_, err := t.exec(ctx, `INSERT INTO sources
+			(id, user_id, content_hash, kind, mime_type, original_filename, size, provenance, created_at)
+			VALUES `+valueRows(end-start, cols), args...)
+		if isUniqueViolation(err) {
+			return fmt.Errorf("graph/embedded: source %s: %w", firstID(missing[start:end], func(s graph.Source) string { return s.ID }), graph.ErrConflict)
+		}
+		return wrap("insert sources", err)
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]graph.Source, len(srcs))
+	for i, s := range srcs {
+		out[i] = have[key{s.UserID, s.ContentHash}]
+	}
+	return out, nil
+}
+
 func (t *tx) PutEntity(ctx context.Context, e graph.Entity) error {
 	return t.PutEntities(ctx, []graph.Entity{e})
 }

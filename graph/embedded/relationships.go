@@ -211,25 +211,32 @@ func (t *tx) InsertRelationshipObservation(ctx context.Context, o graph.Relation
 	return wrap("insert relationship observation", err)
 }
 
+const relationshipObservationColumns = `id, user_id, relationship_id, source_id, observed_at, created_at,
+	specificity_score, source_priority, metadata`
+
+func scanRelationshipObservation(row interface{ Scan(...any) error }) (graph.RelationshipObservation, error) {
+	var o graph.RelationshipObservation
+	var observed, created int64
+	var meta string
+	if err := row.Scan(&o.ID, &o.UserID, &o.RelationshipID, &o.SourceID, &observed, &created,
+		&o.SpecificityScore, &o.SourcePriority, &meta); err != nil {
+		return o, err
+	}
+	o.ObservedAt, o.CreatedAt = fromMicros(observed), fromMicros(created)
+	var err error
+	o.Metadata, err = jsoncodec.Map(meta)
+	return o, err
+}
+
 func (t *tx) RelationshipObservations(ctx context.Context, userID, relID string) ([]graph.RelationshipObservation, error) {
-	rows, err := t.query(ctx, `SELECT id, user_id, relationship_id, source_id, observed_at, created_at,
-		specificity_score, source_priority, metadata FROM relationship_observations
+	rows, err := t.query(ctx, `SELECT `+relationshipObservationColumns+` FROM relationship_observations
 		WHERE user_id = $1 AND relationship_id = $2 ORDER BY observed_at DESC, id ASC`, userID, relID)
 	if err != nil {
 		return nil, wrap("list relationship observations", err)
 	}
 	out := []graph.RelationshipObservation{}
 	err = eachRow(rows, func(r *sql.Rows) error {
-		var o graph.RelationshipObservation
-		var observed, created int64
-		var meta string
-		if err := r.Scan(&o.ID, &o.UserID, &o.RelationshipID, &o.SourceID, &observed, &created,
-			&o.SpecificityScore, &o.SourcePriority, &meta); err != nil {
-			return err
-		}
-		o.ObservedAt, o.CreatedAt = fromMicros(observed), fromMicros(created)
-		var err error
-		o.Metadata, err = jsoncodec.Map(meta)
+		o, err := scanRelationshipObservation(r)
 		out = append(out, o)
 		return err
 	})

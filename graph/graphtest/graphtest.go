@@ -52,6 +52,7 @@ func Run(t *testing.T, newStore Harness) {
 		{"Traverse", testTraverse},
 		{"Outbox", testOutbox},
 		{"BulkWrites", testBulkWrites},
+		{"BulkRelationships", testBulkRelationships},
 		{"EntitySearch", testEntitySearch},
 		{"TextScreen", testTextScreen},
 		{"Export", testExport},

@@ -60,6 +60,64 @@ func (t *tx) SourceByHash(ctx context.Context, userID, hash string) (graph.Sourc
 	return s, wrap("read source", err)
 }
 
+// EnsureSources implements graph.DriverTx in one statement: an insert from
+// arrays of the first source of each (user, hash), which ON CONFLICT DO
+// NOTHING skips when the user has that hash (or the id exists), and a read
+// of what the insert returned with what was stored before it. A source
+// that is neither (its id taken by another hash) is ErrConflict.
+func (t *tx) EnsureSources(ctx context.Context, srcs []graph.Source) ([]graph.Source, error) {
+	if len(srcs) == 0 {
+		return []graph.Source{}, nil
+	}
+	n := len(srcs)
+	var (
+		ids, users, hashes, kinds, mimes, names, provs = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		sizes                                          = make([]int64, n)
+		created                                        = make([]time.Time, n)
+	)
+	for i, s := range srcs {
+		if err := t.enter(ctx, s.UserID); err != nil {
+			return nil, err
+		}
+		prov, err := jsoncodec.Encode(orEmpty(s.Provenance))
+		if err != nil {
+			return nil, err
+		}
+		ids[i], users[i], hashes[i], kinds[i], mimes[i], names[i], provs[i] = s.ID, s.UserID, s.ContentHash, s.Kind, s.MimeType, s.OriginalFilename, prov
+		sizes[i], created[i] = s.Size, s.CreatedAt
+	}
+	rows, err := query(ctx, t, scanSource, `WITH given AS (
+		  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[],
+		    $8::text[], $9::timestamptz[]) WITH ORDINALITY AS g(id, u, hash, kind, mime, fname, size, prov, created, ord)
+		), ins AS (
+		  INSERT INTO sources (id, user_id, content_hash, kind, mime_type, original_filename, size, provenance, created_at)
+		  SELECT DISTINCT ON (u, hash) id, u, hash, kind, mime, fname, size, prov::jsonb, created
+		  FROM given ORDER BY u, hash, ord
+		  ON CONFLICT DO NOTHING
+		  RETURNING `+sourceColumns+`
+		)
+		SELECT * FROM ins
+		UNION ALL
+		SELECT `+sourceColumns+` FROM sources WHERE (user_id, content_hash) IN (SELECT u, hash FROM given)`,
+		ids, users, hashes, kinds, mimes, names, sizes, provs, created)
+	if err != nil {
+		return nil, wrap("ensure sources", err)
+	}
+	type key struct{ user, hash string }
+	found := make(map[key]graph.Source, len(rows))
+	for _, s := range rows {
+		found[key{s.UserID, s.ContentHash}] = s
+	}
+	out := make([]graph.Source, n)
+	for i, s := range srcs {
+		var ok bool
+		if out[i], ok = found[key{s.UserID, s.ContentHash}]; !ok {
+			return nil, conflict("source", s.ID)
+		}
+	}
+	return out, nil
+}
+
 func (t *tx) PutEntity(ctx context.Context, e graph.Entity) error {
 	return t.PutEntities(ctx, []graph.Entity{e})
 }

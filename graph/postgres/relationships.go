@@ -182,23 +182,27 @@ func (t *tx) InsertRelationshipObservation(ctx context.Context, o graph.Relation
 	return inserted(tag, err, "relationship observation", o.ID)
 }
 
+const relationshipObservationColumns = `id, user_id, relationship_id, source_id, observed_at, created_at,
+	specificity_score, source_priority, metadata::text`
+
+func scanRelationshipObservation(r rowScanner) (graph.RelationshipObservation, error) {
+	var o graph.RelationshipObservation
+	var meta string
+	if err := r.Scan(&o.ID, &o.UserID, &o.RelationshipID, &o.SourceID, &o.ObservedAt, &o.CreatedAt,
+		&o.SpecificityScore, &o.SourcePriority, &meta); err != nil {
+		return o, err
+	}
+	o.ObservedAt, o.CreatedAt = o.ObservedAt.UTC(), o.CreatedAt.UTC()
+	var err error
+	o.Metadata, err = jsoncodec.Map(meta)
+	return o, err
+}
+
 func (t *tx) RelationshipObservations(ctx context.Context, userID, relID string) ([]graph.RelationshipObservation, error) {
 	if err := t.enter(ctx, userID); err != nil {
 		return nil, err
 	}
-	out, err := query(ctx, t, func(r rowScanner) (graph.RelationshipObservation, error) {
-		var o graph.RelationshipObservation
-		var meta string
-		if err := r.Scan(&o.ID, &o.UserID, &o.RelationshipID, &o.SourceID, &o.ObservedAt, &o.CreatedAt,
-			&o.SpecificityScore, &o.SourcePriority, &meta); err != nil {
-			return o, err
-		}
-		o.ObservedAt, o.CreatedAt = o.ObservedAt.UTC(), o.CreatedAt.UTC()
-		var err error
-		o.Metadata, err = jsoncodec.Map(meta)
-		return o, err
-	}, `SELECT id, user_id, relationship_id, source_id, observed_at, created_at,
-		specificity_score, source_priority, metadata::text FROM relationship_observations
+	out, err := query(ctx, t, scanRelationshipObservation, `SELECT `+relationshipObservationColumns+` FROM relationship_observations
 		WHERE user_id = $1 AND relationship_id = $2 ORDER BY observed_at DESC, id ASC`, userID, relID)
 	return out, wrap("list relationship observations", err)
 }
