@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unicode"
@@ -318,34 +319,107 @@ func TestRankingMatchesFullRead(t *testing.T) {
 // candidates while it looks for the others, then the others') must be the
 // same either way.
 func TestRankingMatchesFullReadWithStoredEmbeddings(t *testing.T) {
-	for _, b := range []struct {
-		name string
-		open func(t *testing.T) (*graph.Store, vector.EntityDriver)
-	}{
-		{"embedded", func(t *testing.T) (*graph.Store, vector.EntityDriver) {
-			db, err := sqlite.OpenFile(t.Context(), filepath.Join(t.TempDir(), "cairn.db"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			g := graph.NewStore(embedded.New(db))
-			t.Cleanup(func() { g.Close(); db.Close() })
-			return g, vembedded.New(db)
-		}},
-		{"postgres", func(t *testing.T) (*graph.Store, vector.EntityDriver) {
-			db, err := dbpostgres.Open(t.Context(), pgtest.URL(t), dbpostgres.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			g := graph.NewStore(graphpostgres.New(db.Pool))
-			t.Cleanup(func() { g.Close(); db.Close() })
-			return g, pgvector.New(db.Pool, pgvector.Options{})
-		}},
-	} {
+	for _, b := range embeddingBackends {
 		t.Run(b.name, func(t *testing.T) {
 			g, vd := b.open(t)
 			testRankingWithStoredEmbeddings(t, g, vd)
 		})
 	}
+}
+
+// embeddingBackends open a graph and an entity-embedding driver of one
+// backend.
+var embeddingBackends = []struct {
+	name string
+	open func(t *testing.T) (*graph.Store, vector.EntityDriver)
+}{
+	{"embedded", func(t *testing.T) (*graph.Store, vector.EntityDriver) {
+		db, err := sqlite.OpenFile(t.Context(), filepath.Join(t.TempDir(), "cairn.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := graph.NewStore(embedded.New(db))
+		t.Cleanup(func() { g.Close(); db.Close() })
+		return g, vembedded.New(db)
+	}},
+	{"postgres", func(t *testing.T) (*graph.Store, vector.EntityDriver) {
+		db, err := dbpostgres.Open(t.Context(), pgtest.URL(t), dbpostgres.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := graph.NewStore(graphpostgres.New(db.Pool))
+		t.Cleanup(func() { g.Close(); db.Close() })
+		return g, pgvector.New(db.Pool, pgvector.Options{})
+	}},
+}
+
+// TestContextKeepsTheEmbeddingsItComputes: a topic load that had to embed
+// candidates (their embeddings not stored yet, the worker being behind)
+// stores them, so that the next load embeds only its topic, and leaves a
+// stored embedding of an older text alone.
+func TestContextKeepsTheEmbeddingsItComputes(t *testing.T) {
+	for _, b := range embeddingBackends {
+		t.Run(b.name, func(t *testing.T) {
+			g, vd := b.open(t)
+			now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+			randomGraph(t, g, rand.New(rand.NewPCG(5, 13)), "user-alice", 1200, now)
+			texts := &countTexts{Embedder: embed.NewLocal()}
+			entityVecs := vector.NewEntityStore(vd)
+			svc := NewService(g, NewRegistry(), Options{Now: func() time.Time { return now }, Embedder: texts, EntityEmbeddings: entityVecs})
+			c := Caller{UserID: "user-alice"}
+			// One stored embedding of an older text.
+			var stale graph.Entity
+			err := g.View(t.Context(), func(tx *graph.Tx) error {
+				ents, _, err := tx.ListEntities(t.Context(), graph.EntityFilter{UserID: c.UserID, Page: graph.Page{Limit: 1}})
+				stale = ents[0]
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			old := vector.EntityEmbedding{UserID: c.UserID, EntityID: stale.ID, Space: vector.Space{Embedder: texts.Name(), Dimension: texts.Dimension()},
+				TextHash: "an older text", Embedding: make([]float32, texts.Dimension())}
+			old.Embedding[0] = 1
+			if err := entityVecs.Put(t.Context(), old); err != nil {
+				t.Fatal(err)
+			}
+
+			first, err := svc.ranked(t.Context(), c, "alpha project")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := texts.n.Load(); n < MaxTopicCandidates {
+				t.Fatalf("the first load embedded %d texts; the test wants the candidates embedded during the call", n)
+			}
+			texts.n.Store(0)
+			second, err := svc.ranked(t.Context(), c, "alpha project")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := gocmp.Diff(first, second, gocmp.AllowUnexported(rankedEntity{})); d != "" {
+				t.Errorf("the second load ranks otherwise (-first +second):\n%s", d)
+			}
+			// The topic, and the entity whose stored vector is stale.
+			if n := texts.n.Load(); n != 2 {
+				t.Errorf("the second load embedded %d texts, want 2 (the topic and the stale entity)", n)
+			}
+			got, err := entityVecs.Get(t.Context(), c.UserID, []string{stale.ID})
+			if err != nil || len(got) != 1 || got[0].TextHash != old.TextHash {
+				t.Errorf("the stale embedding after two loads: %+v, %v; want it left to the worker", got, err)
+			}
+		})
+	}
+}
+
+// countTexts counts the texts an embedder embeds.
+type countTexts struct {
+	embed.Embedder
+	n atomic.Int64
+}
+
+func (c *countTexts) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	c.n.Add(int64(len(texts)))
+	return c.Embedder.Embed(ctx, texts)
 }
 
 func testRankingWithStoredEmbeddings(t *testing.T, g *graph.Store, vd vector.EntityDriver) {

@@ -291,11 +291,23 @@ func (s *Service) topicVectors(ctx context.Context, r *ranking, idx []int, store
 	if len(vecs) != len(missing) {
 		return nil, fmt.Errorf("embed topic candidates: %d vectors for %d texts", len(vecs), len(missing))
 	}
+	keep := make([]vector.EntityEmbedding, 0, len(at))
 	for j, k := range at {
 		// As the entity store would give it back (8 bits a
 		// component), so that a ranking is the same whether an
 		// entity's vector was stored yet or not.
 		out[k] = vector.RoundInt8(vecs[j])
+		keep = append(keep, vector.EntityEmbedding{UserID: r.userID, EntityID: r.stats[idx[k]].ID,
+			Space: vector.Space{Embedder: s.embedder.Name(), Dimension: len(vecs[j])}, TextHash: entityTextHash(missing[j]), Embedding: vecs[j]})
+	}
+	if s.entityVecs != nil {
+		// Those not stored yet (the worker is behind, after a bulk load
+		// say) are kept, so that the next load, and the worker, find them
+		// done. Add leaves a stored vector alone, even a stale one, which
+		// only the worker, reading the entity as it is, replaces.
+		if err := s.entityVecs.Add(ctx, keep...); err != nil {
+			s.log.Warn("context: keep entity embeddings", "err", err)
+		}
 	}
 	return out, nil
 }

@@ -48,6 +48,11 @@ type EntityDriver interface {
 	// as PackInt8 encodes it, and EntityEmbeddings returns it decoded by
 	// UnpackInt8, so that every backend reads back the same vector.
 	PutEntityEmbeddings(ctx context.Context, es []EntityEmbedding) error
+	// AddEntityEmbeddings inserts those of the embeddings whose user and
+	// entity have none stored, as PutEntityEmbeddings does, and leaves the
+	// stored ones as they are: a vector computed from what may be an older
+	// version of the entity never replaces one its writer stored.
+	AddEntityEmbeddings(ctx context.Context, es []EntityEmbedding) error
 	// EntityEmbeddings returns the user's stored embeddings of those of ids
 	// that have one, in the order of ids, with their vectors.
 	EntityEmbeddings(ctx context.Context, userID string, ids []string) ([]EntityEmbedding, error)
@@ -78,27 +83,55 @@ func NewEntityStore(d EntityDriver) *EntityStore { return &EntityStore{d: d, now
 // of finite components. Vectors are stored packed to 8 bits (PackInt8):
 // Get returns RoundInt8 of what Put was given.
 func (s *EntityStore) Put(ctx context.Context, es ...EntityEmbedding) error {
+	out, err := s.valid(es)
+	if err != nil || len(out) == 0 {
+		return err
+	}
+	if err := s.d.PutEntityEmbeddings(ctx, out); err != nil {
+		return fmt.Errorf("vector: put entity embeddings: %w", err)
+	}
+	return nil
+}
+
+// Add stores those of the embeddings whose entity has none stored, and
+// leaves the others as they are (see EntityDriver.AddEntityEmbeddings): it
+// is for a reader that embedded entities itself, so that the work is kept
+// without racing the writer that keeps them current.
+func (s *EntityStore) Add(ctx context.Context, es ...EntityEmbedding) error {
+	out, err := s.valid(es)
+	if err != nil || len(out) == 0 {
+		return err
+	}
+	if err := s.d.AddEntityEmbeddings(ctx, out); err != nil {
+		return fmt.Errorf("vector: add entity embeddings: %w", err)
+	}
+	return nil
+}
+
+// valid checks embeddings to store and returns them with their UpdatedAt
+// set.
+func (s *EntityStore) valid(es []EntityEmbedding) ([]EntityEmbedding, error) {
 	if len(es) == 0 {
-		return nil
+		return nil, nil
 	}
 	now := s.now().UTC().Truncate(time.Microsecond)
 	out := make([]EntityEmbedding, len(es))
 	for i, e := range es {
 		switch {
 		case e.UserID == "":
-			return invalid("user_id", "is required")
+			return nil, invalid("user_id", "is required")
 		case e.EntityID == "":
-			return invalid("entity_id", "is required")
+			return nil, invalid("entity_id", "is required")
 		}
 		if err := validSpace(e.Space); err != nil {
-			return err
+			return nil, err
 		}
 		if len(e.Embedding) != e.Space.Dimension {
-			return invalid("embedding", "has %d dimensions, its space %s has %d", len(e.Embedding), e.Space.Embedder, e.Space.Dimension)
+			return nil, invalid("embedding", "has %d dimensions, its space %s has %d", len(e.Embedding), e.Space.Embedder, e.Space.Dimension)
 		}
 		for _, x := range e.Embedding {
 			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-				return invalid("embedding", "has a component that is not a finite number")
+				return nil, invalid("embedding", "has a component that is not a finite number")
 			}
 		}
 		if e.UpdatedAt.IsZero() {
@@ -107,10 +140,7 @@ func (s *EntityStore) Put(ctx context.Context, es ...EntityEmbedding) error {
 		e.UpdatedAt = e.UpdatedAt.UTC().Truncate(time.Microsecond)
 		out[i] = e
 	}
-	if err := s.d.PutEntityEmbeddings(ctx, out); err != nil {
-		return fmt.Errorf("vector: put entity embeddings: %w", err)
-	}
-	return nil
+	return out, nil
 }
 
 // Get returns the user's stored embeddings of those of ids that have one,

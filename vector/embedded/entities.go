@@ -13,19 +13,29 @@ var _ vector.EntityDriver = (*Driver)(nil)
 
 // PutEntityEmbeddings implements vector.EntityDriver.
 func (d *Driver) PutEntityEmbeddings(ctx context.Context, es []vector.EntityEmbedding) error {
+	return d.putEntityEmbeddings(ctx, "put", es, `DO UPDATE SET embedder = excluded.embedder, dimension = excluded.dimension,
+		text_hash = excluded.text_hash, embedding = excluded.embedding, updated_at = excluded.updated_at`)
+}
+
+// AddEntityEmbeddings implements vector.EntityDriver.
+func (d *Driver) AddEntityEmbeddings(ctx context.Context, es []vector.EntityEmbedding) error {
+	return d.putEntityEmbeddings(ctx, "add", es, `DO NOTHING`)
+}
+
+// putEntityEmbeddings inserts es, doing onConflict for those stored.
+func (d *Driver) putEntityEmbeddings(ctx context.Context, what string, es []vector.EntityEmbedding, onConflict string) error {
 	return d.write(ctx, func(tx *sql.Tx) error {
 		st, err := tx.PrepareContext(ctx, `INSERT INTO entity_embeddings
 			(user_id, entity_id, embedder, dimension, text_hash, embedding, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT (user_id, entity_id) DO UPDATE SET embedder = excluded.embedder, dimension = excluded.dimension,
-				text_hash = excluded.text_hash, embedding = excluded.embedding, updated_at = excluded.updated_at`)
+			ON CONFLICT (user_id, entity_id) `+onConflict)
 		if err != nil {
-			return fmt.Errorf("vector/embedded: put entity embeddings: %w", err)
+			return fmt.Errorf("vector/embedded: %s entity embeddings: %w", what, err)
 		}
 		defer st.Close()
 		for _, e := range es {
 			if _, err := st.ExecContext(ctx, e.UserID, e.EntityID, e.Space.Embedder, e.Space.Dimension, e.TextHash,
 				vector.PackInt8(e.Embedding), e.UpdatedAt.UnixMicro()); err != nil {
-				return fmt.Errorf("vector/embedded: put entity embeddings: %w", err)
+				return fmt.Errorf("vector/embedded: %s entity embeddings: %w", what, err)
 			}
 		}
 		return nil

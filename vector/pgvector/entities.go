@@ -15,17 +15,27 @@ var _ vector.EntityDriver = (*Driver)(nil)
 // PutEntityEmbeddings implements vector.EntityDriver: one statement, so all
 // or none.
 func (d *Driver) PutEntityEmbeddings(ctx context.Context, es []vector.EntityEmbedding) error {
+	return d.putEntityEmbeddings(ctx, "put", es, `DO UPDATE SET embedder = excluded.embedder, dimension = excluded.dimension,
+		text_hash = excluded.text_hash, embedding = excluded.embedding, updated_at = excluded.updated_at`)
+}
+
+// AddEntityEmbeddings implements vector.EntityDriver.
+func (d *Driver) AddEntityEmbeddings(ctx context.Context, es []vector.EntityEmbedding) error {
+	return d.putEntityEmbeddings(ctx, "add", es, `DO NOTHING`)
+}
+
+// putEntityEmbeddings inserts es, doing onConflict for those stored.
+func (d *Driver) putEntityEmbeddings(ctx context.Context, what string, es []vector.EntityEmbedding, onConflict string) error {
 	batch := &pgx.Batch{}
 	for _, e := range es {
 		batch.Queue(`INSERT INTO entity_embeddings
 			(user_id, entity_id, embedder, dimension, text_hash, embedding, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7)
-			ON CONFLICT (user_id, entity_id) DO UPDATE SET embedder = excluded.embedder, dimension = excluded.dimension,
-				text_hash = excluded.text_hash, embedding = excluded.embedding, updated_at = excluded.updated_at`,
+			ON CONFLICT (user_id, entity_id) `+onConflict,
 			e.UserID, e.EntityID, e.Space.Embedder, e.Space.Dimension, e.TextHash, vector.PackInt8(e.Embedding), e.UpdatedAt.UnixMicro())
 	}
 	err := pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error { return tx.SendBatch(ctx, batch).Close() })
 	if err != nil {
-		return fmt.Errorf("vector/pgvector: put entity embeddings: %w", err)
+		return fmt.Errorf("vector/pgvector: %s entity embeddings: %w", what, err)
 	}
 	return nil
 }

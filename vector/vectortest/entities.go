@@ -63,6 +63,26 @@ func testEntities(t *testing.T, h Harness) {
 		t.Errorf("bob's embedding changed by alice's put (-want +got):\n%s", diff)
 	}
 
+	// Add stores only what is not stored: alice's ent_1 keeps the vector
+	// Put gave it, ent_3 is new, and bob's ent_1 is his own.
+	a1c, a3 := emb(alice, "ent_1", testSpace, "h1c"), emb(alice, "ent_3", testSpace, "h3")
+	if err := s.Add(ctx, a1c, a3); err != nil {
+		t.Fatalf("add: %v", err)
+	}
+	got = get(alice, "ent_1", "ent_3")
+	a3.Embedding = vector.RoundInt8(a3.Embedding)
+	if len(got) != 2 || got[0].TextHash != "h1b" || !cmp.Equal(got[0].Embedding, vector.RoundInt8(a1b.Embedding)) {
+		t.Errorf("Add replaced a stored embedding: %+v", got)
+	} else if diff := cmp.Diff(a3, got[1]); diff != "" {
+		t.Errorf("Add of a new embedding (-want +got):\n%s", diff)
+	}
+	if err := s.Delete(ctx, alice, []string{"ent_3"}); err != nil {
+		t.Fatalf("delete: %v", err)
+	}
+	if err := s.Add(ctx, vector.EntityEmbedding{UserID: alice, Space: testSpace, Embedding: make([]float32, testSpace.Dimension)}); err == nil {
+		t.Error("Add of an embedding without an entity id: no error")
+	}
+
 	// Embeddings are not memories.
 	if cols, err := mem.Collections(ctx, alice); err != nil || len(cols) != 0 {
 		t.Errorf("memory collections of a user with only entity embeddings: %v, %v", cols, err)
