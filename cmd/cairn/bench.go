@@ -36,10 +36,14 @@ SDK client over Streamable HTTP with the owner's key. Each phase prints the
 latency of a call at p50, p95 and p99 and its throughput:
 
   store                 --entities entities, --batch per call
-  create_relationships  a random tree over them (one parent each), --batch per call
+  create_relationships  a random PART_OF tree over them (one parent each), --batch per call
   lookup by identifier  retrieve_entity_by_identifier, --queries calls
   snapshot read         retrieve_entity_snapshot
   traverse 1, 2, 3 hops retrieve_related_entities from random entities
+  create_relationships, REFERS_TO
+                        each entity refers to another at random, --batch
+                        per call (a type without a cycle check, created
+                        set-based; PART_OF is checked for cycles)
   save_memory           --memories memories, one per call
   search_memory         plain, and filtered by a tag
   get_user_context      without a topic, and with one
@@ -358,6 +362,30 @@ func (b *benchRun) phases() []benchStep {
 				return map[string]any{"entity_id": b.randomID(), "max_hops": hops, "direction": "both"}
 			})
 	}
+	// relate creates a relationship of relType from each stored entity
+	// from first on to the one target(k) picks, w.Batch a call.
+	relate := func(name, relType string, first int, target func(k int) int) benchStep {
+		return benchStep{name, func() (benchPhase, error) {
+			var lat []time.Duration
+			for start := first; start < len(b.ids); start += w.Batch {
+				var rels []any
+				for k := start; k < min(start+w.Batch, len(b.ids)); k++ {
+					rels = append(rels, map[string]any{"relationship_type": relType,
+						"source_entity_id": b.ids[k], "target_entity_id": b.ids[target(k)]})
+				}
+				t0 := time.Now()
+				out, err := b.call("create_relationships", map[string]any{"relationships": rels})
+				lat = append(lat, time.Since(t0))
+				if err != nil {
+					return benchPhase{}, err
+				}
+				if failed, _ := out["failed"].(float64); failed > 0 {
+					return benchPhase{}, fmt.Errorf("%v of %d relationships failed", failed, len(rels))
+				}
+			}
+			return summarise(lat, len(b.ids)-first), nil
+		}}
+	}
 	tags := []string{"home", "work", "health", "travel", "food"}
 	return []benchStep{
 		{"store", func() (benchPhase, error) {
@@ -389,28 +417,10 @@ func (b *benchRun) phases() []benchStep {
 			}
 			return summarise(lat, w.Entities), nil
 		}},
-		{"create_relationships", func() (benchPhase, error) {
-			// A random tree: entity k's parent is one stored before it,
-			// so the relationships never close a cycle.
-			var lat []time.Duration
-			for first := 1; first < len(b.ids); first += w.Batch {
-				var rels []any
-				for k := first; k < min(first+w.Batch, len(b.ids)); k++ {
-					rels = append(rels, map[string]any{"relationship_type": "PART_OF",
-						"source_entity_id": b.ids[k], "target_entity_id": b.ids[b.rng.IntN(k)]})
-				}
-				t0 := time.Now()
-				out, err := b.call("create_relationships", map[string]any{"relationships": rels})
-				lat = append(lat, time.Since(t0))
-				if err != nil {
-					return benchPhase{}, err
-				}
-				if failed, _ := out["failed"].(float64); failed > 0 {
-					return benchPhase{}, fmt.Errorf("%v of %d relationships failed", failed, len(rels))
-				}
-			}
-			return summarise(lat, len(b.ids)-1), nil
-		}},
+		// A random tree of PART_OF: entity k's parent is one stored before
+		// it, so the relationships never close a cycle, but each is
+		// checked for one.
+		relate("create_relationships", "PART_OF", 1, func(k int) int { return b.rng.IntN(k) }),
 		reads("lookup by identifier", "retrieve_entity_by_identifier", func() map[string]any {
 			return map[string]any{"identifier": fmt.Sprintf("person%07d@bench.example", b.rng.IntN(len(b.ids)))}
 		}),
@@ -418,6 +428,11 @@ func (b *benchRun) phases() []benchStep {
 			return map[string]any{"entity_id": b.randomID()}
 		}),
 		traverse(1), traverse(2), traverse(3),
+		// After the traversals, which it would change: each entity
+		// REFERS_TO another, at random, a type without a cycle check.
+		relate("create_relationships, REFERS_TO", "REFERS_TO", 0, func(k int) int {
+			return (k + 1 + b.rng.IntN(len(b.ids)-1)) % len(b.ids)
+		}),
 		{"save_memory", func() (benchPhase, error) {
 			lat, err := b.measure(w.Memories, func() error {
 				_, err := b.call("save_memory", map[string]any{"collection": "notes", "text": b.sentence(12),

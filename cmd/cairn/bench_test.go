@@ -31,7 +31,7 @@ func TestBenchSmall(t *testing.T) {
 			t.Fatalf("bench JSON: %v\n%s", err, stdout.String())
 		}
 		want := map[string][2]int{ // calls, items
-			"store": {3, 120}, "create_relationships": {3, 119},
+			"store": {3, 120}, "create_relationships": {3, 119}, "create_relationships, REFERS_TO": {3, 120},
 			"lookup by identifier": {4, 4}, "snapshot read": {4, 4},
 			"traverse 1 hop": {4, 4}, "traverse 2 hops": {4, 4}, "traverse 3 hops": {4, 4},
 			"save_memory": {15, 15}, "search_memory": {4, 4}, "search_memory, tag filter": {4, 4},
