@@ -34,6 +34,31 @@ type CreatedRelationship struct {
 // the two groups cannot see each other's edges, and creating them apart
 // gives every answer that creating them all in order would.
 func (tx *Tx) CreateRelationships(ctx context.Context, ins []NewRelationship) ([]CreatedRelationship, error) {
+	out, writes, err := tx.prepareRelationships(ctx, ins)
+	if err != nil {
+		return nil, err
+	}
+	if err := tx.PutRelationships(ctx, writes); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// PrepareRelationships is CreateRelationships without its last write: the
+// new periods of the relationships of types that are not acyclic are
+// returned (Created) but not stored, and the caller must store each with
+// PutRelationships before the transaction commits, as it is or with its
+// metadata reduced, so that each is written once. Relationships of
+// acyclic types are stored as CreateRelationships stores them, since the
+// cycle checks of the later ones must see them.
+func (tx *Tx) PrepareRelationships(ctx context.Context, ins []NewRelationship) ([]CreatedRelationship, error) {
+	out, _, err := tx.prepareRelationships(ctx, ins)
+	return out, err
+}
+
+// prepareRelationships is CreateRelationships, returning the new periods
+// it would write in one statement rather than writing them.
+func (tx *Tx) prepareRelationships(ctx context.Context, ins []NewRelationship) ([]CreatedRelationship, []Relationship, error) {
 	out := make([]CreatedRelationship, len(ins))
 	var bulk []int
 	for i, in := range ins {
@@ -43,12 +68,12 @@ func (tx *Tx) CreateRelationships(ctx context.Context, ins []NewRelationship) ([
 		}
 		rel, created, err := tx.CreateRelationship(ctx, in)
 		if err != nil && !isCreateError(err) {
-			return nil, err
+			return nil, nil, err
 		}
 		out[i] = CreatedRelationship{Relationship: rel, Created: created, Err: err}
 	}
 	if len(bulk) == 0 {
-		return out, nil
+		return out, nil, nil
 	}
 
 	// Lock each user and read every endpoint not read yet in one query per
@@ -60,7 +85,7 @@ func (tx *Tx) CreateRelationships(ctx context.Context, ins []NewRelationship) ([
 		if !slices.Contains(users, in.UserID) {
 			users = append(users, in.UserID)
 			if err := tx.LockUser(ctx, in.UserID); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 		for _, id := range []string{in.SourceEntityID, in.TargetEntityID} {
@@ -72,7 +97,7 @@ func (tx *Tx) CreateRelationships(ctx context.Context, ins []NewRelationship) ([
 	for _, u := range users {
 		if len(endpoints[u]) > 0 {
 			if err := tx.PrefetchEntities(ctx, u, endpoints[u]); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 	}
@@ -94,7 +119,7 @@ func (tx *Tx) CreateRelationships(ctx context.Context, ins []NewRelationship) ([
 		}
 		if err != nil {
 			if !isCreateError(out[i].Err) {
-				return nil, out[i].Err
+				return nil, nil, out[i].Err
 			}
 			continue
 		}
@@ -109,7 +134,7 @@ func (tx *Tx) CreateRelationships(ctx context.Context, ins []NewRelationship) ([
 		}
 		rels, err := tx.Relationships(ctx, u, relIDs[u])
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, r := range rels {
 			current[relKey{u, r.ID}] = r
@@ -147,10 +172,7 @@ func (tx *Tx) CreateRelationships(ctx context.Context, ins []NewRelationship) ([
 		writes = append(writes, rel)
 		out[i] = CreatedRelationship{Relationship: cloneRelationship(rel), Created: true}
 	}
-	if err := tx.PutRelationships(ctx, writes); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return out, writes, nil
 }
 
 // isCreateError reports whether err is about one NewRelationship, as

@@ -131,10 +131,11 @@ func (s *Service) CreateRelationships(ctx context.Context, c Caller, reqs []Rela
 // checkRelationshipRequest passed, none of an acyclic type) and puts each
 // one's result in out, as createRelationship one after the other would, in
 // a fixed number of statements however many there are:
-// graph.Tx.CreateRelationships (a read of the relationships, a write of
-// the new ones), one EnsureSources, a read of the earlier observations of
-// the relationships that had some, one InsertRelationshipObservations and
-// one PutRelationships of the reduced relationships.
+// graph.Tx.PrepareRelationships (a read of the relationships), one
+// EnsureSources, a read of the earlier observations of the relationships
+// that had some, one InsertRelationshipObservations and one
+// PutRelationships of the reduced relationships, new periods included, so
+// that each is written once.
 //
 // One by one, each request reduces its relationship from all of its
 // observations, those of the earlier requests of the call included, and
@@ -153,7 +154,7 @@ func (s *Service) createRelationshipsTogether(ctx context.Context, tx *graph.Tx,
 		ins[k] = graph.NewRelationship{UserID: c.UserID, Type: reqs[i].Type, SourceEntityID: reqs[i].SourceEntityID,
 			TargetEntityID: reqs[i].TargetEntityID, Now: now}
 	}
-	made, err := tx.CreateRelationships(ctx, ins)
+	made, err := tx.PrepareRelationships(ctx, ins)
 	if err != nil {
 		return err
 	}

@@ -250,6 +250,38 @@ func testBulkRelationships(t *testing.T, newStore Harness) {
 	t.Run("CreateRelationshipsMatchesOneByOne", func(t *testing.T) {
 		testCreateRelationshipsMatchesOneByOne(t, newStore)
 	})
+
+	t.Run("PrepareRelationships", func(t *testing.T) {
+		// Prepare answers what CreateRelationships answers, stores the
+		// acyclic ones and leaves the others to the caller.
+		s := newStore(t)
+		putEntities(t, s, newEntity(alice, "ent_alice_p1", "person", epoch), newEntity(alice, "ent_alice_p2", "org", epoch))
+		in := func(typ string) graph.NewRelationship {
+			return graph.NewRelationship{UserID: alice, Type: typ, SourceEntityID: "ent_alice_p1", TargetEntityID: "ent_alice_p2", Now: at(epoch, 5)}
+		}
+		var made []graph.CreatedRelationship
+		update(t, s, func(ctx context.Context, tx *graph.Tx) error {
+			var err error
+			made, err = tx.PrepareRelationships(ctx, []graph.NewRelationship{in(graph.RefersTo), in(graph.PartOf)})
+			if err != nil {
+				return err
+			}
+			if len(made) != 2 || !made[0].Created || !made[1].Created || made[0].Err != nil || made[1].Err != nil {
+				return fmt.Errorf("prepared %+v", made)
+			}
+			if _, err := tx.Relationship(ctx, alice, made[0].Relationship.ID); !errors.Is(err, graph.ErrNotFound) {
+				return fmt.Errorf("the REFERS_TO one before the caller writes it: %v, want not found", err)
+			}
+			if _, err := tx.Relationship(ctx, alice, made[1].Relationship.ID); err != nil {
+				return fmt.Errorf("the PART_OF one: %v, want it stored", err)
+			}
+			return tx.PutRelationships(ctx, []graph.Relationship{made[0].Relationship})
+		})
+		got := view(t, s, func(ctx context.Context, tx *graph.Tx) (graph.Relationship, error) {
+			return tx.Relationship(ctx, alice, made[0].Relationship.ID)
+		})
+		diff(t, "the REFERS_TO one once written", jsonValue(t, made[0].Relationship), got)
+	})
 }
 
 // newRelationship returns a live relationship of user created at created.
