@@ -122,37 +122,14 @@ func (d *Driver) nearestFirst(ctx context.Context, q vector.VectorQuery, limit i
 // neighbourhood its rows describe has too many dimensions for a graph
 // search to be trusted (see trusted).
 func (d *Driver) nearestIndexed(ctx context.Context, q vector.VectorQuery) (out []vector.Scored, ok bool, err error) {
-	dim := strconv.Itoa(len(q.Vector))
-	var b builder
-	vec := b.add(pgv.NewVector(q.Vector)) + "::vector"
-	where := b.where(q.Filter)
-	k := b.add(q.K)
+	sql, args := indexedQuery(q)
 	var scanned int
 	err = pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
 		batch := &pgx.Batch{}
-		// The planner would answer a broad filter with a scan of every
-		// matching row and a sort (an exact search, slow at this size):
-		// the settings leave it the index. relaxed_order may return rows
-		// slightly out of order; the outer query sorts them again
-		// (pgvector's documented pattern).
-		for _, set := range []string{
-			`SET LOCAL hnsw.ef_search = ` + strconv.Itoa(max(d.opts.EfSearch, q.K)),
-			`SET LOCAL hnsw.iterative_scan = relaxed_order`,
-			`SET LOCAL hnsw.max_scan_tuples = ` + strconv.Itoa(d.opts.MaxScanTuples),
-			`SET LOCAL enable_seqscan = off`,
-			`SET LOCAL enable_bitmapscan = off`,
-		} {
+		for _, set := range d.indexSettings(q.K) {
 			batch.Queue(set)
 		}
-		// The index orders by the half-precision distance of the
-		// normalised vectors (halfvec holds at most 65,504); the exact one,
-		// computed for the k rows returned, is what the search reports and
-		// sorts by.
-		batch.Queue(`WITH nearest AS MATERIALIZED (
-				SELECT m.id, m.embedding <=> `+vec+` AS distance
-				FROM memories m WHERE `+where+` AND m.dimension = `+dim+`
-				ORDER BY l2_normalize(m.embedding)::halfvec(`+dim+`) <=> l2_normalize(`+vec+`)::halfvec(`+dim+`) LIMIT `+k+`)
-			SELECT id, distance FROM nearest ORDER BY distance, id`, b.args...).Query(func(rows pgx.Rows) error {
+		batch.Queue(sql, args...).Query(func(rows pgx.Rows) error {
 			var s vector.Scored
 			_, err := pgx.ForEachRow(rows, []any{&s.ID, &s.Score}, func() error {
 				scanned++
@@ -177,6 +154,54 @@ func (d *Driver) nearestIndexed(ctx context.Context, q vector.VectorQuery) (out 
 		}
 	}
 	return kept, true, nil
+}
+
+// indexSettings returns the SET LOCAL statements that leave the planner
+// the HNSW index for an index search of k rows.
+//
+// The planner would answer a broad filter with a scan of every matching
+// row and a sort (an exact search, slow at this size), and it does so
+// whenever it believes the filter keeps few rows, as it does for every
+// filter on a table that was never analysed (no statistics: autovacuum
+// off, or a table just loaded): it then sorts every matching row by the
+// half-precision distance, normalising each row's vector and reading it
+// twice. A search gets here only when the filter keeps more rows than an
+// exact scan is worth (Nearest), so sequential and bitmap scans and sorts
+// are all turned off for its one statement: the only plan left without a
+// sort below the limit is the ordered scan of the HNSW index. The sort of
+// the k rows returned remains, since no plan avoids it; so that its
+// penalty cost (every disabled step adds 10^10 to the plan's estimate)
+// does not make PostgreSQL compile the statement with JIT, which takes
+// 70 to 200 ms and never pays for a statement that reads k rows, JIT is
+// off too. relaxed_order may return rows slightly out of order; the
+// outer query sorts them again (pgvector's documented pattern).
+func (d *Driver) indexSettings(k int) []string {
+	return []string{
+		`SET LOCAL hnsw.ef_search = ` + strconv.Itoa(max(d.opts.EfSearch, k)),
+		`SET LOCAL hnsw.iterative_scan = relaxed_order`,
+		`SET LOCAL hnsw.max_scan_tuples = ` + strconv.Itoa(d.opts.MaxScanTuples),
+		`SET LOCAL enable_seqscan = off`,
+		`SET LOCAL enable_bitmapscan = off`,
+		`SET LOCAL enable_sort = off`,
+		`SET LOCAL jit = off`,
+	}
+}
+
+// indexedQuery returns the statement of an index search and its
+// arguments. The index orders by the half-precision distance of the
+// normalised vectors (halfvec holds at most 65,504); the exact one,
+// computed for the k rows returned, is what the search reports and sorts
+// by.
+func indexedQuery(q vector.VectorQuery) (string, []any) {
+	dim := strconv.Itoa(len(q.Vector))
+	var b builder
+	vec := b.add(pgv.NewVector(q.Vector)) + "::vector"
+	where := b.where(q.Filter)
+	return `WITH nearest AS MATERIALIZED (
+			SELECT m.id, m.embedding <=> ` + vec + ` AS distance
+			FROM memories m WHERE ` + where + ` AND m.dimension = ` + dim + `
+			ORDER BY l2_normalize(m.embedding)::halfvec(` + dim + `) <=> l2_normalize(` + vec + `)::halfvec(` + dim + `) LIMIT ` + b.add(q.K) + `)
+		SELECT id, distance FROM nearest ORDER BY distance, id`, b.args
 }
 
 // minLIDRows is the fewest rows trusted estimates a dimensionality from.
