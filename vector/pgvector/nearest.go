@@ -78,19 +78,19 @@ func (d *Driver) estimate(ctx context.Context, f vector.Filter, dim int) (float6
 	return p[0].Plan.Rows, nil
 }
 
-// nearestFirst counts the rows that pass the filter, up to limit, and
-// when there are fewer, scans them exactly and returns the nearest of
-// them: its answer is then complete and exact. It returns the count.
+// nearestFirst reads the first limit rows that pass the filter and, when
+// there are fewer, returns the nearest of them: its answer is then
+// complete and exact. It returns how many rows it read.
 //
 // One statement, so that the selective filters it answers cost one round
-// trip; the count gates the scan, so that a filter the planner's
-// estimate sent here wrongly (it keeps more rows) costs the count alone,
-// as the bounded count before every search did up to be56163. Computing
-// the distances of the first limit rows instead, whatever their number,
-// made a wrong guess cost reading every one of those rows' vectors (each
-// a TOAST fetch at 512 dimensions): 6.5 ms against 1.1 ms for the count at
-// 10,000 rows, on every search of a table without statistics, where the
-// planner expects every filter to keep one row.
+// trip. It computes distances only once it knows there are fewer than
+// limit rows, so that a filter the planner's estimate sent here wrongly
+// (it keeps more rows) costs what counting them does, as the bounded count
+// before every search did up to be56163. Computing the distances of the
+// first limit rows whatever their number made a wrong guess cost reading
+// each of those rows' vectors, a TOAST fetch at 512 dimensions: 6.5 ms
+// against 1.1 ms at 10,000 rows, on every search of a table without
+// statistics, where the planner expects every filter to keep one row.
 func (d *Driver) nearestFirst(ctx context.Context, q vector.VectorQuery, limit int) (out []vector.Scored, n int, err error) {
 	sql, args := firstQuery(q, limit)
 	rows, err := d.pool.Query(ctx, sql, args...)
@@ -114,19 +114,20 @@ func (d *Driver) nearestFirst(ctx context.Context, q vector.VectorQuery, limit i
 }
 
 // firstQuery returns nearestFirst's statement and its arguments. The
-// scan runs only when the count (an InitPlan, computed once) is below
-// limit; each candidate's distance is computed once, in the CTE, and the
-// outer query filters and sorts on the column.
+// candidates' vectors are kept as stored: a vector stored out of line
+// stays a pointer to it until its distance is computed. The distances are
+// computed only when the count (an InitPlan, computed once) is below
+// limit, each once, in a CTE that the outer query filters and sorts on.
 func firstQuery(q vector.VectorQuery, limit int) (string, []any) {
 	var b builder
 	vec := b.add(pgv.NewVector(q.Vector))
-	where := b.where(q.Filter) + ` AND m.dimension = ` + strconv.Itoa(len(q.Vector))
 	lim := b.add(limit)
-	return `WITH n AS (SELECT count(*) AS n FROM (SELECT FROM memories m WHERE ` + where + ` LIMIT ` + lim + `) s),
-		cand AS MATERIALIZED (
-			SELECT m.id, m.embedding <=> ` + vec + ` AS distance FROM memories m
-			WHERE ` + where + ` AND (SELECT n FROM n) < ` + lim + `),
-		top AS (SELECT id, distance FROM cand WHERE distance <= ` + b.add(1-q.MinSimilarity) + ` ORDER BY distance, id LIMIT ` + b.add(q.K) + `)
+	return `WITH cand AS MATERIALIZED (
+			SELECT m.id, m.embedding FROM memories m
+			WHERE ` + b.where(q.Filter) + ` AND m.dimension = ` + strconv.Itoa(len(q.Vector)) + ` LIMIT ` + lim + `),
+		n AS (SELECT count(*) AS n FROM cand),
+		dist AS MATERIALIZED (SELECT id, embedding <=> ` + vec + ` AS distance FROM cand WHERE (SELECT n FROM n) < ` + lim + `),
+		top AS (SELECT id, distance FROM dist WHERE distance <= ` + b.add(1-q.MinSimilarity) + ` ORDER BY distance, id LIMIT ` + b.add(q.K) + `)
 		SELECT n.n, top.id, top.distance FROM n LEFT JOIN top ON true ORDER BY top.distance, top.id`, b.args
 }
 
