@@ -431,19 +431,8 @@ func (d *Driver) Collections(ctx context.Context, userID string) ([]vector.Colle
 // query of common words is bounded: ranking reads each candidate's row.
 // When fewer rows match, that is all of them and the ranking is exact.
 func (d *Driver) MatchText(ctx context.Context, q vector.TextQuery) ([]vector.Scored, error) {
-	var b builder
-	anyTerm := b.add(strings.Join(q.Terms, " | "))
-	where := b.where(q.Filter)
-	limit := b.add(max(d.opts.TextCandidates, q.K))
-	candidates := func(tsq string) string {
-		return `(SELECT m.id, ts_rank_cd(m.tsv, to_tsquery('english', ` + anyTerm + `))::float8 AS r
-			FROM memories m WHERE m.tsv @@ to_tsquery('english', ` + tsq + `) AND ` + where + ` LIMIT ` + limit + `)`
-	}
-	union := candidates(anyTerm)
-	if len(q.Terms) > 1 {
-		union = candidates(b.add(strings.Join(q.Terms, " & "))) + ` UNION ` + union
-	}
-	rows, err := d.pool.Query(ctx, `SELECT id, r FROM (`+union+`) c ORDER BY r DESC, id LIMIT `+b.add(q.K), b.args...)
+	sql, args := d.textQuery(q)
+	rows, err := d.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, fmt.Errorf("vector/pgvector: text search: %w", err)
 	}
@@ -452,6 +441,32 @@ func (d *Driver) MatchText(ctx context.Context, q vector.TextQuery) ([]vector.Sc
 		return nil, fmt.Errorf("vector/pgvector: text search: %w", err)
 	}
 	return out, nil
+}
+
+// textQuery returns MatchText's statement and its arguments.
+//
+// The tsqueries are functions in FROM, each computed once per execution.
+// Written inline, as in m.tsv @@ to_tsquery('english', $1), they are
+// computed once only in a plan made for the statement's values, where the
+// planner folds them into constants; the pool's prepared statements get
+// a generic plan after five executions, and in it to_tsquery, which
+// parses and stems its text, runs again for every row tested and every row
+// ranked: 60 to 230 ms instead of 15 at 10,000 rows.
+func (d *Driver) textQuery(q vector.TextQuery) (string, []any) {
+	var b builder
+	anyTerm := b.add(strings.Join(q.Terms, " | "))
+	where := b.where(q.Filter)
+	limit := b.add(max(d.opts.TextCandidates, q.K))
+	candidates := func(from, match string) string {
+		return `(SELECT m.id, ts_rank_cd(m.tsv, anyq)::float8 AS r
+			FROM ` + from + `, memories m WHERE m.tsv @@ ` + match + ` AND ` + where + ` LIMIT ` + limit + `)`
+	}
+	anyQuery := `to_tsquery('english', ` + anyTerm + `) anyq`
+	union := candidates(anyQuery, "anyq")
+	if len(q.Terms) > 1 {
+		union = candidates(anyQuery+`, to_tsquery('english', `+b.add(strings.Join(q.Terms, " & "))+`) allq`, "allq") + ` UNION ` + union
+	}
+	return `SELECT id, r FROM (` + union + `) c ORDER BY r DESC, id LIMIT ` + b.add(q.K), b.args
 }
 
 // builder collects the positional arguments of one statement.
