@@ -381,7 +381,7 @@ func (r *ranking) topicCandidates(ctx context.Context, tx *graph.Tx, topic strin
 	if len(words) == 0 {
 		return out, stored, nil
 	}
-	extra, scanned := 0, 0
+	extra, scanned, screen := 0, 0, true
 	for start, size := 0, topicScanBatch; start < len(r.stats) && extra < MaxTopicCandidates; start, size = start+size, nextScanBatch(scanned, extra, MaxTopicCandidates, size) {
 		var batch []int
 		for i := start; i < min(start+size, len(r.stats)); i++ {
@@ -389,16 +389,9 @@ func (r *ranking) topicCandidates(ctx context.Context, tx *graph.Tx, topic strin
 				batch = append(batch, i)
 			}
 		}
-		maybe, err := r.screen(ctx, tx, batch, words)
+		screened, err := r.readScreened(ctx, tx, batch, words, &screen)
 		if err != nil {
 			return nil, stored, err
-		}
-		if err := r.read(ctx, tx, maybe); err != nil {
-			return nil, stored, err
-		}
-		screened := make(map[int]bool, len(maybe))
-		for _, i := range maybe {
-			screened[i] = true
 		}
 		for _, i := range batch {
 			if extra >= MaxTopicCandidates {
@@ -421,23 +414,38 @@ func (r *ranking) topicCandidates(ctx context.Context, tx *graph.Tx, topic strin
 	return out, stored, nil
 }
 
-// screen returns those of the candidates idx that may contain one of words
-// (graph.Tx.ScreenEntityText): the backend tells which cannot without
-// their snapshots being read and decoded here, which is most of what a
-// keyword scan costs when few entities hold the words.
-func (r *ranking) screen(ctx context.Context, tx *graph.Tx, idx []int, words []string) ([]int, error) {
-	ids := make([]string, len(idx))
-	at := make(map[string]int, len(idx))
-	for k, i := range idx {
-		ids[k], at[r.stats[i].ID] = r.stats[i].ID, i
+// readScreened reads the snapshots of those of the candidates idx that
+// may contain one of words and returns which they are. While screening
+// pays (the last screen kept at most half of its batch), the backend
+// first tells which cannot (graph.Tx.ScreenEntityText), without their
+// snapshots being read and decoded, which is most of what a keyword scan
+// costs when few entities hold the words; once most do, the batch is read
+// whole, since a screen would read each row twice. Which entities are
+// read changes nothing else: the decoded text decides.
+func (r *ranking) readScreened(ctx context.Context, tx *graph.Tx, idx []int, words []string, screen *bool) (map[int]bool, error) {
+	maybe := idx
+	if *screen {
+		ids := make([]string, len(idx))
+		at := make(map[string]int, len(idx))
+		for k, i := range idx {
+			ids[k], at[r.stats[i].ID] = r.stats[i].ID, i
+		}
+		kept, err := tx.ScreenEntityText(ctx, r.userID, ids, words)
+		if err != nil {
+			return nil, err
+		}
+		maybe = make([]int, len(kept))
+		for k, id := range kept {
+			maybe[k] = at[id]
+		}
+		*screen = 2*len(kept) <= len(idx)
 	}
-	kept, err := tx.ScreenEntityText(ctx, r.userID, ids, words)
-	if err != nil {
+	if err := r.read(ctx, tx, maybe); err != nil {
 		return nil, err
 	}
-	out := make([]int, len(kept))
-	for k, id := range kept {
-		out[k] = at[id]
+	out := make(map[int]bool, len(maybe))
+	for _, i := range maybe {
+		out[i] = true
 	}
 	return out, nil
 }
