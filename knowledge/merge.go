@@ -84,6 +84,10 @@ func (s *Service) MergeEntities(ctx context.Context, c Caller, fromID, toID, rea
 // moveRelationships ends every live edge of from and recreates it on to,
 // carrying its metadata over as an observation of a merge source.
 func (s *Service) moveRelationships(ctx context.Context, tx *graph.Tx, c Caller, from, to string, now time.Time, res *MergeResult) error {
+	set, err := s.schemas.For(ctx, c.UserID)
+	if err != nil {
+		return err
+	}
 	for {
 		rels, _, err := tx.ListRelationships(ctx, graph.RelationshipFilter{UserID: c.UserID, EntityID: from, Page: graph.Page{Limit: 500}})
 		if err != nil {
@@ -108,7 +112,7 @@ func (s *Service) moveRelationships(ctx context.Context, tx *graph.Tx, c Caller,
 				res.RelationshipsDropped++
 				continue
 			}
-			_, err := s.addRelationship(ctx, tx, c, RelationshipRequest{
+			_, err := s.addRelationship(ctx, tx, c, set, RelationshipRequest{
 				Type: r.Type, SourceEntityID: src, TargetEntityID: dst, Metadata: r.Metadata,
 			}, graph.SourceMerge, now)
 			var cycle *graph.CycleError

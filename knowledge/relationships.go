@@ -28,8 +28,12 @@ func (s *Service) CreateRelationship(ctx context.Context, c Caller, req Relation
 	if err := s.checkFieldSizes("metadata", req.Metadata); err != nil {
 		return graph.Relationship{}, false, err
 	}
+	set, err := s.schemas.For(ctx, c.UserID)
+	if err != nil {
+		return graph.Relationship{}, false, fmt.Errorf("knowledge: create relationship: %w", err)
+	}
 	err = s.graph.Update(ctx, func(tx *graph.Tx) error {
-		rel, created, err = s.createRelationship(ctx, tx, c, req, graph.SourceRelationship, s.clock())
+		rel, created, err = s.createRelationship(ctx, tx, c, set, req, graph.SourceRelationship, s.clock())
 		return err
 	})
 	if err != nil {
@@ -82,7 +86,13 @@ func (s *Service) CreateRelationships(ctx context.Context, c Caller, reqs []Rela
 	}
 	slices.Sort(endpoints)
 	endpoints = slices.Compact(endpoints)
-	err := s.graph.Update(ctx, func(tx *graph.Tx) error {
+	// The schemas that define the relationship types, read once for the
+	// call rather than once per request.
+	set, err := s.schemas.For(ctx, c.UserID)
+	if err != nil {
+		return nil, fmt.Errorf("knowledge: create relationships: %w", err)
+	}
+	err = s.graph.Update(ctx, func(tx *graph.Tx) error {
 		out = make([]RelationshipResult, len(reqs)) // fn may be run again
 		now := s.clock()
 		// Every relationship reads both endpoints twice (consent, then
@@ -101,7 +111,7 @@ func (s *Service) CreateRelationships(ctx context.Context, c Caller, reqs []Rela
 				out[i].Err = checked[i]
 				continue
 			}
-			relType, err := s.checkRelationshipRequest(ctx, tx, c, req)
+			relType, err := s.checkRelationshipRequest(ctx, tx, c, set, req)
 			if err == nil && relType.Acyclic {
 				var rel graph.Relationship
 				var created bool
@@ -295,16 +305,16 @@ func isRequestError(err error) bool {
 
 // addRelationship is createRelationship for callers that do not care
 // whether the edge is new.
-func (s *Service) addRelationship(ctx context.Context, tx *graph.Tx, c Caller, req RelationshipRequest, kind string, now time.Time) (graph.Relationship, error) {
-	rel, _, err := s.createRelationship(ctx, tx, c, req, kind, now)
+func (s *Service) addRelationship(ctx context.Context, tx *graph.Tx, c Caller, set *SchemaSet, req RelationshipRequest, kind string, now time.Time) (graph.Relationship, error) {
+	rel, _, err := s.createRelationship(ctx, tx, c, set, req, kind, now)
 	return rel, err
 }
 
 // createRelationship returns every error about the request (see
 // isRequestError) before it writes anything, so that CreateRelationships
 // can report it and go on in the same transaction.
-func (s *Service) createRelationship(ctx context.Context, tx *graph.Tx, c Caller, req RelationshipRequest, kind string, now time.Time) (graph.Relationship, bool, error) {
-	relType, err := s.checkRelationshipRequest(ctx, tx, c, req)
+func (s *Service) createRelationship(ctx context.Context, tx *graph.Tx, c Caller, set *SchemaSet, req RelationshipRequest, kind string, now time.Time) (graph.Relationship, bool, error) {
+	relType, err := s.checkRelationshipRequest(ctx, tx, c, set, req)
 	if err != nil {
 		return graph.Relationship{}, false, err
 	}
@@ -315,8 +325,8 @@ func (s *Service) createRelationship(ctx context.Context, tx *graph.Tx, c Caller
 // the request that comes before the graph's: an unknown type, an empty or
 // oversized id, an endpoint that is missing or that the caller may not
 // read.
-func (s *Service) checkRelationshipRequest(ctx context.Context, tx *graph.Tx, c Caller, req RelationshipRequest) (RelationshipType, error) {
-	relType, err := s.relationshipType(ctx, c.UserID, req.Type)
+func (s *Service) checkRelationshipRequest(ctx context.Context, tx *graph.Tx, c Caller, set *SchemaSet, req RelationshipRequest) (RelationshipType, error) {
+	relType, err := relationshipTypeIn(set, req.Type)
 	if err != nil {
 		return RelationshipType{}, err
 	}
@@ -494,6 +504,12 @@ func (s *Service) relationshipType(ctx context.Context, userID, t string) (Relat
 	if err != nil {
 		return RelationshipType{}, err
 	}
+	return relationshipTypeIn(set, t)
+}
+
+// relationshipTypeIn is relationshipType with the user's schemas already
+// resolved.
+func relationshipTypeIn(set *SchemaSet, t string) (RelationshipType, error) {
 	if graph.ValidRelationshipTypeName(t) {
 		if rt, ok := set.RelationshipType(t, graph.IsBuiltinRelationshipType, graph.IsAcyclic); ok {
 			return rt, nil

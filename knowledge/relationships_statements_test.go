@@ -28,6 +28,18 @@ func (c *statementCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ p
 
 func (c *statementCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
+// countingSchemas counts the reads of the active schemas: in a service
+// with a control plane each is a statement too.
+type countingSchemas struct {
+	knowledge.SchemaStore
+	n atomic.Int64
+}
+
+func (c *countingSchemas) ActiveSchemas(ctx context.Context, userID string) ([]knowledge.SchemaVersion, error) {
+	c.n.Add(1)
+	return c.SchemaStore.ActiveSchemas(ctx, userID)
+}
+
 // countingPostgres opens a migrated PostgreSQL graph store whose pool
 // counts its statements.
 func countingPostgres(t *testing.T) (*graph.Store, *statementCounter) {
@@ -63,7 +75,8 @@ func TestCreateRelationshipsStatements(t *testing.T) {
 		t.Run(typ, func(t *testing.T) {
 			g, counter := countingPostgres(t)
 			now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
-			s := knowledge.NewService(g, knowledge.NewRegistry(), knowledge.Options{Now: func() time.Time { return now }})
+			schemas := &countingSchemas{SchemaStore: knowledge.NewMemorySchemaStore()}
+			s := knowledge.NewService(g, knowledge.NewPersistentRegistry(schemas), knowledge.Options{Now: func() time.Time { return now }})
 			var ents []map[string]any
 			for i := range 200 {
 				ents = append(ents, map[string]any{"entity_type": "company", "name": fmt.Sprint("Co ", i)})
@@ -77,7 +90,7 @@ func TestCreateRelationshipsStatements(t *testing.T) {
 				reqs[i] = knowledge.RelationshipRequest{Type: typ, SourceEntityID: res.Entities[i].EntityID, TargetEntityID: res.Entities[100+i].EntityID}
 			}
 			for _, round := range []string{"new", "existing"} {
-				before := counter.n.Load()
+				before, schemasBefore := counter.n.Load(), schemas.n.Load()
 				out, err := s.CreateRelationships(t.Context(), alice, reqs)
 				if err != nil {
 					t.Fatal(err)
@@ -89,6 +102,11 @@ func TestCreateRelationshipsStatements(t *testing.T) {
 				}
 				n := counter.n.Load() - before
 				t.Logf("%s, 100 %s relationships: %d statements", typ, round, n)
+				// The relationship types come from one read of the user's
+				// schemas per call, whatever the number of requests.
+				if reads := schemas.n.Load() - schemasBefore; reads != 1 {
+					t.Errorf("%s, 100 %s relationships: %d reads of the schemas, want 1", typ, round, reads)
+				}
 				// Types that are not acyclic go set-based: a fixed number of
 				// statements (BEGIN, lock, endpoints, relationships read and
 				// written, sources, observations, reduced relationships,
