@@ -48,7 +48,7 @@ func openBackend(ctx context.Context, cfg appConfig) (*backend, error) {
 		return openNeo4jBackend(ctx, cfg)
 	}
 	if cfg.databaseURL != "" {
-		pg, err := postgres.Open(ctx, cfg.databaseURL, postgres.Options{})
+		pg, err := postgres.Open(ctx, cfg.databaseURL, postgres.Options{AnalyzeEvery: postgres.DefaultAnalyzeEvery})
 		if err != nil {
 			return nil, err
 		}

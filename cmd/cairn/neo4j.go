@@ -87,7 +87,7 @@ func openNeo4jBackend(ctx context.Context, cfg appConfig) (*backend, error) {
 		_ = nd.Close(context.WithoutCancel(ctx))
 		return nil, err
 	}
-	pg, err := postgres.Open(ctx, cfg.databaseURL, postgres.Options{})
+	pg, err := postgres.Open(ctx, cfg.databaseURL, postgres.Options{AnalyzeEvery: postgres.DefaultAnalyzeEvery})
 	if err != nil {
 		_ = nd.Close(context.WithoutCancel(ctx))
 		return nil, err

@@ -32,6 +32,8 @@ type DB struct {
 	// SQL is a database/sql handle over Pool, for code written once for
 	// SQLite and PostgreSQL (the control plane, the migration runner).
 	SQL *sql.DB
+
+	analyzer *analyzer
 }
 
 // Errors Open returns, wrapped with what it tried; callers test with
@@ -55,6 +57,12 @@ type Options struct {
 	// caller that migrates on its own terms (Migrate applies them without a
 	// pool; Status reads them without changing anything).
 	SkipMigrations bool
+	// AnalyzeEvery, when positive, runs the analyzer (see analyze.go):
+	// while the pool is in use it looks this often for tables that changed
+	// enough since their last ANALYZE and analyses them, so that plans
+	// follow the tables as they grow. DefaultAnalyzeEvery suits a server;
+	// tests that pin plans on tables without statistics leave it off.
+	AnalyzeEvery time.Duration
 }
 
 // Open connects to url, makes sure the vector extension exists, applies
@@ -74,6 +82,10 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	}
 
 	cfg.AfterConnect = func(ctx context.Context, c *pgx.Conn) error { return pgxvec.RegisterTypes(ctx, c) }
+	var a *analyzer
+	if opts.AnalyzeEvery > 0 {
+		a = newAnalyzer(cfg, opts.AnalyzeEvery)
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, classify(err, where)
@@ -82,7 +94,10 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 		pool.Close()
 		return nil, classify(err, where)
 	}
-	return &DB{Pool: pool, SQL: stdlib.OpenDBFromPool(pool)}, nil
+	if a != nil {
+		a.start()
+	}
+	return &DB{Pool: pool, SQL: stdlib.OpenDBFromPool(pool), analyzer: a}, nil
 }
 
 // Migrate makes sure the vector extension exists on the database at url,
@@ -165,6 +180,9 @@ func apply(ctx context.Context, cfg *pgxpool.Config, where string) ([]migrations
 
 // Close closes the pool.
 func (db *DB) Close() error {
+	if db.analyzer != nil {
+		db.analyzer.stop()
+	}
 	err := db.SQL.Close()
 	db.Pool.Close()
 	if err != nil {
