@@ -61,9 +61,11 @@ type RelationshipResult struct {
 // that would close a cycle with earlier ones of the same call is refused.
 // The transaction holds the user's lock (see graph.Tx.CreateRelationship)
 // from the first request to the commit, so concurrent writers cannot build
-// a cycle with the batch either. Only requests of acyclic types are run one
-// after the other; the others give the same answers in a fixed number of
-// statements (createRelationshipsTogether).
+// a cycle with the batch either. Only the edges of acyclic types are
+// created one after the other, each after its cycle check; everything else
+// (the other edges, sources, observations, the reduced relationships) takes
+// a fixed number of statements for the whole call
+// (createRelationshipsTogether).
 //
 // A request that fails has its own Err in the result, in the request's
 // place, and the others are still written. An error that is not about one
@@ -100,24 +102,19 @@ func (s *Service) CreateRelationships(ctx context.Context, c Caller, reqs []Rela
 		if err := tx.PrefetchEntities(ctx, c.UserID, endpoints); err != nil {
 			return err
 		}
-		// Requests of acyclic types go one by one, in order: each cycle
-		// check must see the edges of its type made before it. The others
-		// go together (see createRelationshipsTogether): they cannot see
-		// the acyclic ones' edges, sources or observations, nor change
-		// their answers.
+		// Every request that passes its checks goes to
+		// createRelationshipsTogether, in order; those of acyclic types
+		// are created there one after the other (graph.Tx.
+		// PrepareRelationships), so that each cycle check sees the edges
+		// of its type made before it.
 		var together []int
+		acyclic := make([]bool, len(reqs))
 		for i, req := range reqs {
 			if checked[i] != nil {
 				out[i].Err = checked[i]
 				continue
 			}
 			relType, err := s.checkRelationshipRequest(ctx, tx, c, set, req)
-			if err == nil && relType.Acyclic {
-				var rel graph.Relationship
-				var created bool
-				rel, created, err = s.createCheckedRelationship(ctx, tx, c, req, relType, graph.SourceRelationship, now)
-				out[i] = RelationshipResult{Relationship: rel, Created: created}
-			}
 			if err != nil {
 				if !isRequestError(err) {
 					return err
@@ -125,11 +122,9 @@ func (s *Service) CreateRelationships(ctx context.Context, c Caller, reqs []Rela
 				out[i].Err = err
 				continue
 			}
-			if !relType.Acyclic {
-				together = append(together, i)
-			}
+			together, acyclic[i] = append(together, i), relType.Acyclic
 		}
-		return s.createRelationshipsTogether(ctx, tx, c, reqs, together, now, out)
+		return s.createRelationshipsTogether(ctx, tx, c, reqs, acyclic, together, now, out)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("knowledge: create relationships: %w", err)
@@ -138,14 +133,16 @@ func (s *Service) CreateRelationships(ctx context.Context, c Caller, reqs []Rela
 }
 
 // createRelationshipsTogether creates the relationships of reqs[at] (which
-// checkRelationshipRequest passed, none of an acyclic type) and puts each
-// one's result in out, as createRelationship one after the other would, in
-// a fixed number of statements however many there are:
-// graph.Tx.PrepareRelationships (a read of the relationships), one
-// EnsureSources, a read of the earlier observations of the relationships
-// that had some, one InsertRelationshipObservations and one
+// checkRelationshipRequest passed; acyclic[i] tells whether reqs[i]'s type
+// is acyclic) and puts each one's result in out, as createRelationship one
+// after the other would: graph.Tx.PrepareRelationships (a read of the
+// relationships, and each edge of an acyclic type checked and created in
+// order), one EnsureSources, a read of the earlier observations of the
+// relationships that had some, one InsertRelationshipObservations and one
 // PutRelationships of the reduced relationships, new periods included, so
-// that each is written once.
+// that each relationship of a type that is not acyclic is written once
+// (those of acyclic types twice: the cycle checks of the later ones must
+// see them).
 //
 // One by one, each request reduces its relationship from all of its
 // observations, those of the earlier requests of the call included, and
@@ -155,14 +152,14 @@ func (s *Service) CreateRelationships(ctx context.Context, c Caller, reqs []Rela
 // assumes; the observations it reads back from the store, one by one,
 // come back as the store decodes them (numbers as json.Number), and so
 // they do here (storedObservation).
-func (s *Service) createRelationshipsTogether(ctx context.Context, tx *graph.Tx, c Caller, reqs []RelationshipRequest, at []int, now time.Time, out []RelationshipResult) error {
+func (s *Service) createRelationshipsTogether(ctx context.Context, tx *graph.Tx, c Caller, reqs []RelationshipRequest, acyclic []bool, at []int, now time.Time, out []RelationshipResult) error {
 	if len(at) == 0 {
 		return nil
 	}
 	ins := make([]graph.NewRelationship, len(at))
 	for k, i := range at {
 		ins[k] = graph.NewRelationship{UserID: c.UserID, Type: reqs[i].Type, SourceEntityID: reqs[i].SourceEntityID,
-			TargetEntityID: reqs[i].TargetEntityID, Now: now}
+			TargetEntityID: reqs[i].TargetEntityID, Now: now, Acyclic: acyclic[i]}
 	}
 	made, err := tx.PrepareRelationships(ctx, ins)
 	if err != nil {
@@ -310,17 +307,6 @@ func (s *Service) addRelationship(ctx context.Context, tx *graph.Tx, c Caller, s
 	return rel, err
 }
 
-// createRelationship returns every error about the request (see
-// isRequestError) before it writes anything, so that CreateRelationships
-// can report it and go on in the same transaction.
-func (s *Service) createRelationship(ctx context.Context, tx *graph.Tx, c Caller, set *SchemaSet, req RelationshipRequest, kind string, now time.Time) (graph.Relationship, bool, error) {
-	relType, err := s.checkRelationshipRequest(ctx, tx, c, set, req)
-	if err != nil {
-		return graph.Relationship{}, false, err
-	}
-	return s.createCheckedRelationship(ctx, tx, c, req, relType, kind, now)
-}
-
 // checkRelationshipRequest returns the request's type, or the error about
 // the request that comes before the graph's: an unknown type, an empty or
 // oversized id, an endpoint that is missing or that the caller may not
@@ -341,9 +327,14 @@ func (s *Service) checkRelationshipRequest(ctx context.Context, tx *graph.Tx, c 
 	return relType, nil
 }
 
-// createCheckedRelationship is createRelationship after
-// checkRelationshipRequest.
-func (s *Service) createCheckedRelationship(ctx context.Context, tx *graph.Tx, c Caller, req RelationshipRequest, relType RelationshipType, kind string, now time.Time) (graph.Relationship, bool, error) {
+// createRelationship creates one relationship, or finds the live one, and
+// records the observation of its metadata. It returns every error about
+// the request (see isRequestError) before it writes anything.
+func (s *Service) createRelationship(ctx context.Context, tx *graph.Tx, c Caller, set *SchemaSet, req RelationshipRequest, kind string, now time.Time) (graph.Relationship, bool, error) {
+	relType, err := s.checkRelationshipRequest(ctx, tx, c, set, req)
+	if err != nil {
+		return graph.Relationship{}, false, err
+	}
 	rel, created, err := tx.CreateRelationship(ctx, graph.NewRelationship{
 		UserID: c.UserID, Type: req.Type, SourceEntityID: req.SourceEntityID, TargetEntityID: req.TargetEntityID, Now: now,
 		Acyclic: relType.Acyclic,

@@ -223,6 +223,21 @@ func TestRegisteredRelationshipType(t *testing.T) {
 		if _, _, err := s.CreateRelationship(ctx, bob, rel); err == nil {
 			t.Errorf("bob used alice's relationship type")
 		}
+		// In one create_relationships call, the registered type is
+		// acyclic too: an edge that closes a cycle with an earlier one of
+		// the same call is refused.
+		c := store(t, s, alice, recipe("Calzone", nil)).Entities[0].EntityID
+		res, err := s.CreateRelationships(ctx, alice, []knowledge.RelationshipRequest{
+			{Type: "INGREDIENT_OF", SourceEntityID: b, TargetEntityID: c},
+			{Type: "INGREDIENT_OF", SourceEntityID: c, TargetEntityID: a},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res[0].Err != nil || !res[0].Created || !errors.Is(res[1].Err, graph.ErrCycle) {
+			t.Errorf("batch of a registered acyclic type: %+v, %v; want the first created and the second refused as a cycle (a → b → c → a)",
+				res[0], res[1].Err)
+		}
 	})
 }
 
