@@ -35,8 +35,10 @@ const DefaultAnalyzeEvery = time.Second
 // since their last ANALYZE by more than autovacuum_analyze_threshold plus
 // autovacuum_analyze_scale_factor of their rows (the server's settings,
 // which a table's own storage parameters override), as autovacuum reckons;
-// a table never analysed counts its rows as none. Each comes quoted, ready
-// for ANALYZE.
+// a table never analysed counts its rows as none. Only tables the role may
+// analyse (it owns them or the database) are listed: PostgreSQL skips the
+// others with a warning in its log, which would come back every second.
+// Each comes quoted, ready for ANALYZE.
 const staleTables = `
 SELECT format('%I.%I', s.schemaname, s.relname)
 FROM pg_stat_user_tables s
@@ -50,6 +52,8 @@ CROSS JOIN LATERAL (
 ) t
 WHERE s.schemaname = current_schema()
   AND s.n_mod_since_analyze > t.base + t.scale * greatest(c.reltuples, 0)
+  AND (pg_has_role(c.relowner, 'USAGE')
+    OR pg_has_role((SELECT datdba FROM pg_database WHERE datname = current_database()), 'USAGE'))
 ORDER BY 1`
 
 // analyzer runs ANALYZE on stale tables over a connection of its own, so
