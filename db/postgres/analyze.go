@@ -77,6 +77,9 @@ const statsLag = 15 * time.Second
 func newAnalyzer(cfg *pgxpool.Config, every time.Duration) *analyzer {
 	a := &analyzer{cfg: cfg.ConnConfig.Copy(), every: every, done: make(chan struct{})}
 	// Named, for whoever wonders in pg_stat_activity who runs ANALYZE.
+	if a.cfg.RuntimeParams == nil {
+		a.cfg.RuntimeParams = map[string]string{}
+	}
 	a.cfg.RuntimeParams["application_name"] = "cairn analyzer"
 	release := cfg.AfterRelease
 	cfg.AfterRelease = func(c *pgx.Conn) bool {
