@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -21,14 +22,17 @@ import (
 // relationships took 132 ms at p50 by the end of the load, against 10 ms
 // with the statistics kept current (docs/performance.md).
 //
-// The analyzer keeps them current while Cairn writes: after a second in
-// which the pool ran statements, it asks which of the tables have changed
-// by more than the server's own autovacuum thresholds since they were last
-// analysed, and analyses those. It decides as autovacuum would, only
-// sooner, so on a server whose autovacuum keeps up it finds nothing to do.
+// The analyzer keeps them current while Cairn writes: once the pool's
+// statements have changed wakeRows rows, it asks, every second for a
+// while, which of the tables have changed by more than the server's own
+// autovacuum thresholds since they were last analysed, and analyses
+// those. It decides as autovacuum would, only sooner, so on a server whose
+// autovacuum keeps up it finds nothing to do. Reads, writes that change
+// nothing (the background workers' polls) and a trickle of single rows
+// (the readiness probe's write) do not wake it.
 
-// DefaultAnalyzeEvery is how often the analyzer looks, while the pool is
-// in use, when Options.AnalyzeEvery asks for it.
+// DefaultAnalyzeEvery is how often the analyzer looks while it is awake,
+// when Options.AnalyzeEvery asks for it.
 const DefaultAnalyzeEvery = time.Second
 
 // staleTables lists the tables of the current schema whose rows changed
@@ -56,24 +60,32 @@ WHERE s.schemaname = current_schema()
     OR pg_has_role((SELECT datdba FROM pg_database WHERE datname = current_database()), 'USAGE'))
 ORDER BY 1`
 
-// analyzer runs ANALYZE on stale tables over a connection of its own, so
-// that its statements never count as the pool's use.
+// analyzer runs ANALYZE on stale tables over a connection of its own,
+// whose statements the pool's tracer does not see.
 type analyzer struct {
-	cfg    *pgx.ConnConfig
-	every  time.Duration
-	used   atomic.Bool
+	cfg   *pgx.ConnConfig
+	every time.Duration
+	// changed counts the rows the pool's statements changed
+	// (writeTracer) since the analyzer last took them.
+	changed atomic.Int64
+	// looks counts the analyzer's questions to the server, for tests.
+	looks  atomic.Int64
 	cancel context.CancelFunc
 	done   chan struct{}
 }
 
-// statsLag is how long after the pool's last use the analyzer keeps
+// wakeRows is how many changed rows wake the analyzer: the fewest
+// autovacuum analyses a table for (autovacuum_analyze_threshold's default).
+const wakeRows = 50
+
+// statsLag is how long after the pool's last change the analyzer keeps
 // looking: a server process reports its changes to the statistics system
 // up to about ten seconds after its transactions, when it goes idle.
 const statsLag = 15 * time.Second
 
 // newAnalyzer returns an analyzer of the database cfg connects to and
-// hooks it to the pool's configuration, whose connections mark the pool
-// as used when they are released. start starts it.
+// hooks it to the pool's configuration, whose connections tell it when a
+// statement changed rows. start starts it.
 func newAnalyzer(cfg *pgxpool.Config, every time.Duration) *analyzer {
 	a := &analyzer{cfg: cfg.ConnConfig.Copy(), every: every, done: make(chan struct{})}
 	// Named, for whoever wonders in pg_stat_activity who runs ANALYZE.
@@ -81,12 +93,44 @@ func newAnalyzer(cfg *pgxpool.Config, every time.Duration) *analyzer {
 		a.cfg.RuntimeParams = map[string]string{}
 	}
 	a.cfg.RuntimeParams["application_name"] = "cairn analyzer"
-	release := cfg.AfterRelease
-	cfg.AfterRelease = func(c *pgx.Conn) bool {
-		a.used.Store(true)
-		return release == nil || release(c)
-	}
+	cfg.ConnConfig.Tracer = writeTracer{a}
 	return a
+}
+
+// writeTracer is the pool's tracer: it counts for the analyzer the rows
+// that statements, statements of batches and COPYs changed.
+type writeTracer struct{ a *analyzer }
+
+func (w writeTracer) note(tag pgconn.CommandTag, err error) {
+	if err == nil && (tag.Insert() || tag.Update() || tag.Delete() || strings.HasPrefix(tag.String(), "COPY")) {
+		w.a.changed.Add(tag.RowsAffected())
+	}
+}
+
+func (w writeTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	return ctx
+}
+
+func (w writeTracer) TraceQueryEnd(_ context.Context, _ *pgx.Conn, d pgx.TraceQueryEndData) {
+	w.note(d.CommandTag, d.Err)
+}
+
+func (w writeTracer) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	return ctx
+}
+
+func (w writeTracer) TraceBatchQuery(_ context.Context, _ *pgx.Conn, d pgx.TraceBatchQueryData) {
+	w.note(d.CommandTag, d.Err)
+}
+
+func (w writeTracer) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
+
+func (w writeTracer) TraceCopyFromStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceCopyFromStartData) context.Context {
+	return ctx
+}
+
+func (w writeTracer) TraceCopyFromEnd(_ context.Context, _ *pgx.Conn, d pgx.TraceCopyFromEndData) {
+	w.note(d.CommandTag, d.Err)
 }
 
 func (a *analyzer) start() {
@@ -105,7 +149,8 @@ func (a *analyzer) run(ctx context.Context) {
 	}()
 	tick := time.NewTicker(a.every)
 	defer tick.Stop()
-	var lastUse time.Time
+	var lastChange time.Time
+	var rows int64 // changed since the analyzer last woke
 	for {
 		var now time.Time
 		select {
@@ -113,11 +158,17 @@ func (a *analyzer) run(ctx context.Context) {
 			return
 		case now = <-tick.C:
 		}
-		if a.used.Swap(false) {
-			lastUse = now
+		if rows += a.changed.Swap(0); rows >= wakeRows {
+			lastChange, rows = now, 0
 		}
-		if now.Sub(lastUse) > statsLag {
-			continue // idle: nothing changed that was not looked at
+		if now.Sub(lastChange) > statsLag {
+			// Idle: nothing changed that was not looked at, and the
+			// connection is not kept open for nothing.
+			if conn != nil {
+				conn.Close(ctx)
+				conn = nil
+			}
+			continue
 		}
 		// A failure (the server restarting, say) is retried at the next
 		// tick with a new connection; the pool's users meet it too.
@@ -139,6 +190,7 @@ func (a *analyzer) run(ctx context.Context) {
 // leaves a table that autovacuum or another Cairn process is analysing,
 // or that a migration holds, to them.
 func (a *analyzer) analyzeStale(ctx context.Context, conn *pgx.Conn) ([]string, error) {
+	a.looks.Add(1)
 	rows, err := conn.Query(ctx, staleTables)
 	if err != nil {
 		return nil, err

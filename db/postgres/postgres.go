@@ -58,9 +58,9 @@ type Options struct {
 	// pool; Status reads them without changing anything).
 	SkipMigrations bool
 	// AnalyzeEvery, when positive, runs the analyzer (see analyze.go):
-	// while the pool is in use it looks this often for tables that changed
-	// enough since their last ANALYZE and analyses them, so that plans
-	// follow the tables as they grow. DefaultAnalyzeEvery suits a server;
+	// while the pool's statements change rows it looks this often for
+	// tables that changed enough since their last ANALYZE and analyses
+	// them, so that plans follow the tables as they grow. DefaultAnalyzeEvery suits a server;
 	// tests that pin plans on tables without statistics leave it off.
 	AnalyzeEvery time.Duration
 }
