@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/cairnkg/cairn/cypher"
 	"github.com/cairnkg/cairn/graph"
 )
 
@@ -84,6 +85,50 @@ func (t *tx) insertedAll(ctx context.Context, n int, what, userID string, ids, s
 		return conflict(what, ids[0])
 	}
 	return fmt.Errorf("graph/neo4j: insert %ss: %d of %d ids exist already (from %s): %w", what, len(ids)-n, len(ids), ids[0], graph.ErrConflict)
+}
+
+// insertSourced inserts items, each of which comes from a source, with
+// stmt (observations_insert and its kin): one statement per user, in the
+// order of items, whose rows are row's maps, settled by insertedAll. An id
+// given twice is refused before anything runs (see repeated). key gives an
+// item's user, id and source; what names the items in errors.
+func insertSourced[T any](ctx context.Context, t *tx, stmt cypher.Statement, what string, items []T,
+	key func(T) (userID, id, sourceID string), row func(T) (map[string]any, error)) error {
+	ids := make([]string, len(items))
+	for i, x := range items {
+		_, ids[i], _ = key(x)
+	}
+	if id, ok := repeated(ids); ok {
+		return fmt.Errorf("graph/neo4j: insert %ss: %s given twice: %w", what, id, graph.ErrConflict)
+	}
+	for _, group := range groupBy(items, func(x T) string { u, _, _ := key(x); return u }) {
+		userID, _, _ := key(group[0])
+		if err := t.enter(ctx, userID); err != nil {
+			return err
+		}
+		rows := make([]any, len(group))
+		ids, sources := make([]string, len(group)), make([]string, len(group))
+		for i, x := range group {
+			r, err := row(x)
+			if err != nil {
+				return err
+			}
+			rows[i] = r
+			_, ids[i], sources[i] = key(x)
+		}
+		recs, err := t.run(ctx, stmt, cypher.Fill{}, map[string]any{"userId": userID, "rows": rows})
+		if err != nil {
+			return err
+		}
+		n, err := written(recs, stmt.Name())
+		if err != nil {
+			return err
+		}
+		if err := t.insertedAll(ctx, n, what, userID, ids, sources); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // inOrderOf returns the found items in the order of ids, each once, at its

@@ -31,51 +31,17 @@ func (t *tx) InsertObservation(ctx context.Context, o graph.Observation) error {
 // failing the statement, which would end the transaction, and reported as
 // graph.ErrConflict; an id given twice is refused before anything runs.
 func (t *tx) InsertObservations(ctx context.Context, obs []graph.Observation) error {
-	ids := make([]string, len(obs))
-	for i, o := range obs {
-		ids[i] = o.ID
-	}
-	if id, ok := repeated(ids); ok {
-		return fmt.Errorf("graph/neo4j: insert observations: %s given twice: %w", id, graph.ErrConflict)
-	}
-	for _, group := range groupBy(obs, func(o graph.Observation) string { return o.UserID }) {
-		if err := t.insertObservations(ctx, group); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// insertObservations runs observations_insert for obs, all of one user.
-func (t *tx) insertObservations(ctx context.Context, obs []graph.Observation) error {
-	userID := obs[0].UserID
-	if err := t.enter(ctx, userID); err != nil {
-		return err
-	}
-	rows := make([]any, len(obs))
-	ids, sources := make([]string, len(obs)), make([]string, len(obs))
-	for i, o := range obs {
-		fields, err := encodeJSON(o.Fields)
-		if err != nil {
-			return err
-		}
-		rows[i] = map[string]any{
-			"id": o.ID, "entity_id": o.EntityID, "entity_type": o.EntityType,
-			"schema_version": o.SchemaVersion, "source_id": o.SourceID, "observed_at": o.ObservedAt.UTC(),
-			"created_at": o.CreatedAt.UTC(), "specificity_score": o.SpecificityScore,
-			"source_priority": int64(o.SourcePriority), "fields_json": fields, "original_entity_id": o.OriginalEntityID,
-		}
-		ids[i], sources[i] = o.ID, o.SourceID
-	}
-	recs, err := t.run(ctx, observationsInsert, cypher.Fill{}, map[string]any{"userId": userID, "rows": rows})
-	if err != nil {
-		return err
-	}
-	n, err := written(recs, observationsInsert.Name())
-	if err != nil {
-		return err
-	}
-	return t.insertedAll(ctx, n, "observation", userID, ids, sources)
+	return insertSourced(ctx, t, observationsInsert, "observation", obs,
+		func(o graph.Observation) (string, string, string) { return o.UserID, o.ID, o.SourceID },
+		func(o graph.Observation) (map[string]any, error) {
+			fields, err := encodeJSON(o.Fields)
+			return map[string]any{
+				"id": o.ID, "entity_id": o.EntityID, "entity_type": o.EntityType,
+				"schema_version": o.SchemaVersion, "source_id": o.SourceID, "observed_at": o.ObservedAt.UTC(),
+				"created_at": o.CreatedAt.UTC(), "specificity_score": o.SpecificityScore,
+				"source_priority": int64(o.SourcePriority), "fields_json": fields, "original_entity_id": o.OriginalEntityID,
+			}, err
+		})
 }
 
 func (t *tx) Observation(ctx context.Context, userID, id string) (graph.Observation, error) {
@@ -180,49 +146,15 @@ func (t *tx) InsertRawFragment(ctx context.Context, f graph.RawFragment) error {
 // InsertRawFragments implements graph.DriverTx with one raw_fragments_insert
 // per user of fs, settled as InsertObservations settles its inserts.
 func (t *tx) InsertRawFragments(ctx context.Context, fs []graph.RawFragment) error {
-	ids := make([]string, len(fs))
-	for i, f := range fs {
-		ids[i] = f.ID
-	}
-	if id, ok := repeated(ids); ok {
-		return fmt.Errorf("graph/neo4j: insert raw fragments: %s given twice: %w", id, graph.ErrConflict)
-	}
-	for _, group := range groupBy(fs, func(f graph.RawFragment) string { return f.UserID }) {
-		if err := t.insertRawFragments(ctx, group); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// insertRawFragments runs raw_fragments_insert for fs, all of one user.
-func (t *tx) insertRawFragments(ctx context.Context, fs []graph.RawFragment) error {
-	userID := fs[0].UserID
-	if err := t.enter(ctx, userID); err != nil {
-		return err
-	}
-	rows := make([]any, len(fs))
-	ids, sources := make([]string, len(fs)), make([]string, len(fs))
-	for i, f := range fs {
-		val, err := encodeValue(f.Value)
-		if err != nil {
-			return err
-		}
-		rows[i] = map[string]any{
-			"id": f.ID, "source_id": f.SourceID, "entity_id": f.EntityID, "entity_type": f.EntityType,
-			"field": f.Field, "value_json": val, "created_at": f.CreatedAt.UTC(),
-		}
-		ids[i], sources[i] = f.ID, f.SourceID
-	}
-	recs, err := t.run(ctx, rawFragmentsInsert, cypher.Fill{}, map[string]any{"userId": userID, "rows": rows})
-	if err != nil {
-		return err
-	}
-	n, err := written(recs, rawFragmentsInsert.Name())
-	if err != nil {
-		return err
-	}
-	return t.insertedAll(ctx, n, "raw fragment", userID, ids, sources)
+	return insertSourced(ctx, t, rawFragmentsInsert, "raw fragment", fs,
+		func(f graph.RawFragment) (string, string, string) { return f.UserID, f.ID, f.SourceID },
+		func(f graph.RawFragment) (map[string]any, error) {
+			val, err := encodeValue(f.Value)
+			return map[string]any{
+				"id": f.ID, "source_id": f.SourceID, "entity_id": f.EntityID, "entity_type": f.EntityType,
+				"field": f.Field, "value_json": val, "created_at": f.CreatedAt.UTC(),
+			}, err
+		})
 }
 
 // RawFragments implements graph.DriverTx with one raw_fragments_list.

@@ -118,51 +118,16 @@ func (t *tx) Relationships(ctx context.Context, userID string, ids []string) ([]
 // an existing id skipped and reported as graph.ErrConflict, an id given
 // twice refused before anything runs.
 func (t *tx) InsertRelationshipObservations(ctx context.Context, obs []graph.RelationshipObservation) error {
-	ids := make([]string, len(obs))
-	for i, o := range obs {
-		ids[i] = o.ID
-	}
-	if id, ok := repeated(ids); ok {
-		return fmt.Errorf("graph/neo4j: insert relationship observations: %s given twice: %w", id, graph.ErrConflict)
-	}
-	for _, group := range groupBy(obs, func(o graph.RelationshipObservation) string { return o.UserID }) {
-		if err := t.insertRelationshipObservations(ctx, group); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// insertRelationshipObservations runs relationship_observations_insert for
-// obs, all of one user.
-func (t *tx) insertRelationshipObservations(ctx context.Context, obs []graph.RelationshipObservation) error {
-	userID := obs[0].UserID
-	if err := t.enter(ctx, userID); err != nil {
-		return err
-	}
-	rows := make([]any, len(obs))
-	ids, sources := make([]string, len(obs)), make([]string, len(obs))
-	for i, o := range obs {
-		meta, err := encodeJSON(o.Metadata)
-		if err != nil {
-			return err
-		}
-		rows[i] = map[string]any{
-			"id": o.ID, "relationship_id": o.RelationshipID, "source_id": o.SourceID,
-			"observed_at": o.ObservedAt.UTC(), "created_at": o.CreatedAt.UTC(), "specificity_score": o.SpecificityScore,
-			"source_priority": int64(o.SourcePriority), "metadata_json": meta,
-		}
-		ids[i], sources[i] = o.ID, o.SourceID
-	}
-	recs, err := t.run(ctx, relObservationsInsert, cypher.Fill{}, map[string]any{"userId": userID, "rows": rows})
-	if err != nil {
-		return err
-	}
-	n, err := written(recs, relObservationsInsert.Name())
-	if err != nil {
-		return err
-	}
-	return t.insertedAll(ctx, n, "relationship observation", userID, ids, sources)
+	return insertSourced(ctx, t, relObservationsInsert, "relationship observation", obs,
+		func(o graph.RelationshipObservation) (string, string, string) { return o.UserID, o.ID, o.SourceID },
+		func(o graph.RelationshipObservation) (map[string]any, error) {
+			meta, err := encodeJSON(o.Metadata)
+			return map[string]any{
+				"id": o.ID, "relationship_id": o.RelationshipID, "source_id": o.SourceID,
+				"observed_at": o.ObservedAt.UTC(), "created_at": o.CreatedAt.UTC(), "specificity_score": o.SpecificityScore,
+				"source_priority": int64(o.SourcePriority), "metadata_json": meta,
+			}, err
+		})
 }
 
 // RelationshipsObservations implements graph.DriverTx.
