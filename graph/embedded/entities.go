@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/cairnkg/cairn/graph"
+	"github.com/cairnkg/cairn/graph/internal/byid"
 	"github.com/cairnkg/cairn/graph/internal/jsoncodec"
 )
 
@@ -205,7 +206,7 @@ func (t *tx) Entity(ctx context.Context, userID, id string) (graph.Entity, error
 }
 
 func (t *tx) Entities(ctx context.Context, userID string, ids []string) ([]graph.Entity, error) {
-	found := make(map[string]graph.Entity, len(ids))
+	found := make([]graph.Entity, 0, len(ids))
 	// Chunk to stay far below SQLite's limit on bound parameters.
 	for start := 0; start < len(ids); start += 500 {
 		chunk := ids[start:min(start+500, len(ids))]
@@ -220,21 +221,14 @@ func (t *tx) Entities(ctx context.Context, userID string, ids []string) ([]graph
 		}
 		err = eachRow(rows, func(r *sql.Rows) error {
 			e, err := scanEntity(r)
-			found[e.ID] = e
+			found = append(found, e)
 			return err
 		})
 		if err != nil {
 			return nil, wrap("read entities", err)
 		}
 	}
-	out := make([]graph.Entity, 0, len(found))
-	for _, id := range ids {
-		if e, ok := found[id]; ok {
-			out = append(out, e)
-			delete(found, id)
-		}
-	}
-	return out, nil
+	return byid.InOrder(ids, found, func(e graph.Entity) string { return e.ID }), nil
 }
 
 func (t *tx) ListEntities(ctx context.Context, f graph.EntityFilter) ([]graph.Entity, int, error) {

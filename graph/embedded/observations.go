@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/cairnkg/cairn/graph"
+	"github.com/cairnkg/cairn/graph/internal/byid"
 	"github.com/cairnkg/cairn/graph/internal/jsoncodec"
 )
 
@@ -123,7 +124,7 @@ func (t *tx) EntitiesObservations(ctx context.Context, userID string, entityIDs 
 
 // ObservationsByID implements graph.DriverTx.
 func (t *tx) ObservationsByID(ctx context.Context, userID string, ids []string) ([]graph.Observation, error) {
-	found := make(map[string]graph.Observation, len(ids))
+	found := make([]graph.Observation, 0, len(ids))
 	err := chunks(len(ids), 500, func(start, end int) error {
 		// "+user_id" makes SQLite find each id by the primary key rather
 		// than walk the user's rows of an index (see Entities).
@@ -134,22 +135,13 @@ func (t *tx) ObservationsByID(ctx context.Context, userID string, ids []string) 
 			return wrap("read observations", err)
 		}
 		obs, err := collectObservations(rows)
-		for _, o := range obs {
-			found[o.ID] = o
-		}
+		found = append(found, obs...)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	out := make([]graph.Observation, 0, len(found))
-	for _, id := range ids {
-		if o, ok := found[id]; ok {
-			out = append(out, o)
-			delete(found, id)
-		}
-	}
-	return out, nil
+	return byid.InOrder(ids, found, func(o graph.Observation) string { return o.ID }), nil
 }
 
 func (t *tx) ObservationsBySource(ctx context.Context, userID, sourceID string) ([]graph.Observation, error) {

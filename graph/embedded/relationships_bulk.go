@@ -4,8 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"time"
 
 	"github.com/cairnkg/cairn/graph"
+	"github.com/cairnkg/cairn/graph/internal/byid"
 	"github.com/cairnkg/cairn/graph/internal/jsoncodec"
 )
 
@@ -59,7 +61,7 @@ func (t *tx) PutRelationships(ctx context.Context, rs []graph.Relationship) erro
 // Relationships implements graph.DriverTx: every period of the ids, of
 // which it keeps the newest.
 func (t *tx) Relationships(ctx context.Context, userID string, ids []string) ([]graph.Relationship, error) {
-	newest := make(map[string]graph.Relationship, len(ids))
+	var periods []graph.Relationship
 	err := chunks(len(ids), 500, func(start, end int) error {
 		// "+user_id", as in Entities: the primary key finds each id.
 		rows, err := t.query(ctx, `SELECT `+relationshipColumns+` FROM relationships
@@ -69,23 +71,15 @@ func (t *tx) Relationships(ctx context.Context, userID string, ids []string) ([]
 		}
 		return wrap("read relationships", eachRow(rows, func(r *sql.Rows) error {
 			rel, err := scanRelationship(r)
-			if n, ok := newest[rel.ID]; !ok || rel.CreatedAt.After(n.CreatedAt) {
-				newest[rel.ID] = rel
-			}
+			periods = append(periods, rel)
 			return err
 		}))
 	})
 	if err != nil {
 		return nil, err
 	}
-	out := make([]graph.Relationship, 0, len(newest))
-	for _, id := range ids {
-		if r, ok := newest[id]; ok {
-			out = append(out, r)
-			delete(newest, id)
-		}
-	}
-	return out, nil
+	return byid.Newest(ids, periods, func(r graph.Relationship) string { return r.ID },
+		func(r graph.Relationship) time.Time { return r.CreatedAt }), nil
 }
 
 // relationshipObservationInsertColumns is how many parameters one row of

@@ -130,20 +130,3 @@ func insertSourced[T any](ctx context.Context, t *tx, stmt cypher.Statement, wha
 	}
 	return nil
 }
-
-// inOrderOf returns the found items in the order of ids, each once, at its
-// id's first place; ids that found nothing are left out.
-func inOrderOf[T any](ids []string, found []T, id func(T) string) []T {
-	byID := make(map[string]T, len(found))
-	for _, x := range found {
-		byID[id(x)] = x
-	}
-	out := make([]T, 0, len(byID))
-	for _, k := range ids {
-		if x, ok := byID[k]; ok {
-			out = append(out, x)
-			delete(byID, k)
-		}
-	}
-	return out
-}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/cairnkg/cairn/cypher"
 	"github.com/cairnkg/cairn/graph"
+	"github.com/cairnkg/cairn/graph/internal/byid"
 )
 
 var (
@@ -191,7 +192,7 @@ func (t *tx) Entities(ctx context.Context, userID string, ids []string) ([]graph
 	if err != nil {
 		return nil, err
 	}
-	return inOrderOf(ids, found, func(e graph.Entity) string { return e.ID }), nil
+	return byid.InOrder(ids, found, func(e graph.Entity) string { return e.ID }), nil
 }
 
 // entityFilterParams are the parameters entity_count, entity_list and

@@ -5,6 +5,7 @@ import (
 
 	"github.com/cairnkg/cairn/cypher"
 	"github.com/cairnkg/cairn/graph"
+	"github.com/cairnkg/cairn/graph/internal/byid"
 )
 
 var _ graph.Exporter = (*tx)(nil)
@@ -110,7 +111,7 @@ func (t *tx) RawFragmentsByID(ctx context.Context, userID string, ids []string) 
 	if err != nil {
 		return nil, err
 	}
-	return inOrderOf(ids, found, func(f graph.RawFragment) string { return f.ID }), nil
+	return byid.InOrder(ids, found, func(f graph.RawFragment) string { return f.ID }), nil
 }
 
 // RelationshipPeriodsAfter implements graph.Exporter with one

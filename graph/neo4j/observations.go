@@ -6,6 +6,7 @@ import (
 
 	"github.com/cairnkg/cairn/cypher"
 	"github.com/cairnkg/cairn/graph"
+	"github.com/cairnkg/cairn/graph/internal/byid"
 )
 
 var (
@@ -104,7 +105,7 @@ func (t *tx) ObservationsByID(ctx context.Context, userID string, ids []string) 
 	if err != nil {
 		return nil, err
 	}
-	return inOrderOf(ids, found, func(o graph.Observation) string { return o.ID }), nil
+	return byid.InOrder(ids, found, func(o graph.Observation) string { return o.ID }), nil
 }
 
 func (t *tx) ObservationsBySource(ctx context.Context, userID, sourceID string) ([]graph.Observation, error) {

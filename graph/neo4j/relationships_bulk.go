@@ -7,6 +7,7 @@ import (
 
 	"github.com/cairnkg/cairn/cypher"
 	"github.com/cairnkg/cairn/graph"
+	"github.com/cairnkg/cairn/graph/internal/byid"
 )
 
 var (
@@ -97,20 +98,8 @@ func (t *tx) Relationships(ctx context.Context, userID string, ids []string) ([]
 	if err != nil {
 		return nil, err
 	}
-	newest := make(map[string]graph.Relationship, len(periods))
-	for _, r := range periods {
-		if n, ok := newest[r.ID]; !ok || r.CreatedAt.After(n.CreatedAt) {
-			newest[r.ID] = r
-		}
-	}
-	out := make([]graph.Relationship, 0, len(newest))
-	for _, id := range ids {
-		if r, ok := newest[id]; ok {
-			out = append(out, r)
-			delete(newest, id)
-		}
-	}
-	return out, nil
+	return byid.Newest(ids, periods, func(r graph.Relationship) string { return r.ID },
+		func(r graph.Relationship) time.Time { return r.CreatedAt }), nil
 }
 
 // InsertRelationshipObservations implements graph.DriverTx as

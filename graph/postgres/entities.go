@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cairnkg/cairn/graph"
+	"github.com/cairnkg/cairn/graph/internal/byid"
 	"github.com/cairnkg/cairn/graph/internal/jsoncodec"
 )
 
@@ -217,18 +218,7 @@ func (t *tx) Entities(ctx context.Context, userID string, ids []string) ([]graph
 	if err != nil {
 		return nil, wrap("read entities", err)
 	}
-	found := make(map[string]graph.Entity, len(rows))
-	for _, e := range rows {
-		found[e.ID] = e
-	}
-	out := make([]graph.Entity, 0, len(found))
-	for _, id := range ids {
-		if e, ok := found[id]; ok {
-			out = append(out, e)
-			delete(found, id)
-		}
-	}
-	return out, nil
+	return byid.InOrder(ids, rows, func(e graph.Entity) string { return e.ID }), nil
 }
 
 func (t *tx) ListEntities(ctx context.Context, f graph.EntityFilter) ([]graph.Entity, int, error) {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/cairnkg/cairn/graph"
+	"github.com/cairnkg/cairn/graph/internal/byid"
 	"github.com/cairnkg/cairn/graph/internal/jsoncodec"
 )
 
@@ -119,18 +120,7 @@ func (t *tx) ObservationsByID(ctx context.Context, userID string, ids []string) 
 	if err != nil {
 		return nil, wrap("read observations", err)
 	}
-	found := make(map[string]graph.Observation, len(rows))
-	for _, o := range rows {
-		found[o.ID] = o
-	}
-	out := make([]graph.Observation, 0, len(found))
-	for _, id := range ids {
-		if o, ok := found[id]; ok {
-			out = append(out, o)
-			delete(found, id)
-		}
-	}
-	return out, nil
+	return byid.InOrder(ids, rows, func(o graph.Observation) string { return o.ID }), nil
 }
 
 func (t *tx) ObservationsBySource(ctx context.Context, userID, sourceID string) ([]graph.Observation, error) {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cairnkg/cairn/graph"
+	"github.com/cairnkg/cairn/graph/internal/byid"
 	"github.com/cairnkg/cairn/graph/internal/jsoncodec"
 )
 
@@ -76,18 +77,7 @@ func (t *tx) Relationships(ctx context.Context, userID string, ids []string) ([]
 	if err != nil {
 		return nil, wrap("read relationships", err)
 	}
-	found := make(map[string]graph.Relationship, len(rows))
-	for _, r := range rows {
-		found[r.ID] = r
-	}
-	out := make([]graph.Relationship, 0, len(found))
-	for _, id := range ids {
-		if r, ok := found[id]; ok {
-			out = append(out, r)
-			delete(found, id)
-		}
-	}
-	return out, nil
+	return byid.InOrder(ids, rows, func(r graph.Relationship) string { return r.ID }), nil
 }
 
 // InsertRelationshipObservations implements graph.DriverTx as
