@@ -11,33 +11,9 @@ import (
 	"github.com/cairnkg/cairn/graph/internal/jsoncodec"
 )
 
+// PutRelationship implements graph.DriverTx as PutRelationships of one.
 func (t *tx) PutRelationship(ctx context.Context, r graph.Relationship) error {
-	meta, err := jsoncodec.Encode(orEmpty(r.Metadata))
-	if err != nil {
-		return err
-	}
-	prov, err := jsoncodec.Encode(orEmptyStrings(r.Provenance))
-	if err != nil {
-		return err
-	}
-	_, err = t.exec(ctx, `INSERT INTO relationships
-		(id, user_id, relationship_type, source_entity_id, target_entity_id, source_type, target_type,
-		 metadata, provenance, observation_count, created_at, last_observation_at, ended_at)
-		VALUES ($1, $2, $3, $4, $5,
-		  (SELECT entity_type FROM entities WHERE id = $4 AND user_id = $2),
-		  (SELECT entity_type FROM entities WHERE id = $5 AND user_id = $2),
-		  $6, $7, $8, $9, $10, $11)
-		ON CONFLICT (id, created_at) DO UPDATE SET
-		  metadata = excluded.metadata, provenance = excluded.provenance,
-		  observation_count = excluded.observation_count,
-		  last_observation_at = excluded.last_observation_at, ended_at = excluded.ended_at
-		WHERE relationships.user_id = excluded.user_id`,
-		r.ID, r.UserID, r.Type, r.SourceEntityID, r.TargetEntityID, meta, prov,
-		r.ObservationCount, micros(r.CreatedAt), micros(r.LastObservationAt), nullMicros(r.EndedAt))
-	if isNotNullViolation(err) {
-		return fmt.Errorf("graph/embedded: put relationship %s: an endpoint is not an entity of the user: %w", r.ID, graph.ErrNotFound)
-	}
-	return wrap("put relationship", err)
+	return t.PutRelationships(ctx, []graph.Relationship{r})
 }
 
 const relationshipColumns = `id, user_id, relationship_type, source_entity_id, target_entity_id, metadata, provenance,

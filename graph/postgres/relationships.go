@@ -10,42 +10,9 @@ import (
 	"github.com/cairnkg/cairn/graph/internal/jsoncodec"
 )
 
+// PutRelationship implements graph.DriverTx as PutRelationships of one.
 func (t *tx) PutRelationship(ctx context.Context, r graph.Relationship) error {
-	if err := t.enter(ctx, r.UserID); err != nil {
-		return err
-	}
-	meta, err := jsoncodec.Encode(orEmpty(r.Metadata))
-	if err != nil {
-		return err
-	}
-	prov, err := jsoncodec.Encode(orEmptyStrings(r.Provenance))
-	if err != nil {
-		return err
-	}
-	// Selecting the endpoints' types from entities both copies them onto
-	// the edge and checks that both endpoints are entities of the user: no
-	// row means one is missing.
-	tag, err := t.tx.Exec(ctx, `INSERT INTO relationships
-		(id, user_id, relationship_type, source_entity_id, target_entity_id, source_type, target_type,
-		 metadata, provenance, observation_count, created_at, last_observation_at, ended_at)
-		SELECT $1::text, $2::text, $3::text, $4::text, $5::text, s.entity_type, d.entity_type,
-		  $6::jsonb, $7::jsonb, $8::integer, $9::timestamptz, $10::timestamptz, $11::timestamptz
-		FROM entities s, entities d
-		WHERE s.user_id = $2 AND s.id = $4 AND d.user_id = $2 AND d.id = $5
-		ON CONFLICT (id, created_at) DO UPDATE SET
-		  metadata = excluded.metadata, provenance = excluded.provenance,
-		  observation_count = excluded.observation_count,
-		  last_observation_at = excluded.last_observation_at, ended_at = excluded.ended_at
-		WHERE relationships.user_id = excluded.user_id`,
-		r.ID, r.UserID, r.Type, r.SourceEntityID, r.TargetEntityID, meta, prov,
-		r.ObservationCount, r.CreatedAt, r.LastObservationAt, nullTime(r.EndedAt))
-	if err != nil {
-		return wrap("put relationship", err)
-	}
-	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("graph/postgres: put relationship %s: an endpoint is not an entity of the user: %w", r.ID, graph.ErrNotFound)
-	}
-	return nil
+	return t.PutRelationships(ctx, []graph.Relationship{r})
 }
 
 const relationshipColumns = `r.id, r.user_id, r.relationship_type, r.source_entity_id, r.target_entity_id, r.metadata::text,

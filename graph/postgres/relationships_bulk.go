@@ -11,9 +11,9 @@ import (
 )
 
 // PutRelationships implements graph.DriverTx: one upsert from arrays, whose
-// join with entities (as in PutRelationship) copies the endpoints' types
-// and drops a row whose endpoint is not an entity of its user: fewer rows
-// than relationships means one was.
+// join with entities copies the endpoints' types onto the edges and drops
+// a row whose endpoint is not an entity of its user: fewer rows than
+// relationships means one was.
 func (t *tx) PutRelationships(ctx context.Context, rs []graph.Relationship) error {
 	if len(rs) == 0 {
 		return nil
@@ -60,8 +60,11 @@ func (t *tx) PutRelationships(ctx context.Context, rs []graph.Relationship) erro
 		return wrap("put relationships", err)
 	}
 	if got := int(tag.RowsAffected()); got < n {
-		return fmt.Errorf("graph/postgres: put relationships: %d of %d (from %s) have an endpoint that is not an entity of the user: %w",
-			n-got, n, ids[0], graph.ErrNotFound)
+		which := ids[0]
+		if n > 1 {
+			which = fmt.Sprintf("%d of %d (from %s)", n-got, n, ids[0])
+		}
+		return fmt.Errorf("graph/postgres: put relationships %s: an endpoint is not an entity of the user: %w", which, graph.ErrNotFound)
 	}
 	return nil
 }
