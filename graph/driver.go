@@ -202,6 +202,10 @@ type EntityStat struct {
 	ObservationCount  int
 	LastObservationAt time.Time
 	MergedInto        string // empty unless merged
+	// TextSig is the signature of the entity's text as it was written
+	// (EntityTextSig), when EntityFilter.TextSigs asked for it; nil
+	// otherwise, or when the driver keeps none for the entity.
+	TextSig TextSig
 	// Degrees counts the live relationships at either end of which the
 	// entity is, by the type of the entity at the other end (a
 	// relationship from an entity to itself counts at both ends); nil

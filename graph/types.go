@@ -136,6 +136,10 @@ type EntityFilter struct {
 	Types         []string
 	IncludeMerged bool
 	Page          Page
+	// TextSigs asks ListEntityStats for each entity's TextSig, which it
+	// leaves nil otherwise (66 bytes an entity that a caller without a
+	// word to look for has no use for). ListEntities ignores it.
+	TextSigs bool
 }
 
 // TimelineFilter selects timeline events for ListTimelineEvents.

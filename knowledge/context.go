@@ -226,7 +226,7 @@ func (s *Service) contextGraph(ctx context.Context, c Caller, topic string, topi
 		if err != nil {
 			return err
 		}
-		counts, stats, err := contextStats(ctx, tx, c, set.Types(), MaxContextCandidates)
+		counts, stats, err := contextStats(ctx, tx, c, set.Types(), MaxContextCandidates, topic != "")
 		if err != nil {
 			return err
 		}
@@ -287,8 +287,10 @@ func (s *Service) contextGraph(ctx context.Context, c Caller, topic string, topi
 // consent filters the types here; otherwise the counts are read apart and
 // the list is filtered by the readable types in the backend, as a user
 // with more entities than are ranked needs (one read more for those).
-func contextStats(ctx context.Context, tx *graph.Tx, c Caller, schemaTypes []string, limit int) (map[string]int, []graph.EntityStat, error) {
-	all, err := tx.ListEntityStats(ctx, graph.EntityFilter{UserID: c.UserID, Page: graph.Page{Limit: limit}})
+// textSigs asks for the entities' text signatures (a topic's keyword
+// scan uses them).
+func contextStats(ctx context.Context, tx *graph.Tx, c Caller, schemaTypes []string, limit int, textSigs bool) (map[string]int, []graph.EntityStat, error) {
+	all, err := tx.ListEntityStats(ctx, graph.EntityFilter{UserID: c.UserID, Page: graph.Page{Limit: limit}, TextSigs: textSigs})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -322,7 +324,7 @@ func contextStats(ctx context.Context, tx *graph.Tx, c Caller, schemaTypes []str
 			readable = append(readable, t)
 		}
 	}
-	stats, err := tx.ListEntityStats(ctx, graph.EntityFilter{UserID: c.UserID, Types: readable, Page: graph.Page{Limit: limit}})
+	stats, err := tx.ListEntityStats(ctx, graph.EntityFilter{UserID: c.UserID, Types: readable, Page: graph.Page{Limit: limit}, TextSigs: textSigs})
 	return counts, stats, err
 }
 

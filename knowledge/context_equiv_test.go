@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	gocmp "github.com/google/go-cmp/cmp"
 
@@ -502,7 +503,7 @@ func TestContextStatsPaths(t *testing.T) {
 					var r result
 					err := g.View(t.Context(), func(tx *graph.Tx) error {
 						var err error
-						r.Counts, r.Stats, err = contextStats(t.Context(), tx, c, []string{"company", "unused"}, limit)
+						r.Counts, r.Stats, err = contextStats(t.Context(), tx, c, []string{"company", "unused"}, limit, true)
 						return err
 					})
 					if err != nil {
@@ -587,5 +588,42 @@ func randomGraph(t *testing.T, g *graph.Store, rnd *rand.Rand, user string, n in
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestTextSigCoversEntityText: the text signature the drivers keep
+// (graph.EntityTextSig) never rules out a word that the keyword scan of
+// topicCandidates would find in the entity's text, which is entityText's
+// (cut at maxEntityText, numbers as scalarText writes them) rather than
+// the signature's own.
+func TestTextSigCoversEntityText(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(3, 9))
+	pieces := []string{"Rocket", "launch", "ZÜRICH", "café", "İstanbul", "KELVIN", "straße", "ΣΑΣ", "42", "x_y", "<b>", "a\nb", "ﬁle", "\xff\xfe"}
+	text := func() string {
+		var b strings.Builder
+		for range 1 + rnd.IntN(40) {
+			b.WriteString(pieces[rnd.IntN(len(pieces))])
+			b.WriteString([]string{"", " ", "-", "_", "; "}[rnd.IntN(5)])
+		}
+		return b.String()
+	}
+	for range 2000 {
+		snap := map[string]any{"a": text(), "b": json.Number(fmt.Sprint(rnd.IntN(1e6))), "c": float64(rnd.IntN(1e9)) * 1e15,
+			"d": rnd.IntN(100), "e": nil, "f": true, "g": []any{"hidden"}}
+		if rnd.IntN(2) == 0 {
+			snap["h"] = text()
+		}
+		e := graph.Entity{Type: []string{"space_probe", "person", "Ünit"}[rnd.IntN(3)], CanonicalName: text(), Snapshot: snap}
+		sig := graph.EntityTextSig(e)
+		lower := strings.ToLower(entityText(e))
+		for _, w := range strings.FieldsFunc(lower, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+			for i := range w {
+				for j := i + 3; j <= len(w); j++ {
+					if sub := w[i:j]; utf8.ValidString(sub) && !sig.MayContain(sub) {
+						t.Fatalf("the signature rules out %q, which the text %q holds", sub, lower)
+					}
+				}
+			}
+		}
 	}
 }

@@ -415,30 +415,39 @@ func (r *ranking) topicCandidates(ctx context.Context, tx *graph.Tx, topic strin
 }
 
 // readScreened reads the snapshots of those of the candidates idx that
-// may contain one of words and returns which they are. While screening
-// pays (the last screen kept at most half of its batch), the backend
-// first tells which cannot (graph.Tx.ScreenEntityText), without their
-// snapshots being read and decoded, which is most of what a keyword scan
-// costs when few entities hold the words; once most do, the batch is read
-// whole, since a screen would read each row twice. Which entities are
-// read changes nothing else: the decoded text decides.
+// may contain one of words and returns which they are. First the text
+// signatures read with the statistics (graph.TextSig) rule out those that
+// cannot, which costs nothing more than the read that listed them. Then,
+// while screening pays (the last screen kept at most half of its batch),
+// the backend tells which of the others cannot either
+// (graph.Tx.ScreenEntityText: entities written before signatures were
+// kept, and signatures' false yeses), without their snapshots being read
+// and decoded, which is most of what a keyword scan costs when few
+// entities hold the words; once most do, the batch is read whole, since a
+// screen would read each row twice. Which entities are read changes
+// nothing else: the decoded text decides.
 func (r *ranking) readScreened(ctx context.Context, tx *graph.Tx, idx []int, words []string, screen *bool) (map[int]bool, error) {
-	maybe := idx
-	if *screen {
-		ids := make([]string, len(idx))
-		at := make(map[string]int, len(idx))
-		for k, i := range idx {
+	maybe := make([]int, 0, len(idx))
+	for _, i := range idx {
+		if r.stats[i].TextSig.MayContainAny(words) {
+			maybe = append(maybe, i)
+		}
+	}
+	if *screen && len(maybe) > 0 {
+		ids := make([]string, len(maybe))
+		at := make(map[string]int, len(maybe))
+		for k, i := range maybe {
 			ids[k], at[r.stats[i].ID] = r.stats[i].ID, i
 		}
 		kept, err := tx.ScreenEntityText(ctx, r.userID, ids, words)
 		if err != nil {
 			return nil, err
 		}
+		*screen = 2*len(kept) <= len(maybe)
 		maybe = make([]int, len(kept))
 		for k, id := range kept {
 			maybe[k] = at[id]
 		}
-		*screen = 2*len(kept) <= len(idx)
 	}
 	if err := r.read(ctx, tx, maybe); err != nil {
 		return nil, err

@@ -6,7 +6,8 @@
 // properties (scalars and lists of one scalar type), without the names of
 // the fields below; snapshot_json stays the whole truth. search_name and
 // search_text are the words entity search matches (graph.SearchText), for
-// the full-text index entity_search. SET e = … drops
+// the full-text index entity_search; text_sig is its graph.TextSig, which
+// entity_stats_list returns. SET e = … drops
 // the properties of fields the snapshot no longer has. An entity of the
 // same id but another user is left alone and not counted: fewer written
 // than rows is a conflict. Then the observations recorded for each entity
@@ -34,6 +35,7 @@ SET e = row.snapshot_props,
     e.computed_at = row.computed_at,
     e.merged_into = row.merged_into,
     e.merged_at = row.merged_at,
+    e.text_sig = row.text_sig,
     e:__LABEL__
 WITH e
 OPTIONAL MATCH (o:Observation {user_id: $userId, entity_id: e.id})

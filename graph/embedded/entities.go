@@ -137,7 +137,7 @@ func (t *tx) PutEntity(ctx context.Context, e graph.Entity) error {
 }
 
 // entityPutColumns is how many parameters one row of PutEntities takes.
-const entityPutColumns = 13
+const entityPutColumns = 14
 
 // PutEntities implements graph.DriverTx: one multi-row upsert per chunk.
 func (t *tx) PutEntities(ctx context.Context, es []graph.Entity) error {
@@ -157,18 +157,20 @@ func (t *tx) PutEntities(ctx context.Context, es []graph.Entity) error {
 				mergedInto = e.MergedInto
 			}
 			args = append(args, e.ID, e.UserID, e.Type, e.CanonicalName, e.SchemaVersion, snap, prov, e.ObservationCount,
-				micros(e.LastObservationAt), micros(e.CreatedAt), micros(e.ComputedAt), mergedInto, nullMicros(e.MergedAt))
+				micros(e.LastObservationAt), micros(e.CreatedAt), micros(e.ComputedAt), mergedInto, nullMicros(e.MergedAt),
+				[]byte(graph.EntityTextSig(e)))
 		}
 		_, err := t.exec(ctx, `INSERT INTO entities
 		(id, user_id, entity_type, canonical_name, schema_version, snapshot, provenance, observation_count,
-		 last_observation_at, created_at, computed_at, merged_into, merged_at)
+		 last_observation_at, created_at, computed_at, merged_into, merged_at, text_sig)
 		VALUES `+valueRows(end-start, entityPutColumns)+`
 		ON CONFLICT (id) DO UPDATE SET
 		  entity_type = excluded.entity_type, canonical_name = excluded.canonical_name,
 		  schema_version = excluded.schema_version, snapshot = excluded.snapshot,
 		  provenance = excluded.provenance, observation_count = excluded.observation_count,
 		  last_observation_at = excluded.last_observation_at, created_at = excluded.created_at,
-		  computed_at = excluded.computed_at, merged_into = excluded.merged_into, merged_at = excluded.merged_at
+		  computed_at = excluded.computed_at, merged_into = excluded.merged_into, merged_at = excluded.merged_at,
+		  text_sig = excluded.text_sig
 		WHERE entities.user_id = excluded.user_id`, args...)
 		return wrap("put entities", err)
 	})
@@ -278,10 +280,14 @@ func (t *tx) ListEntityStats(ctx context.Context, f graph.EntityFilter) ([]graph
 		args = append(args, anySlice(f.Types)...)
 	}
 	args = append(args, limitOr(f.Page, 100), f.Page.Offset)
-	// entities_user_stats (migration 007) covers this query: SQLite walks
-	// it in this order and never reads the rows, whose snapshots come
-	// before observation_count and merged_into.
-	rows, err := t.query(ctx, `SELECT id, entity_type, canonical_name, observation_count, last_observation_at, merged_into
+	sig := "NULL"
+	if f.TextSigs {
+		sig = "text_sig"
+	}
+	// entities_user_stats (migrations 007 and 016) covers this query:
+	// SQLite walks it in this order and never reads the rows, whose
+	// snapshots come before observation_count and merged_into.
+	rows, err := t.query(ctx, `SELECT id, entity_type, canonical_name, observation_count, last_observation_at, merged_into, `+sig+`
 		FROM entities WHERE `+strings.Join(where, " AND ")+`
 		ORDER BY last_observation_at DESC, id ASC LIMIT $`+fmt.Sprint(len(args)-1)+` OFFSET $`+fmt.Sprint(len(args)), args...)
 	if err != nil {
@@ -292,8 +298,12 @@ func (t *tx) ListEntityStats(ctx context.Context, f graph.EntityFilter) ([]graph
 		var e graph.EntityStat
 		var last int64
 		var mergedInto sql.NullString
-		err := r.Scan(&e.ID, &e.Type, &e.CanonicalName, &e.ObservationCount, &last, &mergedInto)
+		var sig []byte
+		err := r.Scan(&e.ID, &e.Type, &e.CanonicalName, &e.ObservationCount, &last, &mergedInto, &sig)
 		e.LastObservationAt, e.MergedInto = fromMicros(last), mergedInto.String
+		if len(sig) > 0 {
+			e.TextSig = sig
+		}
 		out = append(out, e)
 		return err
 	})

@@ -2,6 +2,7 @@ package graphtest
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/cairnkg/cairn/graph"
@@ -26,6 +27,8 @@ func testListEntityStats(t *testing.T, newStore Harness) {
 		"MiddlePage":          {Page: graph.Page{Limit: 2, Offset: 1}},
 		"PastTheEnd":          {Page: graph.Page{Limit: 2, Offset: 9}},
 		"OffsetOnly":          {Page: graph.Page{Offset: 3}},
+		"TextSigs":            {TextSigs: true},
+		"TextSigsOfAPage":     {Types: []string{"person"}, IncludeMerged: true, TextSigs: true, Page: graph.Page{Limit: 2, Offset: 1}},
 	}
 	for name, f := range filters {
 		t.Run(name, func(t *testing.T) {
@@ -37,10 +40,14 @@ func testListEntityStats(t *testing.T, newStore Harness) {
 					return nil, err
 				}
 				for _, e := range ents {
-					want = append(want, graph.EntityStat{
+					st := graph.EntityStat{
 						ID: e.ID, Type: e.Type, CanonicalName: e.CanonicalName, ObservationCount: e.ObservationCount,
 						LastObservationAt: e.LastObservationAt, MergedInto: e.MergedInto,
-					})
+					}
+					if f.TextSigs {
+						st.TextSig = graph.EntityTextSig(e)
+					}
+					want = append(want, st)
 				}
 				return tx.ListEntityStats(ctx, f)
 			})
@@ -49,7 +56,7 @@ func testListEntityStats(t *testing.T, newStore Harness) {
 	}
 	t.Run("Values", func(t *testing.T) {
 		got := view(t, s, func(ctx context.Context, tx *graph.Tx) ([]graph.EntityStat, error) {
-			return tx.ListEntityStats(ctx, graph.EntityFilter{UserID: alice, Types: []string{"person"}, IncludeMerged: true})
+			return tx.ListEntityStats(ctx, graph.EntityFilter{UserID: alice, Types: []string{"person"}, IncludeMerged: true, TextSigs: true})
 		})
 		want := []graph.EntityStat{}
 		for _, e := range []graph.Entity{
@@ -58,7 +65,7 @@ func testListEntityStats(t *testing.T, newStore Harness) {
 			newEntity(alice, "ent_alice_2", "person", at(epoch, 3)),
 		} {
 			want = append(want, graph.EntityStat{ID: e.ID, Type: e.Type, CanonicalName: e.CanonicalName,
-				ObservationCount: e.ObservationCount, LastObservationAt: e.LastObservationAt})
+				ObservationCount: e.ObservationCount, LastObservationAt: e.LastObservationAt, TextSig: graph.EntityTextSig(e)})
 		}
 		want[0].MergedInto = "ent_alice_1"
 		diff(t, "ListEntityStats of persons", want, got)
@@ -108,6 +115,25 @@ func testListEntityStats(t *testing.T, newStore Harness) {
 		})
 		if len(other) != 0 {
 			t.Errorf("bob sees %d entity stats of alice's graph", len(other))
+		}
+	})
+	t.Run("TextSig", func(t *testing.T) {
+		// The signature is the written text's, replaced with it.
+		s := newStore(t)
+		e := newEntity(alice, "ent_alice_sig", "space_probe", epoch)
+		e.Snapshot = map[string]any{"mission": "Rocket launch", "stage": json.Number("2")}
+		putEntities(t, s, e)
+		e.Snapshot = map[string]any{"mission": "Orbital survey", "mass": json.Number("1e21"), "tags": []any{"x"}}
+		putEntities(t, s, e)
+		got := view(t, s, func(ctx context.Context, tx *graph.Tx) ([]graph.EntityStat, error) {
+			return tx.ListEntityStats(ctx, graph.EntityFilter{UserID: alice, TextSigs: true})
+		})
+		if len(got) != 1 {
+			t.Fatalf("%d entity stats, want 1", len(got))
+		}
+		diff(t, "text signature", graph.EntityTextSig(e), got[0].TextSig)
+		if sig := got[0].TextSig; !sig.MayContain("orbital") || sig.MayContain("rocket") {
+			t.Errorf("the signature is not the entity's new text's")
 		}
 	})
 	t.Run("OtherUser", func(t *testing.T) {

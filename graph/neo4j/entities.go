@@ -82,7 +82,7 @@ func (t *tx) source(ctx context.Context, st cypher.Statement, params map[string]
 var entityProps = map[string]bool{
 	"id": true, "user_id": true, "entity_type": true, "canonical_name": true, "search_name": true, "search_text": true, "schema_version": true,
 	"snapshot_json": true, "provenance_json": true, "observation_count": true, "last_observation_at": true,
-	"created_at": true, "computed_at": true, "merged_into": true, "merged_at": true,
+	"created_at": true, "computed_at": true, "merged_into": true, "merged_at": true, "text_sig": true,
 }
 
 // entityPutRow is the row of $rows in entities_put for e.
@@ -104,6 +104,7 @@ func entityPutRow(e graph.Entity) (map[string]any, error) {
 		"observation_count": int64(e.ObservationCount), "last_observation_at": e.LastObservationAt.UTC(),
 		"created_at": e.CreatedAt.UTC(), "computed_at": e.ComputedAt.UTC(),
 		"merged_into": nullString(e.MergedInto), "merged_at": nullTime(e.MergedAt),
+		"text_sig": nullBytes(graph.EntityTextSig(e)),
 	}, nil
 }
 
@@ -239,7 +240,9 @@ func (t *tx) ListEntityStats(ctx context.Context, f graph.EntityFilter) ([]graph
 	if f.Types != nil && len(f.Types) == 0 {
 		return []graph.EntityStat{}, nil
 	}
-	rows, err := t.run(ctx, entityStatsList, cypher.Fill{}, entityFilterParams(f))
+	params := entityFilterParams(f)
+	params["textSigs"] = f.TextSigs
+	rows, err := t.run(ctx, entityStatsList, cypher.Fill{}, params)
 	if err != nil {
 		return nil, err
 	}

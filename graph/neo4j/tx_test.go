@@ -1,6 +1,7 @@
 package neo4j
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -271,6 +272,15 @@ func TestPutEntityParams(t *testing.T) {
 	if err := json.Unmarshal([]byte(row["snapshot_json"].(string)), &snap); err != nil || snap["id"] != "spoofed" {
 		t.Errorf("snapshot_json = %v (%v): the whole snapshot belongs there", row["snapshot_json"], err)
 	}
+	if d := cmp.Diff([]byte(graph.EntityTextSig(e)), row["text_sig"]); d != "" {
+		t.Errorf("text_sig (-want +got):\n%s", d)
+	}
+	// A snapshot it cannot summarise has a signature too, one that says
+	// nothing.
+	e.Snapshot = map[string]any{"tags": []string{"a"}}
+	if row, err := entityPutRow(e); err != nil || !bytes.Equal(row["text_sig"].([]byte), graph.EntityTextSig(e)) {
+		t.Errorf("text_sig of an entity without a signature = %v (%v), want %v", row["text_sig"], err, graph.EntityTextSig(e))
+	}
 }
 
 func TestPutEntityOfAnotherUser(t *testing.T) {
@@ -539,5 +549,34 @@ func TestEntityStatDegrees(t *testing.T) {
 	got, _ = toEntityStat(map[string]any{"id": "ent_1", "neighbour_types": []any{}})
 	if got.Degrees != nil {
 		t.Errorf("degrees without neighbours = %v, want nil", got.Degrees)
+	}
+}
+
+func TestEntityStatTextSig(t *testing.T) {
+	sig := graph.EntityTextSig(graph.Entity{Type: "person", CanonicalName: "Ada"})
+	got, err := toEntityStat(map[string]any{"id": "ent_1", "text_sig": []byte(sig)})
+	if err != nil || !bytes.Equal(got.TextSig, sig) {
+		t.Errorf("TextSig = %v (%v), want %v", got.TextSig, err, sig)
+	}
+	if got, err := toEntityStat(map[string]any{"id": "ent_1", "text_sig": nil}); err != nil || got.TextSig != nil {
+		t.Errorf("TextSig without the property = %v (%v), want nil", got.TextSig, err)
+	}
+	if _, err := toEntityStat(map[string]any{"id": "ent_1", "text_sig": "abc"}); err == nil {
+		t.Error("a text_sig that is not a byte array was taken")
+	}
+}
+
+func TestListEntityStatsAsksForTextSigs(t *testing.T) {
+	sig := []byte(graph.EntityTextSig(graph.Entity{Type: "person", CanonicalName: "Ada"}))
+	for _, want := range []bool{false, true} {
+		f := (&fakeRunner{}).reply("entity_stats_list", map[string]any{"id": "ent_1", "text_sig": sig})
+		tx := &tx{r: f}
+		got, err := tx.ListEntityStats(t.Context(), graph.EntityFilter{UserID: "alice", TextSigs: want})
+		if err != nil || len(got) != 1 || !bytes.Equal(got[0].TextSig, sig) {
+			t.Fatalf("ListEntityStats = %+v, %v", got, err)
+		}
+		if p := f.last(t, "entity_stats_list").params["textSigs"]; p != want {
+			t.Errorf("textSigs = %v, want %v", p, want)
+		}
 	}
 }

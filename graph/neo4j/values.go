@@ -57,6 +57,19 @@ func (r *record) int64(key string) int64 {
 
 func (r *record) int(key string) int { return int(r.int64(key)) }
 
+// bytes returns a byte array field; nil reads as nil.
+func (r *record) bytes(key string) []byte {
+	switch v := r.m[key].(type) {
+	case nil:
+		return nil
+	case []byte:
+		return v
+	default:
+		r.fail(key, v, "a byte array")
+		return nil
+	}
+}
+
 // float returns a float field; an integer is taken too, and nil is 0.
 func (r *record) float(key string) float64 {
 	switch v := r.m[key].(type) {
@@ -198,6 +211,9 @@ func toEntityStat(m map[string]any) (graph.EntityStat, error) {
 		ID: r.str("id"), Type: r.str("entity_type"), CanonicalName: r.str("canonical_name"),
 		ObservationCount: r.int("observation_count"), LastObservationAt: r.time("last_observation_at"),
 		MergedInto: r.str("merged_into"),
+	}
+	if sig := r.bytes("text_sig"); len(sig) > 0 {
+		e.TextSig = sig
 	}
 	for _, typ := range r.strings("neighbour_types") {
 		if e.Degrees == nil {
@@ -394,6 +410,14 @@ func nullString(s string) any {
 		return nil
 	}
 	return s
+}
+
+// nullBytes is b as a byte array, or nil when it is empty.
+func nullBytes(b []byte) any {
+	if len(b) == 0 {
+		return nil
+	}
+	return b
 }
 
 // nullTime is t in UTC, or nil when it is zero.

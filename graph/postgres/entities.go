@@ -136,6 +136,7 @@ func (t *tx) PutEntities(ctx context.Context, es []graph.Entity) error {
 		last, created, computed                          = make([]time.Time, n), make([]time.Time, n), make([]time.Time, n)
 		mergedInto                                       = make([]*string, n)
 		mergedAt                                         = make([]*time.Time, n)
+		sigs                                             = make([][]byte, n)
 	)
 	for i, e := range es {
 		if err := t.enter(ctx, e.UserID); err != nil {
@@ -155,22 +156,24 @@ func (t *tx) PutEntities(ctx context.Context, es []graph.Entity) error {
 			mergedInto[i] = &es[i].MergedInto
 		}
 		mergedAt[i] = nullTime(e.MergedAt)
+		sigs[i] = graph.EntityTextSig(e)
 	}
 	_, err := t.tx.Exec(ctx, `INSERT INTO entities
 		(id, user_id, entity_type, canonical_name, schema_version, snapshot, provenance, observation_count,
-		 last_observation_at, created_at, computed_at, merged_into, merged_at)
-		SELECT id, u, typ, name, ver, snap::jsonb, prov::jsonb, n, last, created, computed, mi, ma
+		 last_observation_at, created_at, computed_at, merged_into, merged_at, text_sig)
+		SELECT id, u, typ, name, ver, snap::jsonb, prov::jsonb, n, last, created, computed, mi, ma, sig
 		FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::bigint[],
-			$9::timestamptz[], $10::timestamptz[], $11::timestamptz[], $12::text[], $13::timestamptz[])
-			AS u(id, u, typ, name, ver, snap, prov, n, last, created, computed, mi, ma)
+			$9::timestamptz[], $10::timestamptz[], $11::timestamptz[], $12::text[], $13::timestamptz[], $14::bytea[])
+			AS u(id, u, typ, name, ver, snap, prov, n, last, created, computed, mi, ma, sig)
 		ON CONFLICT (id) DO UPDATE SET
 		  entity_type = excluded.entity_type, canonical_name = excluded.canonical_name,
 		  schema_version = excluded.schema_version, snapshot = excluded.snapshot,
 		  provenance = excluded.provenance, observation_count = excluded.observation_count,
 		  last_observation_at = excluded.last_observation_at, created_at = excluded.created_at,
-		  computed_at = excluded.computed_at, merged_into = excluded.merged_into, merged_at = excluded.merged_at
+		  computed_at = excluded.computed_at, merged_into = excluded.merged_into, merged_at = excluded.merged_at,
+		  text_sig = excluded.text_sig
 		WHERE entities.user_id = excluded.user_id`,
-		ids, users, types, names, versions, snaps, provs, counts, last, created, computed, mergedInto, mergedAt)
+		ids, users, types, names, versions, snaps, provs, counts, last, created, computed, mergedInto, mergedAt, sigs)
 	return wrap("put entities", err)
 }
 
@@ -263,7 +266,11 @@ func (t *tx) ListEntityStats(ctx context.Context, f graph.EntityFilter) ([]graph
 		where = append(where, "entity_type = ANY("+a.add(f.Types)+")")
 	}
 	page := `LIMIT ` + a.add(limitOr(f.Page, 100)) + ` OFFSET ` + a.add(f.Page.Offset)
-	out, err := query(ctx, t, scanEntityStat, `SELECT id, entity_type, canonical_name, observation_count, last_observation_at, merged_into
+	sig := "NULL::bytea"
+	if f.TextSigs {
+		sig = "text_sig"
+	}
+	out, err := query(ctx, t, scanEntityStat, `SELECT id, entity_type, canonical_name, observation_count, last_observation_at, merged_into, `+sig+`
 		FROM entities WHERE `+strings.Join(where, " AND ")+`
 		ORDER BY last_observation_at DESC, id ASC `+page, a...)
 	if err != nil {
@@ -327,8 +334,12 @@ func (t *tx) addDegrees(ctx context.Context, userID string, stats []graph.Entity
 func scanEntityStat(row rowScanner) (graph.EntityStat, error) {
 	var e graph.EntityStat
 	var mergedInto *string
-	if err := row.Scan(&e.ID, &e.Type, &e.CanonicalName, &e.ObservationCount, &e.LastObservationAt, &mergedInto); err != nil {
+	var sig []byte
+	if err := row.Scan(&e.ID, &e.Type, &e.CanonicalName, &e.ObservationCount, &e.LastObservationAt, &mergedInto, &sig); err != nil {
 		return e, err
+	}
+	if len(sig) > 0 {
+		e.TextSig = sig
 	}
 	e.LastObservationAt = e.LastObservationAt.UTC()
 	if mergedInto != nil {

@@ -1,0 +1,146 @@
+package graph
+
+import (
+	"encoding/json"
+	"strings"
+	"unicode"
+)
+
+// TextSig is a signature of the words of an entity's text, small enough to
+// be read with its statistics (EntityStat.TextSig): it tells that a word is
+// not in the text without the text being read. The text is the entity's
+// type, its canonical name and the scalar values at the top of its
+// snapshot, lower-cased (strings.ToLower) and cut into runs of letters and
+// digits; the signature is a Bloom filter of the byte trigrams inside those
+// runs. A lower-case word of letters and digits that such text contains
+// lies inside one run, so every trigram of it is in the filter and
+// MayContain never says no to it. It may say yes to a word the text does
+// not hold: each trigram is a false yes with a chance of about
+// 1−exp(−t/512) for t distinct trigrams in the text (18% at 100, 44% at
+// 300), and a word needs all of its trigrams.
+//
+// Numbers are not summarised trigram by trigram, since a backend may give
+// a number back in another notation than it was written in (PostgreSQL's
+// jsonb writes 1e21 as 1000000000000000000000): a text with a number may
+// hold any trigram with an ASCII digit.
+//
+// Drivers store EntityTextSig(e) with every entity they write and give it
+// back with the entity's statistics. A nil signature (an entity written
+// before signatures were kept, or a value it cannot summarise) says
+// nothing: MayContain is true for every word.
+type TextSig []byte
+
+const (
+	textSigNone    = 0 // the one byte of a signature that says nothing
+	textSigVersion = 1
+	textSigBits    = 512
+	textSigLen     = 2 + textSigBits/8 // version, flags, bits
+	textSigNumbers = 1                 // flag: the text has a number
+)
+
+// EntityTextSig returns the signature of e's text (see TextSig): its type,
+// canonical name and top-level snapshot strings and numbers (a
+// json.Number is a valid JSON number: drivers refuse to write others). It
+// depends on which values are numbers, not on how they are written, so
+// that it is the same for the entity a backend gives back. When the
+// snapshot holds a top-level value of another kind than JSON decodes to (a
+// []string set in Go, say), whose text it cannot foresee, it is a
+// signature that says nothing: never nil, so that a stored NULL always
+// means an entity written before signatures were kept.
+func EntityTextSig(e Entity) TextSig {
+	s := make(TextSig, textSigLen)
+	s[0] = textSigVersion
+	s.add(e.Type)
+	s.add(e.CanonicalName)
+	for _, v := range e.Snapshot {
+		switch v := v.(type) {
+		case string:
+			s.add(v)
+		case json.Number, float64, float32, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
+			s[1] |= textSigNumbers
+		case bool, nil, []any, map[string]any:
+		default:
+			return TextSig{textSigNone}
+		}
+	}
+	return s
+}
+
+// add adds the trigrams of the runs of letters and digits of text,
+// lower-cased. Bytes that are not UTF-8 are left out, so that the runs
+// they separate are one run here: a caller may drop them too
+// (strings.ToValidUTF8), or see U+FFFD, which a JSON round trip puts in
+// their place and which only cuts runs shorter.
+func (s TextSig) add(text string) {
+	text = strings.ToLower(strings.ToValidUTF8(text, ""))
+	start := -1 // where the current run began, or -1
+	for i, r := range text {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		if start >= 0 {
+			s.addRun(text[start:i])
+			start = -1
+		}
+	}
+	if start >= 0 {
+		s.addRun(text[start:])
+	}
+}
+
+func (s TextSig) addRun(run string) {
+	for i := 0; i+3 <= len(run); i++ {
+		b := trigramBit(run[i], run[i+1], run[i+2])
+		s[2+b/8] |= 1 << (b % 8)
+	}
+}
+
+// trigramBit is the bit of the filter a byte trigram sets.
+func trigramBit(a, b, c byte) uint32 {
+	return (uint32(a) | uint32(b)<<8 | uint32(c)<<16) * 0x9E3779B1 >> (32 - 9)
+}
+
+// MayContain reports whether the text s summarises may contain word, a
+// lower-case word: false only when it cannot. A word shorter than three
+// bytes, or with a character that is not a letter or a digit, may be in
+// any text.
+func (s TextSig) MayContain(word string) bool {
+	if len(s) != textSigLen || s[0] != textSigVersion || len(word) < 3 {
+		return true
+	}
+	for _, r := range word {
+		// A byte that is not UTF-8 decodes as utf8.RuneError, not a
+		// letter either.
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			return true
+		}
+	}
+	numbers := s[1]&textSigNumbers != 0
+	for i := 0; i+3 <= len(word); i++ {
+		a, b, c := word[i], word[i+1], word[i+2]
+		if numbers && (isDigit(a) || isDigit(b) || isDigit(c)) {
+			continue
+		}
+		bit := trigramBit(a, b, c)
+		if s[2+bit/8]&(1<<(bit%8)) == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// MayContainAny reports whether the text s summarises may contain one of
+// words (see MayContain).
+func (s TextSig) MayContainAny(words []string) bool {
+	for _, w := range words {
+		if s.MayContain(w) {
+			return true
+		}
+	}
+	return false
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
