@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"unicode"
@@ -144,3 +145,47 @@ func (s TextSig) MayContainAny(words []string) bool {
 }
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// TextSigBackfiller is an optional capability of a Driver: giving the
+// entities stored without a text signature (those written before the
+// driver kept them) their own. The embedded and PostgreSQL drivers have
+// it; on Neo4j an entity written before gets its signature when it is
+// written again.
+type TextSigBackfiller interface {
+	// BackfillTextSigs stores EntityTextSig of up to limit entities, of
+	// any user, that have none and an id above after, in id order, and
+	// returns the last of their ids ("" when there was none) and how many
+	// it stored. An entity written meanwhile keeps the signature its
+	// write stored.
+	BackfillTextSigs(ctx context.Context, after string, limit int) (last string, n int, err error)
+}
+
+// textSigBatch is how many entities BackfillTextSigs gives their
+// signatures at a time (one transaction each on the embedded store, which
+// other writers wait for).
+const textSigBatch = 500
+
+// BackfillTextSigs gives every entity of d stored without a text signature
+// its own, a batch at a time, and returns how many it gave one: what a
+// process does once at start, so that entities stored before the
+// signatures were kept are screened by them too. progress, when not nil,
+// is told the running total after each batch. A driver without the
+// capability has nothing to do.
+func BackfillTextSigs(ctx context.Context, d Driver, progress func(done int)) (int, error) {
+	b, ok := d.(TextSigBackfiller)
+	if !ok {
+		return 0, nil
+	}
+	total, after := 0, ""
+	for {
+		last, n, err := b.BackfillTextSigs(ctx, after, textSigBatch)
+		total += n
+		if err != nil || last == "" {
+			return total, err
+		}
+		if progress != nil {
+			progress(total)
+		}
+		after = last
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"log/slog"
 	"runtime"
+	"sync"
+	"time"
 
 	"gocloud.dev/blob"
 
@@ -137,17 +139,41 @@ func openApp(ctx context.Context, cfg appConfig, log *slog.Logger) (*app, error)
 // startEntityEmbeddings runs the worker that keeps entity embeddings
 // current, until ctx ends or the app closes. Its first act is to drain what
 // the outbox holds: entities whose embeddings a stopped process did not
-// write (it logs how many it repaired).
+// write (it logs how many it repaired). Beside it, the entities stored
+// before their text signatures were kept get theirs (backfillTextSigs).
 func (a *app) startEntityEmbeddings(ctx context.Context) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
+		var wg sync.WaitGroup
+		wg.Go(func() { a.backfillTextSigs(ctx) })
 		a.knowledge.RunEntityEmbeddings(ctx)
+		wg.Wait()
 	}()
 	a.stopWorker = func() {
 		cancel()
 		<-done
+	}
+}
+
+// backfillTextSigs gives the entities stored without a text signature
+// (before migration 016) theirs, so that context loads screen them by it
+// too, and logs how many, with progress on a large store. A store that has
+// none left costs one look at an empty index.
+func (a *app) backfillTextSigs(ctx context.Context) {
+	start, logged := time.Now(), time.Now()
+	n, err := graph.BackfillTextSigs(ctx, a.backend.graph, func(done int) {
+		if time.Since(logged) >= 10*time.Second {
+			a.log.Info("giving stored entities their text signatures", "done", done)
+			logged = time.Now()
+		}
+	})
+	if n > 0 {
+		a.log.Info("gave stored entities their text signatures", "entities", n, "took", time.Since(start).Round(time.Millisecond))
+	}
+	if err != nil && ctx.Err() == nil {
+		a.log.Warn("text signatures of stored entities", "err", err)
 	}
 }
 

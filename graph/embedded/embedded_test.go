@@ -30,3 +30,16 @@ func harness(t *testing.T) *graph.Store {
 }
 
 func TestConformance(t *testing.T) { graphtest.Run(t, harness) }
+
+func TestTextSigBackfill(t *testing.T) {
+	db, err := sqlite.OpenFile(t.Context(), filepath.Join(t.TempDir(), "cairn.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	graphtest.TextSigBackfill(t, embedded.New(db), func(t *testing.T) {
+		if _, err := db.Write.ExecContext(t.Context(), `UPDATE entities SET text_sig = NULL`); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

@@ -44,3 +44,16 @@ func harness(t *testing.T) *graph.Store {
 }
 
 func TestConformance(t *testing.T) { graphtest.Run(t, harness) }
+
+func TestTextSigBackfill(t *testing.T) {
+	db, err := dbpostgres.Open(t.Context(), pgtest.URL(t), dbpostgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	graphtest.TextSigBackfill(t, postgres.New(db.Pool), func(t *testing.T) {
+		if _, err := db.Pool.Exec(t.Context(), `UPDATE entities SET text_sig = NULL`); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
