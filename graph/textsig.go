@@ -27,8 +27,9 @@ import (
 //
 // Drivers store EntityTextSig(e) with every entity they write and give it
 // back with the entity's statistics. A nil signature (an entity written
-// before signatures were kept, or a value it cannot summarise) says
-// nothing: MayContain is true for every word.
+// before signatures were kept), one of another version, and the one-byte
+// signature of a snapshot EntityTextSig cannot summarise say nothing:
+// MayContain is true for every word.
 type TextSig []byte
 
 const (
