@@ -313,6 +313,11 @@ func (t *tx) ListEntityStats(ctx context.Context, f graph.EntityFilter) ([]graph
 	return out, wrap("list entity degrees", t.addDegrees(ctx, f.UserID, out))
 }
 
+// liveEdgeEnds lists the ends of every live relationship of a user, for
+// addDegrees. relationships_out covers it (migration 017): no row is read.
+const liveEdgeEnds = `SELECT source_entity_id, target_entity_id, source_type, target_type
+	FROM relationships WHERE user_id = $1 AND ended_at IS NULL`
+
 // addDegrees sets the Degrees of stats: for a few stats, one grouped pass
 // over their live relationships; for many, one pass over all the user's
 // live relationships, counted here. SQLite groups by building a temporary
@@ -336,8 +341,7 @@ func (t *tx) addDegrees(ctx context.Context, userID string, stats []graph.Entity
 		}
 	}
 	if len(stats) > 500 {
-		rows, err := t.query(ctx, `SELECT source_entity_id, target_entity_id, source_type, target_type
-			FROM relationships WHERE user_id = $1 AND ended_at IS NULL`, userID)
+		rows, err := t.query(ctx, liveEdgeEnds, userID)
 		if err != nil {
 			return err
 		}
