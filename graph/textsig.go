@@ -149,9 +149,8 @@ func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
 // TextSigBackfiller is an optional capability of a Driver: giving the
 // entities stored without a text signature (those written before the
-// driver kept them) their own. The embedded and PostgreSQL drivers have
-// it; on Neo4j an entity written before gets its signature when it is
-// written again.
+// driver kept them) their own. The embedded, PostgreSQL and Neo4j drivers
+// have it.
 type TextSigBackfiller interface {
 	// BackfillTextSigs stores EntityTextSig of up to limit entities, of
 	// any user, that have none and an id above after, in id order, and

@@ -216,3 +216,28 @@ func (h *harness) clean(t *testing.T) error {
 		neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(h.database))
 	return err
 }
+
+var forgetTextSigs = cypher.Must("test_text_sigs_forget")
+
+// TestTextSigBackfill holds the driver's graph.TextSigBackfiller to its
+// contract on a live server.
+func TestTextSigBackfill(t *testing.T) {
+	h := liveHarness(t)
+	database := h.database
+	if h.enterprise {
+		database = h.newDatabase(t)
+	} else {
+		h.take(t)
+	}
+	graphtest.TextSigBackfill(t, graphneo4j.New(h.d, database), func(t *testing.T) {
+		q, err := forgetTextSigs.Cypher()
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = neo4j.ExecuteQuery(t.Context(), h.d, q, map[string]any{"userIds": suiteUsers},
+			neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(database))
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
+}

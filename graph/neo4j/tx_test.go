@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -578,5 +579,41 @@ func TestListEntityStatsAsksForTextSigs(t *testing.T) {
 		if p := f.last(t, "entity_stats_list").params["textSigs"]; p != want {
 			t.Errorf("textSigs = %v, want %v", p, want)
 		}
+	}
+}
+
+func TestBackfillTextSigs(t *testing.T) {
+	f := (&fakeRunner{}).reply("entities_without_text_sig",
+		map[string]any{"id": "ent_a", "entity_type": "note", "canonical_name": "Launch", "snapshot_json": `{"text":"Rocket","n":1e21}`},
+		map[string]any{"id": "ent_b", "entity_type": "person", "canonical_name": "Ada", "snapshot_json": `{}`},
+	).reply("entities_text_sig_set")
+	w := &tx{r: f, write: true}
+	last, n, err := w.backfillTextSigs(t.Context(), "ent_0", 500)
+	if err != nil || last != "ent_b" || n != 2 {
+		t.Fatalf("backfillTextSigs = %q, %d, %v; want ent_b, 2", last, n, err)
+	}
+	if p := f.last(t, "entities_without_text_sig").params; p["afterId"] != "ent_0" || p["limit"] != int64(500) {
+		t.Errorf("entities_without_text_sig params = %v", p)
+	}
+	want := []any{
+		map[string]any{"id": "ent_a", "text_sig": []byte(graph.EntityTextSig(graph.Entity{Type: "note", CanonicalName: "Launch",
+			Snapshot: map[string]any{"text": "Rocket", "n": json.Number("1e21")}}))},
+		map[string]any{"id": "ent_b", "text_sig": []byte(graph.EntityTextSig(graph.Entity{Type: "person", CanonicalName: "Ada", Snapshot: map[string]any{}}))},
+	}
+	if d := cmp.Diff(want, f.last(t, "entities_text_sig_set").params["rows"]); d != "" {
+		t.Errorf("entities_text_sig_set rows (-want +got):\n%s", d)
+	}
+	// It takes no user's lock: it writes no user's data but signatures.
+	if slices.Contains(f.names(), "user_lock") {
+		t.Errorf("ran %v; want no user_lock", f.names())
+	}
+	// Nothing left: nothing written.
+	f = (&fakeRunner{}).reply("entities_without_text_sig")
+	w = &tx{r: f, write: true}
+	if last, n, err := w.backfillTextSigs(t.Context(), "ent_b", 500); err != nil || last != "" || n != 0 {
+		t.Errorf("backfillTextSigs of none = %q, %d, %v", last, n, err)
+	}
+	if d := cmp.Diff([]string{"entities_without_text_sig"}, f.names()); d != "" {
+		t.Errorf("statements (-want +got):\n%s", d)
 	}
 }

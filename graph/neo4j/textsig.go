@@ -1,0 +1,50 @@
+package neo4j
+
+import (
+	"context"
+
+	"github.com/cairnkg/cairn/cypher"
+	"github.com/cairnkg/cairn/graph"
+)
+
+var (
+	entitiesWithoutTextSig = cypher.Must("entities_without_text_sig")
+	entitiesTextSigSet     = cypher.Must("entities_text_sig_set")
+)
+
+var _ graph.TextSigBackfiller = (*Driver)(nil)
+
+// BackfillTextSigs implements graph.TextSigBackfiller in one write
+// transaction: entities_without_text_sig, then entities_text_sig_set,
+// which leaves alone an entity that a write in between gave its own.
+func (d *Driver) BackfillTextSigs(ctx context.Context, after string, limit int) (last string, n int, err error) {
+	err = d.Update(ctx, func(dt graph.DriverTx) error {
+		last, n, err = dt.(*tx).backfillTextSigs(ctx, after, limit)
+		return err
+	})
+	return last, n, err
+}
+
+// backfillTextSigs is BackfillTextSigs inside t. It takes no user's lock:
+// it reads entities of every user and sets only their signature.
+func (t *tx) backfillTextSigs(ctx context.Context, after string, limit int) (string, int, error) {
+	rows, err := t.run(ctx, entitiesWithoutTextSig, cypher.Fill{}, map[string]any{"afterId": after, "limit": int64(limit)})
+	if err != nil || len(rows) == 0 {
+		return "", 0, err
+	}
+	sets := make([]any, len(rows))
+	var id string
+	for i, m := range rows {
+		r := record{m: m}
+		e := graph.Entity{Type: r.str("entity_type"), CanonicalName: r.str("canonical_name"), Snapshot: r.jsonMap("snapshot_json")}
+		id = r.str("id")
+		if r.err != nil {
+			return "", 0, r.err
+		}
+		sets[i] = map[string]any{"id": id, "text_sig": []byte(graph.EntityTextSig(e))}
+	}
+	if _, err := t.run(ctx, entitiesTextSigSet, cypher.Fill{}, map[string]any{"rows": sets}); err != nil {
+		return "", 0, err
+	}
+	return id, len(rows), nil
+}
