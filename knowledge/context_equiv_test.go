@@ -627,3 +627,57 @@ func TestTextSigCoversEntityText(t *testing.T) {
 		}
 	}
 }
+
+// TestTopicScanSkipsWhatSignaturesRuleOut: with a topic no entity names, the
+// keyword scan settles the candidates past the first MaxTopicCandidates by
+// their text signatures, and neither asks the backend to screen them nor
+// reads them (the rankings are the same either way: TestRankingMatchesFullRead).
+func TestTopicScanSkipsWhatSignaturesRuleOut(t *testing.T) {
+	db, err := sqlite.OpenFile(t.Context(), filepath.Join(t.TempDir(), "cairn.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &countingDriver{Driver: embedded.New(db)}
+	g := graph.NewStore(d)
+	t.Cleanup(func() { g.Close(); db.Close() })
+	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	randomGraph(t, g, rand.New(rand.NewPCG(5, 7)), "user-alice", 3000, now)
+	svc := NewService(g, NewRegistry(), Options{Now: func() time.Time { return now }, Embedder: embed.NewLocal()})
+	if _, err := svc.ranked(t.Context(), rankingCallers["everything"], "nothing matches qqqq"); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screened %d, read %d", d.screened.Load(), d.read.Load())
+	// About 1,800 candidates past the first 1,000; none names the topic.
+	if n := d.screened.Load(); n > 90 {
+		t.Errorf("the backend screened %d entities; the signatures rule out nearly all", n)
+	}
+	if n := d.read.Load(); n > MaxTopicCandidates+ContextTopEntities+90 {
+		t.Errorf("read %d entities; want about the %d best and the %d shown", n, MaxTopicCandidates, ContextTopEntities)
+	}
+}
+
+// countingDriver counts the entities its transactions read by id and ask
+// the backend to screen.
+type countingDriver struct {
+	graph.Driver
+	read, screened atomic.Int64
+}
+
+func (d *countingDriver) View(ctx context.Context, fn func(graph.DriverTx) error) error {
+	return d.Driver.View(ctx, func(tx graph.DriverTx) error { return fn(&countingTx{DriverTx: tx, d: d}) })
+}
+
+type countingTx struct {
+	graph.DriverTx
+	d *countingDriver
+}
+
+func (t *countingTx) Entities(ctx context.Context, userID string, ids []string) ([]graph.Entity, error) {
+	t.d.read.Add(int64(len(ids)))
+	return t.DriverTx.Entities(ctx, userID, ids)
+}
+
+func (t *countingTx) ScreenEntityText(ctx context.Context, userID string, ids, words []string) ([]string, error) {
+	t.d.screened.Add(int64(len(ids)))
+	return t.DriverTx.(graph.TextScreener).ScreenEntityText(ctx, userID, ids, words)
+}
