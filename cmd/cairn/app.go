@@ -5,7 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"runtime"
-	"sync"
 	"time"
 
 	"gocloud.dev/blob"
@@ -37,21 +36,17 @@ type app struct {
 	// the built-in model (a binary without it, a store kept in the
 	// lexical space); /readyz reports it. Empty otherwise.
 	embedNote string
-	// stopWorker stops the entity-embedding worker and waits for it; nil
-	// until startEntityEmbeddings.
-	stopWorker func()
-	// stopRetention stops the audit retention job; nil unless
-	// startAuditRetention started one.
-	stopRetention func()
+	// stops stop the background work that background started and wait
+	// for it, in the order it started.
+	stops []func()
 	// discardStore removes the store a start created, should the start
 	// fail; nil once it succeeded (see startApp).
 	discardStore func()
-	// files, its bucket, the consent policy its jobs run under, and the
-	// stop of its workers (files.go).
-	files    *files.Service
-	bucket   *blob.Bucket
-	policy   *consent.Policy
-	stopJobs func()
+	// files, its bucket and the consent policy its jobs run under
+	// (files.go).
+	files  *files.Service
+	bucket *blob.Bucket
+	policy *consent.Policy
 }
 
 // appConfig is what opening an app needs.
@@ -136,31 +131,40 @@ func openApp(ctx context.Context, cfg appConfig, log *slog.Logger) (*app, error)
 	return a, nil
 }
 
-// startEntityEmbeddings runs the worker that keeps entity embeddings
-// current, until ctx ends or the app closes. Its first act is to drain what
-// the outbox holds: entities whose embeddings a stopped process did not
-// write (it logs how many it repaired). Beside it, the entities stored
-// before their text signatures were kept get theirs (backfillTextSigs).
-func (a *app) startEntityEmbeddings(ctx context.Context) {
+// background runs fn in a goroutine of its own until ctx ends or the app
+// closes: Close cancels fn's context and waits for it to return, the work
+// started last first. The start* methods run the process's background work
+// through it, once a start has succeeded.
+func (a *app) background(ctx context.Context, fn func(ctx context.Context)) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		var wg sync.WaitGroup
-		wg.Go(func() { a.backfillTextSigs(ctx) })
-		a.knowledge.RunEntityEmbeddings(ctx)
-		wg.Wait()
+		fn(ctx)
 	}()
-	a.stopWorker = func() {
+	a.stops = append(a.stops, func() {
 		cancel()
 		<-done
-	}
+	})
 }
 
-// backfillTextSigs gives the entities stored without a text signature
+// startEntityEmbeddings runs the worker that keeps entity embeddings
+// current. Its first act is to drain what the outbox holds: entities whose
+// embeddings a stopped process did not write (it logs how many it
+// repaired).
+func (a *app) startEntityEmbeddings(ctx context.Context) {
+	a.background(ctx, a.knowledge.RunEntityEmbeddings)
+}
+
+// startTextSigBackfill gives the entities stored without a text signature
 // (before migration 016) theirs, so that context loads screen them by it
 // too, and logs how many, with progress on a large store. A store that has
-// none left costs one look at an empty index.
+// none left costs one look at an empty index (a walk of the ids on Neo4j).
+func (a *app) startTextSigBackfill(ctx context.Context) {
+	a.background(ctx, a.backfillTextSigs)
+}
+
+// backfillTextSigs is startTextSigBackfill's work.
 func (a *app) backfillTextSigs(ctx context.Context) {
 	start, logged := time.Now(), time.Now()
 	n, err := graph.BackfillTextSigs(ctx, a.backend.graph, func(done int) {
@@ -177,17 +181,11 @@ func (a *app) backfillTextSigs(ctx context.Context) {
 	}
 }
 
-// Close stops the worker and releases the stores; after a start that
-// failed, it then removes the store that start created.
+// Close stops the background work and releases the stores; after a start
+// that failed, it then removes the store that start created.
 func (a *app) Close() {
-	if a.stopWorker != nil {
-		a.stopWorker()
-	}
-	if a.stopRetention != nil {
-		a.stopRetention()
-	}
-	if a.stopJobs != nil {
-		a.stopJobs()
+	for i := len(a.stops) - 1; i >= 0; i-- {
+		a.stops[i]()
 	}
 	if a.bucket != nil {
 		_ = a.bucket.Close()

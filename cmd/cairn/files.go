@@ -143,10 +143,7 @@ func (a *app) startFileRecovery(ctx context.Context) {
 	if _, err := a.files.Recover(ctx, recoverGrace); err != nil {
 		a.log.Warn("recover interrupted uploads", "err", err)
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
+	a.background(ctx, func(ctx context.Context) {
 		t := time.NewTicker(recoverGrace)
 		defer t.Stop()
 		for {
@@ -159,15 +156,7 @@ func (a *app) startFileRecovery(ctx context.Context) {
 				}
 			}
 		}
-	}()
-	prev := a.stopJobs
-	a.stopJobs = func() {
-		cancel()
-		<-done
-		if prev != nil {
-			prev()
-		}
-	}
+	})
 }
 
 // interpretConfig lets the model see the schema registry as the file's
@@ -216,16 +205,9 @@ func (a *app) startJobs(ctx context.Context, workers int, lease time.Duration) {
 	if a.files == nil || workers == 0 {
 		return
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
+	a.background(ctx, func(ctx context.Context) {
 		a.files.Run(ctx, files.RunnerOptions{Workers: workers, Lease: lease, Authorize: mcp.JobCaller(a.policy, a.control.OwnerPrincipal)})
-	}()
-	a.stopJobs = func() {
-		cancel()
-		<-done
-	}
+	})
 }
 
 // redactURL hides a URL's password.

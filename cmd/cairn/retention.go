@@ -42,14 +42,5 @@ func (a *app) startAuditRetention(ctx context.Context, r controlplane.AuditReten
 	if r.Keep == 0 {
 		return
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		a.control.RunAuditRetention(ctx, r, 0, a.log)
-	}()
-	a.stopRetention = func() {
-		cancel()
-		<-done
-	}
+	a.background(ctx, func(ctx context.Context) { a.control.RunAuditRetention(ctx, r, 0, a.log) })
 }

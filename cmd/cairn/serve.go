@@ -160,6 +160,7 @@ OTLP/HTTP, and a call's trace id is its request id (docs/operations.md).`,
 				// that a failed start leaves nothing running and writes
 				// nothing after its error.
 				a.startEntityEmbeddings(ctx)
+				a.startTextSigBackfill(ctx)
 				a.startAuditRetention(ctx, cfg.auditRetention)
 				if a.files != nil {
 					a.files.SetBaseURL(cmp.Or(*publicURL, "http://"+ln.Addr().String()))

@@ -99,6 +99,7 @@ over HTTP.`,
 				// that a failed start leaves nothing running and writes
 				// nothing after its error.
 				a.startEntityEmbeddings(ctx)
+				a.startTextSigBackfill(ctx)
 				a.startAuditRetention(ctx, cfg.auditRetention)
 				a.startJobs(ctx, cfg.files.workers, cfg.files.lease)
 				a.startFileRecovery(ctx)

@@ -29,7 +29,7 @@ func TestStartGivesStoredEntitiesTextSigs(t *testing.T) {
 	if _, err := a.backend.sqlite.Write.ExecContext(t.Context(), `UPDATE entities SET text_sig = NULL`); err != nil {
 		t.Fatal(err)
 	}
-	a.startEntityEmbeddings(t.Context())
+	a.startTextSigBackfill(t.Context())
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		var stats []graph.EntityStat
 		err := a.graph.View(t.Context(), func(tx *graph.Tx) (err error) {
