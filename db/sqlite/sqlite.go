@@ -65,7 +65,7 @@ func OpenFile(ctx context.Context, path string) (_ *DB, err error) {
 			unlock()
 		}
 	}()
-	write, err := sql.Open("sqlite", dsn(path, false))
+	write, err := openWriter(dsn(path, false), make(writeQueue, 1))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}

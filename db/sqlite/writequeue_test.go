@@ -1,0 +1,186 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// openImpatient opens a store's Write handle as OpenFile does, but with
+// SQLite's busy handler off (busy_timeout 0): a writer that finds the
+// write lock held fails at once with SQLITE_BUSY instead of sleeping, so
+// a test sees every time a writer of the process met another in SQLite
+// rather than in the queue.
+func openImpatient(t *testing.T) *sql.DB {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), FileName)
+	store, err := OpenFile(t.Context(), path) // creates and migrates it
+	if err != nil {
+		t.Fatal(err)
+	}
+	store.Close()
+	patient := dsn(path, false)
+	impatient := strings.Replace(patient, "busy_timeout%2810000%29", "busy_timeout%280%29", 1)
+	if impatient == patient {
+		t.Fatalf("dsn no longer sets busy_timeout(10000): %s", patient)
+	}
+	db, err := openWriter(impatient, make(writeQueue, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(4)
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.ExecContext(t.Context(), `CREATE TABLE counter (n INTEGER NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(t.Context(), `INSERT INTO counter (n) VALUES (0)`); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+// TestWritersQueueInProcess runs writers of one process at once, in
+// transactions and in single statements, with SQLite's busy handler off:
+// none meets SQLITE_BUSY, because they wait for each other in the queue,
+// and every increment lands. Without the queue most of them fail.
+func TestWritersQueueInProcess(t *testing.T) {
+	db := openImpatient(t)
+	ctx := t.Context()
+	const writers, rounds = 8, 25
+	var wg sync.WaitGroup
+	errs := make(chan error, writers*rounds)
+	for w := range writers {
+		wg.Go(func() {
+			for range rounds {
+				if w%2 == 0 {
+					_, err := db.ExecContext(ctx, `UPDATE counter SET n = n + 1`)
+					errs <- err
+					continue
+				}
+				errs <- func() error {
+					tx, err := db.BeginTx(ctx, nil)
+					if err != nil {
+						return err
+					}
+					defer tx.Rollback()
+					var n int
+					if err := tx.QueryRowContext(ctx, `SELECT n FROM counter`).Scan(&n); err != nil {
+						return err
+					}
+					if _, err := tx.ExecContext(ctx, `UPDATE counter SET n = ?`, n+1); err != nil {
+						return err
+					}
+					return tx.Commit()
+				}()
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	failed := 0
+	for err := range errs {
+		if err != nil {
+			failed++
+			if failed == 1 {
+				t.Errorf("a writer failed: %v", err)
+			}
+		}
+	}
+	if failed > 0 {
+		t.Fatalf("%d of %d writes failed", failed, writers*rounds)
+	}
+	var n int
+	if err := db.QueryRowContext(ctx, `SELECT n FROM counter`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != writers*rounds {
+		t.Fatalf("counter is %d, want %d", n, writers*rounds)
+	}
+}
+
+// TestWriteQueueWaitEndsWithContext checks that a writer waiting for its
+// turn gives up when its context ends, and that every way a transaction
+// ends (commit, rollback, a failed begin) gives the turn on.
+func TestWriteQueueWaitEndsWithContext(t *testing.T) {
+	db := openImpatient(t)
+	ctx := t.Context()
+	holder, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if _, err := db.BeginTx(short, nil); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("begin while another transaction writes: %v, want the context's deadline", err)
+	}
+	short2, cancel2 := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel2()
+	if _, err := db.ExecContext(short2, `UPDATE counter SET n = n + 1`); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("statement while another transaction writes: %v, want the context's deadline", err)
+	}
+	if err := holder.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+
+	// A begin whose context has already ended fails without holding the
+	// queue.
+	done, cancelDone := context.WithCancel(ctx)
+	cancelDone()
+	if _, err := db.BeginTx(done, nil); err == nil {
+		t.Fatal("begin with an ended context succeeded")
+	}
+	for i := range 3 {
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatalf("transaction %d after the others ended: %v", i, err)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE counter SET n = n + 1`); err != nil {
+			t.Fatal(err)
+		}
+		if i == 1 {
+			err = tx.Rollback()
+		} else {
+			err = tx.Commit()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	var n int
+	if err := db.QueryRowContext(ctx, `SELECT n FROM counter`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 2 {
+		t.Fatalf("counter is %d, want 2 (two commits, one rollback)", n)
+	}
+}
+
+// TestReadsDoNotQueue checks that a read on the Write handle outside a
+// transaction runs while another connection holds the write lock, as WAL
+// allows.
+func TestReadsDoNotQueue(t *testing.T) {
+	db := openImpatient(t)
+	ctx := t.Context()
+	holder, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Rollback()
+	if _, err := holder.ExecContext(ctx, `UPDATE counter SET n = 7`); err != nil {
+		t.Fatal(err)
+	}
+	read, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	var n int
+	if err := db.QueryRowContext(read, `SELECT n FROM counter`).Scan(&n); err != nil {
+		t.Fatalf("read beside a writer: %v", err)
+	}
+	if n != 0 {
+		t.Fatalf("read %d beside an uncommitted write, want 0", n)
+	}
+}
