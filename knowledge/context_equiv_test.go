@@ -366,7 +366,9 @@ func TestContextKeepsTheEmbeddingsItComputes(t *testing.T) {
 			randomGraph(t, g, rand.New(rand.NewPCG(5, 13)), "user-alice", 1200, now)
 			texts := &countTexts{Embedder: embed.NewLocal()}
 			entityVecs := vector.NewEntityStore(vd)
-			svc := NewService(g, NewRegistry(), Options{Now: func() time.Time { return now }, Embedder: texts, EntityEmbeddings: entityVecs})
+			// The store's vectors, not the cache's (TestTopicVectorCache).
+			svc := NewService(g, NewRegistry(), Options{Now: func() time.Time { return now }, Embedder: texts, EntityEmbeddings: entityVecs,
+				EntityVectorCache: -1})
 			c := Caller{UserID: "user-alice"}
 			// One stored embedding of an older text.
 			var stale graph.Entity

@@ -58,13 +58,14 @@ type ranking struct {
 	topic  []float64            // topic similarity by candidate; nil without a topic
 	ents   map[int]graph.Entity // candidates whose snapshot was read
 	texts  map[int]string       // entityText of candidates, once computed
+	hashes map[int]string       // entityTextHash of those texts, once computed
 }
 
 // newRanking computes the signals of the candidates other than the topic;
 // degree[i] is candidate i's degree (see degrees).
 func newRanking(userID string, now time.Time, stats []graph.EntityStat, degree []int) *ranking {
 	r := &ranking{userID: userID, now: now, stats: stats, base: make([]float64, len(stats)),
-		ents: map[int]graph.Entity{}, texts: map[int]string{}}
+		ents: map[int]graph.Entity{}, texts: map[int]string{}, hashes: map[int]string{}}
 	maxObs, maxDeg := 0, 0
 	for i, e := range stats {
 		maxObs, maxDeg = max(maxObs, e.ObservationCount), max(maxDeg, degree[i])
@@ -143,6 +144,17 @@ func (r *ranking) text(i int) string {
 		r.texts[i] = t
 	}
 	return t
+}
+
+// textHash returns the entityTextHash of candidate i's text; its snapshot
+// must have been read.
+func (r *ranking) textHash(i int) string {
+	h, ok := r.hashes[i]
+	if !ok {
+		h = entityTextHash(r.text(i))
+		r.hashes[i] = h
+	}
+	return h
 }
 
 // read reads the snapshots of the candidates idx that were not read yet.
@@ -227,31 +239,58 @@ func (s *Service) embedTopic(ctx context.Context, topic string) ([]float32, erro
 	return vecs[0], nil
 }
 
-// fetchStored starts reading the stored embeddings of the user's entities
-// ids; nil when the service keeps none.
-func (s *Service) fetchStored(ctx context.Context, userID string, ids []string) *pending[[]vector.EntityEmbedding] {
+// fetchStored starts reading the stored embeddings of the candidates idx,
+// whose snapshots were read, but for those the cache holds a vector of
+// their current text for; nil when there is nothing to read.
+func (s *Service) fetchStored(ctx context.Context, r *ranking, idx []int) *pending[[]vector.EntityEmbedding] {
+	ids := s.uncachedIDs(r, idx)
 	if s.entityVecs == nil || len(ids) == 0 {
 		return nil
 	}
-	return goPending(func() ([]vector.EntityEmbedding, error) { return s.entityVecs.Get(ctx, userID, ids) })
+	return goPending(func() ([]vector.EntityEmbedding, error) { return s.entityVecs.Get(ctx, r.userID, ids) })
+}
+
+// cachedVector returns the cached vector of candidate i's current text in
+// the embedder's space, or nil.
+func (s *Service) cachedVector(r *ranking, i int) []float32 {
+	if s.vecCache == nil {
+		return nil
+	}
+	return s.vecCache.get(r.userID, s.embedder.Name(), s.embedder.Dimension(), r.textHash(i))
+}
+
+// uncachedIDs returns the ids of those candidates of idx whose vector the
+// cache does not hold.
+func (s *Service) uncachedIDs(r *ranking, idx []int) []string {
+	ids := make([]string, 0, len(idx))
+	for _, i := range idx {
+		if s.vecCache == nil || !s.vecCache.has(r.userID, s.embedder.Name(), s.embedder.Dimension(), r.textHash(i)) {
+			ids = append(ids, r.stats[i].ID)
+		}
+	}
+	return ids
 }
 
 // topicVectors returns one vector per candidate of idx. A candidate's
-// vector is its stored entity embedding when there is one of the
-// configured embedder made from the entity's current text; the others are
-// embedded in one call. stored holds the embeddings of the first
-// MaxTopicCandidates of idx; those of the rest are read here.
+// vector is the cache's (entityVectorCache) or its stored entity embedding
+// when there is one of the configured embedder made from the entity's
+// current text; the others are embedded in one call. stored holds the
+// stored embeddings of the first MaxTopicCandidates of idx that the cache
+// did not hold; those of the rest are read here. What was read or
+// embedded is cached for the next load.
 func (s *Service) topicVectors(ctx context.Context, r *ranking, idx []int, stored *pending[[]vector.EntityEmbedding]) ([][]float32, error) {
 	out := make([][]float32, len(idx))
+	for k, i := range idx {
+		out[k] = s.cachedVector(r, i)
+	}
+	name, dim := s.embedder.Name(), s.embedder.Dimension()
 	if s.entityVecs != nil && len(idx) > 0 {
 		var got []vector.EntityEmbedding
 		var err error
 		if rest := idx[min(len(idx), MaxTopicCandidates):]; len(rest) > 0 {
-			ids := make([]string, len(rest))
-			for k, i := range rest {
-				ids[k] = r.stats[i].ID
+			if ids := s.uncachedIDs(r, rest); len(ids) > 0 {
+				got, err = s.entityVecs.Get(ctx, r.userID, ids)
 			}
-			got, err = s.entityVecs.Get(ctx, r.userID, ids)
 		}
 		if stored != nil {
 			first, ferr := stored.wait(context.Background()) // Get ends with ctx
@@ -265,11 +304,14 @@ func (s *Service) topicVectors(ctx context.Context, r *ranking, idx []int, store
 		for _, e := range got {
 			byID[e.EntityID] = e
 		}
-		name, dim := s.embedder.Name(), s.embedder.Dimension()
 		for k, i := range idx {
+			if out[k] != nil {
+				continue
+			}
 			e, ok := byID[r.stats[i].ID]
-			if ok && e.Space.Embedder == name && (dim == 0 || e.Space.Dimension == dim) && e.TextHash == entityTextHash(r.text(i)) {
+			if ok && e.Space.Embedder == name && (dim == 0 || e.Space.Dimension == dim) && e.TextHash == r.textHash(i) {
 				out[k] = e.Embedding
+				s.vecCache.put(e)
 			}
 		}
 	}
@@ -297,8 +339,10 @@ func (s *Service) topicVectors(ctx context.Context, r *ranking, idx []int, store
 		// component), so that a ranking is the same whether an
 		// entity's vector was stored yet or not.
 		out[k] = vector.RoundInt8(vecs[j])
-		keep = append(keep, vector.EntityEmbedding{UserID: r.userID, EntityID: r.stats[idx[k]].ID,
-			Space: vector.Space{Embedder: s.embedder.Name(), Dimension: len(vecs[j])}, TextHash: entityTextHash(missing[j]), Embedding: vecs[j]})
+		e := vector.EntityEmbedding{UserID: r.userID, EntityID: r.stats[idx[k]].ID,
+			Space: vector.Space{Embedder: name, Dimension: len(vecs[j])}, TextHash: r.textHash(idx[k]), Embedding: vecs[j]}
+		keep = append(keep, e)
+		s.vecCache.put(e)
 	}
 	if s.entityVecs != nil {
 		// Those not stored yet (the worker is behind, after a bulk load
@@ -341,33 +385,29 @@ func nextScanBatch(scanned, found, needed, last int) int {
 // whose text contains a word of the topic, looked for in the candidates'
 // order (most recently observed first), so that an old, rarely seen entity
 // that names the topic is still found. It reads the snapshots of the
-// entities it picks and of those it looks into. Once the first
-// MaxTopicCandidates are known, fetch starts reading their stored
-// embeddings, which goes on while the others are looked for; the pending
-// read is returned with the candidates.
+// entities it picks and of those it looks into. Once the snapshots of the
+// first MaxTopicCandidates are read, fetch starts reading the stored
+// embeddings of those whose vectors are not cached, which goes on while
+// the others are looked for; the pending read (nil when there is none) is
+// returned with the candidates.
 func (r *ranking) topicCandidates(ctx context.Context, tx *graph.Tx, topic string,
-	fetch func(ctx context.Context, userID string, ids []string) *pending[[]vector.EntityEmbedding]) ([]int, *pending[[]vector.EntityEmbedding], error) {
+	fetch func(ctx context.Context, r *ranking, idx []int) *pending[[]vector.EntityEmbedding]) ([]int, *pending[[]vector.EntityEmbedding], error) {
 	all := make([]int, len(r.stats))
 	for i := range all {
 		all[i] = i
 	}
-	first := func(idx []int) *pending[[]vector.EntityEmbedding] {
-		ids := make([]string, len(idx))
-		for k, i := range idx {
-			ids[k] = r.stats[i].ID
-		}
-		return fetch(ctx, r.userID, ids)
-	}
 	if len(all) <= MaxTopicCandidates {
-		stored := first(all)
-		return all, stored, r.read(ctx, tx, all)
+		if err := r.read(ctx, tx, all); err != nil {
+			return nil, nil, err
+		}
+		return all, fetch(ctx, r, all), nil
 	}
 	slices.SortFunc(all, func(a, b int) int { return cmp.Or(cmp.Compare(r.base[b], r.base[a]), cmp.Compare(a, b)) })
 	out := slices.Clone(all[:MaxTopicCandidates])
-	stored := first(out)
 	if err := r.read(ctx, tx, out); err != nil {
-		return nil, stored, err
+		return nil, nil, err
 	}
+	stored := fetch(ctx, r, out)
 	chosen := make(map[int]bool, len(out))
 	for _, i := range out {
 		chosen[i] = true

@@ -432,6 +432,10 @@ func TestConcurrentDrains(t *testing.T) {
 func TestTopicRankingReadsStoredEmbeddings(t *testing.T) {
 	forEachEmbedBackend(t, func(t *testing.T, b embedBackend, loc string) {
 		env := openEmbedEnv(t, b, loc, nil, nil, nil)
+		// The store's vectors, not the cache's (TestTopicVectorCache).
+		env.svc = knowledge.NewService(env.graph, knowledge.NewRegistry(), knowledge.Options{
+			Now: env.clock.Now, Embedder: env.emb, EntityEmbeddings: env.vecs, EntityVectorCache: -1,
+		})
 		ids := storedIDs(store(t, env.svc, alice, embedFixtures...))
 		req := knowledge.ContextRequest{Topic: "anvils industry"}
 		load := func() ([]knowledge.ContextEntity, int64) {
@@ -467,6 +471,61 @@ func TestTopicRankingReadsStoredEmbeddings(t *testing.T) {
 		}
 		if diff := cmp.Diff(onTheFly, mixed); diff != "" {
 			t.Errorf("ranking with a foreign embedding differs (-on the fly +mixed):\n%s", diff)
+		}
+	})
+}
+
+// TestTopicVectorCache checks that topic ranking keeps the vectors it used
+// by the text they were made from: a later load uses them whatever the
+// store holds for the entity, never for a text that changed, and ranks
+// exactly as a service without the cache.
+func TestTopicVectorCache(t *testing.T) {
+	forEachEmbedBackend(t, func(t *testing.T, b embedBackend, loc string) {
+		env := openEmbedEnv(t, b, loc, nil, nil, nil)
+		uncached := knowledge.NewService(env.graph, knowledge.NewRegistry(), knowledge.Options{
+			Now: env.clock.Now, Embedder: newCountingEmbedder("test:one"), EntityEmbeddings: env.vecs, EntityVectorCache: -1,
+		})
+		ids := storedIDs(store(t, env.svc, alice, embedFixtures...))
+		req := knowledge.ContextRequest{Topic: "anvils industry"}
+		load := func(what string) int64 {
+			t.Helper()
+			env.emb.texts.Store(0)
+			out, err := env.svc.UserContext(t.Context(), alice, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := uncached.UserContext(t.Context(), alice, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want.Entities, out.Entities); diff != "" {
+				t.Errorf("%s: the ranking differs from one without the cache (-without +with):\n%s", what, diff)
+			}
+			return env.emb.texts.Load()
+		}
+		if n := load("first load"); n != 4 {
+			t.Errorf("first load: %d texts embedded, want the topic and 3 entities", n)
+		}
+		// The store's vector of an entity is replaced by one of another
+		// embedder: the cache still holds the vector of its text.
+		e := storedEmbeddings(t, env.vecs, alice.UserID, ids[0])[ids[0]]
+		e.Space.Embedder = "test:other"
+		if err := env.vecs.Put(t.Context(), e); err != nil {
+			t.Fatal(err)
+		}
+		if n := load("cached"); n != 1 {
+			t.Errorf("with every candidate's text cached, %d texts embedded, want the topic only", n)
+		}
+		// An entity's text changes: its cached vector is of the old text,
+		// and is not used.
+		if _, err := env.svc.Correct(t.Context(), alice, knowledge.CorrectRequest{EntityID: ids[1], EntityType: "company", Field: "industry", Value: "anvils and energy"}); err != nil {
+			t.Fatal(err)
+		}
+		if n := load("one text changed"); n != 2 {
+			t.Errorf("with one entity's text changed, %d texts embedded, want the topic and that entity", n)
+		}
+		if n := load("changed text cached"); n != 1 {
+			t.Errorf("once the changed text was embedded, %d texts embedded, want the topic only", n)
 		}
 	})
 }

@@ -36,6 +36,9 @@ type Service struct {
 	memoryIndex MemoryIndex
 	// entityVecs keeps entity embeddings; nil when none are kept.
 	entityVecs *vector.EntityStore
+	// vecCache keeps the entity vectors topic ranking used; nil keeps
+	// none (Options.EntityVectorCache).
+	vecCache *entityVectorCache
 	// maxFieldBytes bounds one stored field value (see checkFieldSize).
 	maxFieldBytes int
 }
@@ -73,6 +76,12 @@ type Options struct {
 	// ranking; nil means none are kept and topic ranking embeds its
 	// candidates on every call.
 	EntityEmbeddings *vector.EntityStore
+	// EntityVectorCache is how many entity vectors topic ranking keeps in
+	// memory, by the text they were made from, so that a context load
+	// with a topic reads only the vectors of candidates whose text it has
+	// not met (see entityVectorCache): 0 means DefaultEntityVectorCache,
+	// less than 0 none.
+	EntityVectorCache int
 	// MaxFieldBytes bounds every field value a call stores (entity fields,
 	// unknown fields, corrections, relationship metadata, provenance,
 	// memory metadata and claims; a profile has its own bound,
@@ -89,7 +98,7 @@ func NewService(g *graph.Store, schemas *Registry, opts Options) *Service {
 		graph: g, schemas: schemas, now: opts.Now, log: opts.Logger, embedder: opts.Embedder,
 		profiles: opts.Profiles, contradictions: opts.Contradictions,
 		memories: opts.Memories, memoryIndex: opts.MemoryIndex, entityVecs: opts.EntityEmbeddings,
-		maxFieldBytes: opts.MaxFieldBytes,
+		maxFieldBytes: opts.MaxFieldBytes, vecCache: newEntityVectorCache(opts.EntityVectorCache),
 	}
 	if s.maxFieldBytes <= 0 {
 		s.maxFieldBytes = DefaultMaxFieldBytes

@@ -1,0 +1,100 @@
+package knowledge
+
+import (
+	"math"
+
+	lru "github.com/hashicorp/golang-lru/v2"
+
+	"github.com/cairnkg/cairn/vector"
+)
+
+// DefaultEntityVectorCache is how many entity vectors topic ranking keeps
+// in memory unless Options.EntityVectorCache says otherwise: every
+// candidate of the largest context load (2 × MaxTopicCandidates) of ten
+// users, or every candidate a load of a 20,000-entity user may look at.
+// At the built-in model's 512 dimensions a vector takes 516 bytes packed,
+// so the cache holds at most about 12 MB with its keys.
+const DefaultEntityVectorCache = 20_000
+
+// entityVectorCache keeps the entity vectors topic ranking used, packed as
+// the entity store keeps them (vector.PackInt8), by what each was made
+// from: the user, the embedder and the hash of the entity's text
+// (entityTextHash). It is addressed by content, not by entity: an entity
+// whose text changes has a new hash, and its old vector is never
+// returned for it, so nothing needs to be invalidated, whichever process
+// wrote the change. A vector comes back exactly as EntityStore.Get would
+// give it (RoundInt8 of the one embedded), so a ranking is the same
+// whether its vectors came from here or from the store.
+//
+// A nil *entityVectorCache keeps nothing.
+type entityVectorCache struct {
+	lru *lru.Cache[vectorKey, []byte]
+}
+
+type vectorKey struct {
+	userID, embedder, textHash string
+}
+
+// newEntityVectorCache returns a cache of size vectors: 0 means
+// DefaultEntityVectorCache, less than 0 none (nil).
+func newEntityVectorCache(size int) *entityVectorCache {
+	if size < 0 {
+		return nil
+	}
+	if size == 0 {
+		size = DefaultEntityVectorCache
+	}
+	c, err := lru.New[vectorKey, []byte](size)
+	if err != nil { // only for a size below 1
+		return nil
+	}
+	return &entityVectorCache{lru: c}
+}
+
+// get returns the vector made by embedder from the user's text whose hash
+// is textHash, or nil. dim, when not 0, is the dimension it must have.
+func (c *entityVectorCache) get(userID, embedder string, dim int, textHash string) []float32 {
+	if c == nil {
+		return nil
+	}
+	packed, ok := c.lru.Get(vectorKey{userID, embedder, textHash})
+	if !ok || len(packed) < 4 || dim != 0 && len(packed) != 4+dim {
+		return nil
+	}
+	v, err := vector.UnpackInt8(packed, len(packed)-4)
+	if err != nil {
+		return nil
+	}
+	return v
+}
+
+// has reports whether get would return a vector.
+func (c *entityVectorCache) has(userID, embedder string, dim int, textHash string) bool {
+	if c == nil {
+		return false
+	}
+	packed, ok := c.lru.Peek(vectorKey{userID, embedder, textHash})
+	return ok && len(packed) >= 4 && (dim == 0 || len(packed) == 4+dim)
+}
+
+// put keeps e's vector under its text hash. Vectors with a component that
+// is not finite, which the store would not take either, are not kept.
+func (c *entityVectorCache) put(e vector.EntityEmbedding) {
+	if c == nil || len(e.Embedding) == 0 || e.TextHash == "" {
+		return
+	}
+	for _, x := range e.Embedding {
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			return
+		}
+	}
+	c.lru.Add(vectorKey{e.UserID, e.Space.Embedder, e.TextHash}, vector.PackInt8(e.Embedding))
+}
+
+// len reports how many vectors the cache holds.
+func (c *entityVectorCache) len() int {
+	if c == nil {
+		return 0
+	}
+	return c.lru.Len()
+}
