@@ -47,6 +47,7 @@ type Response struct {
 // it made). It never panics: a panicking handler is an internal error,
 // logged with its stack.
 func (s *Server) Handle(ctx context.Context, req Request) (resp Response) {
+	defer s.deps.Activity.Begin()()
 	start := time.Now()
 	if req.Transport == "" {
 		req.Transport = TransportInProc

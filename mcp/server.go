@@ -48,6 +48,9 @@ type Deps struct {
 	// decision, and its trace id is the call's request id; nil is
 	// telemetry.Off().
 	Tracing *telemetry.Tracing
+	// Activity counts the calls in flight, for background work that waits
+	// for a lull (see Activity); nil counts nothing.
+	Activity *Activity
 	// allowGlobalSchemas is Options.AllowGlobalSchemas, which NewServer
 	// sets.
 	allowGlobalSchemas bool

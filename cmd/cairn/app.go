@@ -99,7 +99,8 @@ func openApp(ctx context.Context, cfg appConfig, log *slog.Logger) (*app, error)
 		}
 		embedder, a.embedNote = c.Embedder, c.note
 	}
-	background := backgroundEmbedder(embedder)
+	activity := &mcp.Activity{}
+	background := backgroundEmbedder(embedder, activity)
 	if cfg.metrics != nil || cfg.tracing != nil && cfg.tracing.Enabled {
 		if embedder == nil {
 			embedder = embed.NewLocal()
@@ -116,7 +117,7 @@ func openApp(ctx context.Context, cfg appConfig, log *slog.Logger) (*app, error)
 	})
 	a.auth = consent.NewAuthenticator(a.control, nil)
 	cfg.mcp.Version = version()
-	deps := mcp.Deps{Knowledge: a.knowledge, Logger: log, Metrics: cfg.metrics, Tracing: cfg.tracing}
+	deps := mcp.Deps{Knowledge: a.knowledge, Logger: log, Metrics: cfg.metrics, Tracing: cfg.tracing, Activity: activity}
 	a.wireConsent(&deps, cfg)
 	a.policy = deps.Policy
 	if err := a.openFiles(ctx, cfg, &deps); err != nil {
@@ -199,15 +200,33 @@ func (a *app) Close() {
 	}
 }
 
-// backgroundEmbedder is what the entity-embedding worker embeds with: the
-// built-in model limited to all cores but one, since its Embed otherwise
-// spreads every batch over all of them and the worker, draining a bulk
-// load, would take them from the requests beside it. Other embedders (the
-// lexical one is cheap, a remote provider uses no local cores) are used as
-// they are: nil.
-func backgroundEmbedder(e embed.Embedder) embed.Embedder {
-	if _, ok := e.(*uselite.Embedder); ok && runtime.GOMAXPROCS(0) > 1 {
-		return embed.Limit(e, runtime.GOMAXPROCS(0)-1)
+// backgroundEmbedder is what the entity-embedding worker embeds with. The
+// built-in model runs on this machine's cores, so the worker's share is
+// kept from the requests: it is limited to all cores but one (its Embed
+// otherwise spreads every batch over all of them), and it embeds a few
+// texts at a time, each time once the tool calls counted by activity have
+// paused for a lull, so that a bulk load is not slowed by embedding what
+// it stored (docs/performance.md). Other embedders (the lexical one is
+// cheap, a remote provider uses no local cores) are used as they are: nil.
+func backgroundEmbedder(e embed.Embedder, activity *mcp.Activity) embed.Embedder {
+	if _, ok := e.(*uselite.Embedder); !ok {
+		return nil
 	}
-	return nil
+	bg := e
+	if runtime.GOMAXPROCS(0) > 1 {
+		bg = embed.Limit(e, runtime.GOMAXPROCS(0)-1)
+	}
+	return embed.Paced(bg, backgroundChunk, func(ctx context.Context) error {
+		return activity.WaitIdle(ctx, backgroundLull, backgroundPatience)
+	})
 }
+
+// The pace of the entity-embedding worker with the built-in model: it
+// embeds backgroundChunk texts at a time, once no tool call
+// has been in flight for backgroundLull, or once it has waited
+// backgroundPatience, so that it still gets on under steady traffic.
+const (
+	backgroundChunk    = 8
+	backgroundLull     = 50 * time.Millisecond
+	backgroundPatience = 2 * time.Second
+)
