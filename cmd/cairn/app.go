@@ -100,7 +100,7 @@ func openApp(ctx context.Context, cfg appConfig, log *slog.Logger) (*app, error)
 		embedder, a.embedNote = c.Embedder, c.note
 	}
 	activity := &mcp.Activity{}
-	background := backgroundEmbedder(embedder, activity)
+	background := backgroundEmbedder(embedder, activity, runtime.GOMAXPROCS(0))
 	if cfg.metrics != nil || cfg.tracing != nil && cfg.tracing.Enabled {
 		if embedder == nil {
 			embedder = embed.NewLocal()
@@ -200,33 +200,39 @@ func (a *app) Close() {
 	}
 }
 
-// backgroundEmbedder is what the entity-embedding worker embeds with. The
-// built-in model runs on this machine's cores, so the worker's share is
-// kept from the requests: it is limited to all cores but one (its Embed
-// otherwise spreads every batch over all of them), and it embeds a few
-// texts at a time, each time once the tool calls counted by activity have
-// paused for a lull, so that a bulk load is not slowed by embedding what
-// it stored (docs/performance.md). Other embedders (the lexical one is
-// cheap, a remote provider uses no local cores) are used as they are: nil.
-func backgroundEmbedder(e embed.Embedder, activity *mcp.Activity) embed.Embedder {
+// backgroundEmbedder is what the entity-embedding worker embeds with, on a
+// machine of cores cores. The built-in model runs on the machine's own
+// cores, so the worker's share is kept from the requests: it is limited to
+// all cores but one (its Embed otherwise spreads every batch over all of
+// them), and on two cores or fewer, where one core is not enough for the
+// calls, it also embeds a few texts at a time, each time once the tool
+// calls counted by activity have paused for a lull, so that a bulk load is
+// not slowed by embedding what it stored (docs/performance.md). Other
+// embedders (the lexical one is cheap, a remote provider uses no local
+// cores) are used as they are: nil.
+func backgroundEmbedder(e embed.Embedder, activity *mcp.Activity, cores int) embed.Embedder {
 	if _, ok := e.(*uselite.Embedder); !ok {
 		return nil
 	}
+	if cores > 2 {
+		return embed.Limit(e, cores-1)
+	}
 	bg := e
-	if runtime.GOMAXPROCS(0) > 1 {
-		bg = embed.Limit(e, runtime.GOMAXPROCS(0)-1)
+	if cores == 2 {
+		bg = embed.Limit(e, 1)
 	}
 	return embed.Paced(bg, backgroundChunk, func(ctx context.Context) error {
 		return activity.WaitIdle(ctx, backgroundLull, backgroundPatience)
 	})
 }
 
-// The pace of the entity-embedding worker with the built-in model: it
-// embeds backgroundChunk texts at a time, once no tool call
-// has been in flight for backgroundLull, or once it has waited
-// backgroundPatience, so that it still gets on under steady traffic.
+// The pace of the entity-embedding worker with the built-in model on two
+// cores or fewer: it embeds backgroundChunk texts at a time, once no tool
+// call has been in flight for backgroundLull, or once it has waited
+// backgroundPatience, so that it still gets on under steady traffic (some
+// 16 texts a second at the least).
 const (
 	backgroundChunk    = 8
 	backgroundLull     = 50 * time.Millisecond
-	backgroundPatience = 2 * time.Second
+	backgroundPatience = 500 * time.Millisecond
 )

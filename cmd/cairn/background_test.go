@@ -13,11 +13,11 @@ import (
 )
 
 // TestBackgroundEmbedderWaitsForALull checks the worker's embedder with
-// the built-in model: it embeds nothing while a tool call is in flight,
-// and gives the model's vectors once the calls pause. Other embedders are
-// used as they are.
+// the built-in model on two cores: it embeds nothing while a tool call is
+// in flight, and gives the model's vectors once the calls pause. Other
+// embedders are used as they are.
 func TestBackgroundEmbedderWaitsForALull(t *testing.T) {
-	if backgroundEmbedder(embed.NewLocal(), &mcp.Activity{}) != nil {
+	if backgroundEmbedder(embed.NewLocal(), &mcp.Activity{}, 2) != nil {
 		t.Error("the lexical embedder is paced; it is cheap and should be used as it is")
 	}
 	model, err := uselite.New()
@@ -28,7 +28,7 @@ func TestBackgroundEmbedderWaitsForALull(t *testing.T) {
 		t.Fatal(err)
 	}
 	activity := &mcp.Activity{}
-	bg := backgroundEmbedder(model, activity)
+	bg := backgroundEmbedder(model, activity, 2)
 	if bg.Name() != model.Name() {
 		t.Fatalf("background embedder %q, want the model's space %q", bg.Name(), model.Name())
 	}
