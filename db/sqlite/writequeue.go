@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 )
 
@@ -26,7 +27,10 @@ import (
 // to arbitrate between processes (an admin command beside a server), as
 // before. A connection of the Write handle takes its place in the queue
 // when it begins a transaction and leaves it when the transaction ends,
-// and a statement run outside a transaction queues for its own duration.
+// and a statement run outside a transaction queues for its own duration:
+// an Exec until it returns, a query (INSERT … RETURNING, as the rate
+// limiter counts a hit) until its rows are closed. Only a query that is a
+// plain SELECT, a read that WAL lets run beside a writer, does not queue.
 
 // writeQueue is the first-come-first-served queue of one store's writers:
 // a channel of one slot, whose blocked senders Go wakes in order.
@@ -94,11 +98,11 @@ type sqliteConn interface {
 
 // queuedConn is a connection whose transactions, and statements run
 // outside one, wait their turn in q. database/sql uses a connection from
-// one goroutine at a time, so inTx needs no lock.
+// one goroutine at a time, so tx needs no lock.
 type queuedConn struct {
 	conn sqliteConn
 	q    writeQueue
-	inTx bool
+	tx   *queuedTx // the open transaction, which holds the turn; nil when none
 }
 
 var (
@@ -107,7 +111,7 @@ var (
 )
 
 func (c *queuedConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
-	if c.inTx {
+	if c.tx != nil {
 		return nil, errors.New("sqlite: a transaction is already open on this connection")
 	}
 	if err := c.q.enter(ctx); err != nil {
@@ -118,8 +122,8 @@ func (c *queuedConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver
 		c.q.leave()
 		return nil, err
 	}
-	c.inTx = true
-	return &queuedTx{tx: tx, c: c}, nil
+	c.tx = &queuedTx{tx: tx, c: c}
+	return c.tx, nil
 }
 
 func (c *queuedConn) Begin() (driver.Tx, error) {
@@ -127,40 +131,87 @@ func (c *queuedConn) Begin() (driver.Tx, error) {
 }
 
 func (c *queuedConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
-	if !c.inTx {
-		if err := c.q.enter(ctx); err != nil {
-			return nil, err
-		}
-		defer c.q.leave()
+	leave, err := c.turn(ctx, query, false)
+	if err != nil {
+		return nil, err
 	}
+	defer leave()
 	return c.conn.ExecContext(ctx, query, args)
 }
 
+func (c *queuedConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	leave, err := c.turn(ctx, query, true)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := c.conn.QueryContext(ctx, query, args)
+	return heldRows(rows, err, leave)
+}
+
+// turn waits for the connection's turn to run query outside a
+// transaction, and returns what gives the turn on. Inside a transaction,
+// which holds the turn already, and for a query that is a plain SELECT,
+// there is nothing to wait for.
+func (c *queuedConn) turn(ctx context.Context, query string, isQuery bool) (leave func(), err error) {
+	if c.tx != nil || isQuery && isSelect(query) {
+		return func() {}, nil
+	}
+	if err := c.q.enter(ctx); err != nil {
+		return nil, err
+	}
+	return c.q.leave, nil
+}
+
+// isSelect reports whether query starts with SELECT: a read, which needs
+// no turn. Anything else (a write, WITH, a PRAGMA) queues, which is always
+// safe.
+func isSelect(query string) bool {
+	q := strings.TrimLeft(query, " \t\r\n")
+	return len(q) >= 6 && strings.EqualFold(q[:6], "SELECT")
+}
+
+// heldRows returns rows that give the turn on when they are closed (or
+// gives it on at once when the query failed).
+func heldRows(rows driver.Rows, err error, leave func()) (driver.Rows, error) {
+	if err != nil {
+		leave()
+		return nil, err
+	}
+	return &queuedRows{Rows: rows, leave: sync.OnceFunc(leave)}, nil
+}
+
 // PrepareContext returns a statement whose executions outside a
-// transaction queue as ExecContext does.
+// transaction queue as ExecContext and QueryContext do.
 func (c *queuedConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
 	st, err := c.conn.PrepareContext(ctx, query)
 	if err != nil {
 		return nil, err
 	}
-	return &queuedStmt{stmt: st.(sqliteStmt), c: c}, nil
+	sst, ok := st.(sqliteStmt)
+	if !ok {
+		st.Close()
+		return nil, fmt.Errorf("sqlite: the driver's statement %T lacks a method the write queue needs", st)
+	}
+	return &queuedStmt{stmt: sst, c: c, query: query}, nil
 }
 
 func (c *queuedConn) Prepare(query string) (driver.Stmt, error) {
 	return c.PrepareContext(context.Background(), query)
 }
 
-// QueryContext does not queue: the Write handle's queries outside a
-// transaction are reads that must see the latest writes, which WAL lets
-// run beside a writer.
-func (c *queuedConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
-	return c.conn.QueryContext(ctx, query, args)
-}
-
 func (c *queuedConn) Ping(ctx context.Context) error         { return c.conn.Ping(ctx) }
 func (c *queuedConn) ResetSession(ctx context.Context) error { return c.conn.ResetSession(ctx) }
 func (c *queuedConn) IsValid() bool                          { return c.conn.IsValid() }
-func (c *queuedConn) Close() error                           { return c.conn.Close() }
+
+// Close closes the connection, giving on the turn of a transaction left
+// open on it (SQLite rolls it back).
+func (c *queuedConn) Close() error {
+	err := c.conn.Close()
+	if c.tx != nil {
+		c.tx.end()
+	}
+	return err
+}
 
 // queuedTx leaves the queue when its transaction ends, whichever way.
 type queuedTx struct {
@@ -181,9 +232,20 @@ func (t *queuedTx) Rollback() error {
 
 func (t *queuedTx) end() {
 	t.once.Do(func() {
-		t.c.inTx = false
+		t.c.tx = nil
 		t.c.q.leave()
 	})
+}
+
+// queuedRows give the turn on when they are closed.
+type queuedRows struct {
+	driver.Rows
+	leave func()
+}
+
+func (r *queuedRows) Close() error {
+	defer r.leave()
+	return r.Rows.Close()
 }
 
 // sqliteStmt is what database/sql uses of a modernc.org/sqlite statement.
@@ -195,22 +257,27 @@ type sqliteStmt interface {
 
 // queuedStmt is a prepared statement of a queuedConn.
 type queuedStmt struct {
-	stmt sqliteStmt
-	c    *queuedConn
+	stmt  sqliteStmt
+	c     *queuedConn
+	query string
 }
 
 func (s *queuedStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
-	if !s.c.inTx {
-		if err := s.c.q.enter(ctx); err != nil {
-			return nil, err
-		}
-		defer s.c.q.leave()
+	leave, err := s.c.turn(ctx, s.query, false)
+	if err != nil {
+		return nil, err
 	}
+	defer leave()
 	return s.stmt.ExecContext(ctx, args)
 }
 
 func (s *queuedStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
-	return s.stmt.QueryContext(ctx, args)
+	leave, err := s.c.turn(ctx, s.query, true)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.stmt.QueryContext(ctx, args)
+	return heldRows(rows, err, leave)
 }
 
 func (s *queuedStmt) Close() error  { return s.stmt.Close() }

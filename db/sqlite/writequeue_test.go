@@ -184,3 +184,63 @@ func TestReadsDoNotQueue(t *testing.T) {
 		t.Fatalf("read %d beside an uncommitted write, want 0", n)
 	}
 }
+
+// TestWritesThatReturnRowsQueue runs writers that read back what they
+// wrote (INSERT … RETURNING, as the rate limiter counts a hit) outside a
+// transaction, beside writers in transactions, with SQLite's busy handler
+// off: they queue like any other write, so none meets SQLITE_BUSY, and
+// every hit is counted.
+func TestWritesThatReturnRowsQueue(t *testing.T) {
+	db := openImpatient(t)
+	ctx := t.Context()
+	if _, err := db.ExecContext(ctx, `CREATE TABLE hits (k INTEGER PRIMARY KEY, n INTEGER NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	const writers, rounds = 8, 25
+	var wg sync.WaitGroup
+	errs := make(chan error, writers*rounds)
+	for w := range writers {
+		wg.Go(func() {
+			for range rounds {
+				if w%2 == 0 {
+					var n int
+					errs <- db.QueryRowContext(ctx, `INSERT INTO hits (k, n) VALUES (1, 1)
+						ON CONFLICT (k) DO UPDATE SET n = n + 1 RETURNING n`).Scan(&n)
+					continue
+				}
+				errs <- func() error {
+					tx, err := db.BeginTx(ctx, nil)
+					if err != nil {
+						return err
+					}
+					defer tx.Rollback()
+					if _, err := tx.ExecContext(ctx, `UPDATE counter SET n = n + 1`); err != nil {
+						return err
+					}
+					return tx.Commit()
+				}()
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	failed := 0
+	for err := range errs {
+		if err != nil {
+			failed++
+			if failed == 1 {
+				t.Errorf("a writer failed: %v", err)
+			}
+		}
+	}
+	if failed > 0 {
+		t.Fatalf("%d of %d writes failed", failed, writers*rounds)
+	}
+	var hits int
+	if err := db.QueryRowContext(ctx, `SELECT n FROM hits WHERE k = 1`).Scan(&hits); err != nil {
+		t.Fatal(err)
+	}
+	if hits != writers/2*rounds {
+		t.Fatalf("%d hits counted, want %d", hits, writers/2*rounds)
+	}
+}
