@@ -253,9 +253,6 @@ func (s *Service) fetchStored(ctx context.Context, r *ranking, idx []int) *pendi
 // cachedVector returns the cached vector of candidate i's current text in
 // the embedder's space, or nil.
 func (s *Service) cachedVector(r *ranking, i int) []float32 {
-	if s.vecCache == nil {
-		return nil
-	}
 	return s.vecCache.get(r.userID, s.embedder.Name(), s.embedder.Dimension(), r.textHash(i))
 }
 
@@ -264,7 +261,7 @@ func (s *Service) cachedVector(r *ranking, i int) []float32 {
 func (s *Service) uncachedIDs(r *ranking, idx []int) []string {
 	ids := make([]string, 0, len(idx))
 	for _, i := range idx {
-		if s.vecCache == nil || !s.vecCache.has(r.userID, s.embedder.Name(), s.embedder.Dimension(), r.textHash(i)) {
+		if !s.vecCache.has(r.userID, s.embedder.Name(), s.embedder.Dimension(), r.textHash(i)) {
 			ids = append(ids, r.stats[i].ID)
 		}
 	}

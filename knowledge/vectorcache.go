@@ -1,8 +1,6 @@
 package knowledge
 
 import (
-	"math"
-
 	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/cairnkg/cairn/vector"
@@ -80,21 +78,8 @@ func (c *entityVectorCache) has(userID, embedder string, dim int, textHash strin
 // put keeps e's vector under its text hash. Vectors with a component that
 // is not finite, which the store would not take either, are not kept.
 func (c *entityVectorCache) put(e vector.EntityEmbedding) {
-	if c == nil || len(e.Embedding) == 0 || e.TextHash == "" {
+	if c == nil || len(e.Embedding) == 0 || e.TextHash == "" || !vector.Finite(e.Embedding) {
 		return
 	}
-	for _, x := range e.Embedding {
-		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-			return
-		}
-	}
 	c.lru.Add(vectorKey{e.UserID, e.Space.Embedder, e.TextHash}, vector.PackInt8(e.Embedding))
-}
-
-// len reports how many vectors the cache holds.
-func (c *entityVectorCache) len() int {
-	if c == nil {
-		return 0
-	}
-	return c.lru.Len()
 }

@@ -3,7 +3,6 @@ package vector
 import (
 	"context"
 	"fmt"
-	"math"
 	"time"
 )
 
@@ -129,10 +128,8 @@ func (s *EntityStore) valid(es []EntityEmbedding) ([]EntityEmbedding, error) {
 		if len(e.Embedding) != e.Space.Dimension {
 			return nil, invalid("embedding", "has %d dimensions, its space %s has %d", len(e.Embedding), e.Space.Embedder, e.Space.Dimension)
 		}
-		for _, x := range e.Embedding {
-			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-				return nil, invalid("embedding", "has a component that is not a finite number")
-			}
+		if !Finite(e.Embedding) {
+			return nil, invalid("embedding", "has a component that is not a finite number")
 		}
 		if e.UpdatedAt.IsZero() {
 			e.UpdatedAt = now

@@ -43,6 +43,17 @@ func PackInt8(v []float32) []byte {
 	return out
 }
 
+// Finite reports whether every component of v is a finite number, as
+// PackInt8 and the stores require.
+func Finite(v []float32) bool {
+	for _, x := range v {
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			return false
+		}
+	}
+	return true
+}
+
 // UnpackInt8 decodes what PackInt8 encoded: component i is its byte times
 // the scale. It reports an error for a value of the wrong length.
 func UnpackInt8(b []byte, dimension int) ([]float32, error) {

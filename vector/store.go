@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"math"
 	"regexp"
 	"slices"
 	"time"
@@ -132,10 +131,8 @@ func validMemory(m Memory, sp Space) error {
 	if len(m.Embedding) != sp.Dimension {
 		return &SpaceError{Collection: m.Collection, Recorded: sp, Given: Space{Embedder: sp.Embedder, Dimension: len(m.Embedding)}}
 	}
-	for _, x := range m.Embedding {
-		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-			return invalid("embedding", "holds NaN or infinity")
-		}
+	if !Finite(m.Embedding) {
+		return invalid("embedding", "holds NaN or infinity")
 	}
 	return nil
 }
