@@ -44,39 +44,17 @@ func openImpatient(t *testing.T) *sql.DB {
 	return db
 }
 
-// TestWritersQueueInProcess runs writers of one process at once, in
-// transactions and in single statements, with SQLite's busy handler off:
-// none meets SQLITE_BUSY, because they wait for each other in the queue,
-// and every increment lands. Without the queue most of them fail.
-func TestWritersQueueInProcess(t *testing.T) {
-	db := openImpatient(t)
-	ctx := t.Context()
-	const writers, rounds = 8, 25
+// writeAtOnce runs write rounds times in each of writers goroutines at
+// once (w is the goroutine's number) and fails t, saying how many, if any
+// write failed.
+func writeAtOnce(t *testing.T, writers, rounds int, write func(w int) error) {
+	t.Helper()
 	var wg sync.WaitGroup
 	errs := make(chan error, writers*rounds)
 	for w := range writers {
 		wg.Go(func() {
 			for range rounds {
-				if w%2 == 0 {
-					_, err := db.ExecContext(ctx, `UPDATE counter SET n = n + 1`)
-					errs <- err
-					continue
-				}
-				errs <- func() error {
-					tx, err := db.BeginTx(ctx, nil)
-					if err != nil {
-						return err
-					}
-					defer tx.Rollback()
-					var n int
-					if err := tx.QueryRowContext(ctx, `SELECT n FROM counter`).Scan(&n); err != nil {
-						return err
-					}
-					if _, err := tx.ExecContext(ctx, `UPDATE counter SET n = ?`, n+1); err != nil {
-						return err
-					}
-					return tx.Commit()
-				}()
+				errs <- write(w)
 			}
 		})
 	}
@@ -94,6 +72,35 @@ func TestWritersQueueInProcess(t *testing.T) {
 	if failed > 0 {
 		t.Fatalf("%d of %d writes failed", failed, writers*rounds)
 	}
+}
+
+// TestWritersQueueInProcess runs writers of one process at once, in
+// transactions and in single statements, with SQLite's busy handler off:
+// none meets SQLITE_BUSY, because they wait for each other in the queue,
+// and every increment lands. Without the queue most of them fail.
+func TestWritersQueueInProcess(t *testing.T) {
+	db := openImpatient(t)
+	ctx := t.Context()
+	const writers, rounds = 8, 25
+	writeAtOnce(t, writers, rounds, func(w int) error {
+		if w%2 == 0 {
+			_, err := db.ExecContext(ctx, `UPDATE counter SET n = n + 1`)
+			return err
+		}
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT n FROM counter`).Scan(&n); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE counter SET n = ?`, n+1); err != nil {
+			return err
+		}
+		return tx.Commit()
+	})
 	var n int
 	if err := db.QueryRowContext(ctx, `SELECT n FROM counter`).Scan(&n); err != nil {
 		t.Fatal(err)
@@ -197,45 +204,22 @@ func TestWritesThatReturnRowsQueue(t *testing.T) {
 		t.Fatal(err)
 	}
 	const writers, rounds = 8, 25
-	var wg sync.WaitGroup
-	errs := make(chan error, writers*rounds)
-	for w := range writers {
-		wg.Go(func() {
-			for range rounds {
-				if w%2 == 0 {
-					var n int
-					errs <- db.QueryRowContext(ctx, `INSERT INTO hits (k, n) VALUES (1, 1)
-						ON CONFLICT (k) DO UPDATE SET n = n + 1 RETURNING n`).Scan(&n)
-					continue
-				}
-				errs <- func() error {
-					tx, err := db.BeginTx(ctx, nil)
-					if err != nil {
-						return err
-					}
-					defer tx.Rollback()
-					if _, err := tx.ExecContext(ctx, `UPDATE counter SET n = n + 1`); err != nil {
-						return err
-					}
-					return tx.Commit()
-				}()
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	failed := 0
-	for err := range errs {
-		if err != nil {
-			failed++
-			if failed == 1 {
-				t.Errorf("a writer failed: %v", err)
-			}
+	writeAtOnce(t, writers, rounds, func(w int) error {
+		if w%2 == 0 {
+			var n int
+			return db.QueryRowContext(ctx, `INSERT INTO hits (k, n) VALUES (1, 1)
+				ON CONFLICT (k) DO UPDATE SET n = n + 1 RETURNING n`).Scan(&n)
 		}
-	}
-	if failed > 0 {
-		t.Fatalf("%d of %d writes failed", failed, writers*rounds)
-	}
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		if _, err := tx.ExecContext(ctx, `UPDATE counter SET n = n + 1`); err != nil {
+			return err
+		}
+		return tx.Commit()
+	})
 	var hits int
 	if err := db.QueryRowContext(ctx, `SELECT n FROM hits WHERE k = 1`).Scan(&hits); err != nil {
 		t.Fatal(err)
