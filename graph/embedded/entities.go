@@ -280,32 +280,45 @@ func (t *tx) ListEntityStats(ctx context.Context, f graph.EntityFilter) ([]graph
 		args = append(args, anySlice(f.Types)...)
 	}
 	args = append(args, limitOr(f.Page, 100), f.Page.Offset)
-	sig := "NULL"
+	sigColumn := "NULL"
 	if f.TextSigs {
-		sig = "text_sig"
+		sigColumn = "text_sig"
 	}
 	// entities_user_stats (migrations 007 and 016) covers this query:
 	// SQLite walks it in this order and never reads the rows, whose
 	// snapshots come before observation_count and merged_into.
-	rows, err := t.query(ctx, `SELECT id, entity_type, canonical_name, observation_count, last_observation_at, merged_into, `+sig+`
+	rows, err := t.query(ctx, `SELECT id, entity_type, canonical_name, observation_count, last_observation_at, merged_into, `+sigColumn+`
 		FROM entities WHERE `+strings.Join(where, " AND ")+`
 		ORDER BY last_observation_at DESC, id ASC LIMIT $`+fmt.Sprint(len(args)-1)+` OFFSET $`+fmt.Sprint(len(args)), args...)
 	if err != nil {
 		return nil, wrap("list entity stats", err)
 	}
+	// A context load lists every entity of the user: the values are
+	// scanned into the same variables row after row (Scan's pointers
+	// would move a row's own to the heap), and each type is kept once.
 	out := []graph.EntityStat{}
+	var (
+		e          graph.EntityStat
+		typ        sql.RawBytes
+		last       int64
+		mergedInto sql.NullString
+		sig        []byte
+	)
+	types := map[string]string{}
+	dest := []any{&e.ID, &typ, &e.CanonicalName, &e.ObservationCount, &last, &mergedInto, &sig}
 	err = eachRow(rows, func(r *sql.Rows) error {
-		var e graph.EntityStat
-		var last int64
-		var mergedInto sql.NullString
-		var sig []byte
-		err := r.Scan(&e.ID, &e.Type, &e.CanonicalName, &e.ObservationCount, &last, &mergedInto, &sig)
+		sig = nil
+		if err := r.Scan(dest...); err != nil {
+			return err
+		}
+		e.Type = intern(types, typ)
 		e.LastObservationAt, e.MergedInto = fromMicros(last), mergedInto.String
+		e.TextSig = nil
 		if len(sig) > 0 {
 			e.TextSig = sig
 		}
 		out = append(out, e)
-		return err
+		return nil
 	})
 	if err != nil {
 		return nil, wrap("list entity stats", err)
@@ -332,8 +345,8 @@ func (t *tx) addDegrees(ctx context.Context, userID string, stats []graph.Entity
 	for i, e := range stats {
 		at[e.ID] = i
 	}
-	add := func(id, typ string, n int) {
-		if i, ok := at[id]; ok {
+	add := func(id []byte, typ string, n int) {
+		if i, ok := at[string(id)]; ok {
 			if stats[i].Degrees == nil {
 				stats[i].Degrees = map[string]int{}
 			}
@@ -346,13 +359,17 @@ func (t *tx) addDegrees(ctx context.Context, userID string, stats []graph.Entity
 			return err
 		}
 		// A relationship from an entity to itself counts at both ends.
+		// RawBytes: the map lookups need no string of their own, and
+		// the types are kept once.
+		var src, dst, srcType, dstType sql.RawBytes
+		types := map[string]string{}
+		dest := []any{&src, &dst, &srcType, &dstType}
 		return eachRow(rows, func(r *sql.Rows) error {
-			var src, dst, srcType, dstType string
-			if err := r.Scan(&src, &dst, &srcType, &dstType); err != nil {
+			if err := r.Scan(dest...); err != nil {
 				return err
 			}
-			add(src, dstType, 1)
-			add(dst, srcType, 1)
+			add(src, intern(types, dstType), 1)
+			add(dst, intern(types, srcType), 1)
 			return nil
 		})
 	}
@@ -373,7 +390,8 @@ func (t *tx) addDegrees(ctx context.Context, userID string, stats []graph.Entity
 		return err
 	}
 	return eachRow(rows, func(r *sql.Rows) error {
-		var id, typ string
+		var id sql.RawBytes
+		var typ string
 		var n int
 		if err := r.Scan(&id, &typ, &n); err != nil {
 			return err
@@ -499,6 +517,17 @@ func eachRow(rows *sql.Rows, fn func(*sql.Rows) error) error {
 		}
 	}
 	return rows.Err()
+}
+
+// intern returns b as a string, the same string for the same bytes: the
+// entity types of a long listing, of which there are few.
+func intern(seen map[string]string, b []byte) string {
+	if s, ok := seen[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	seen[s] = s
+	return s
 }
 
 func wrap(what string, err error) error {
