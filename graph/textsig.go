@@ -2,9 +2,12 @@ package graph
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // TextSig is a signature of the words of an entity's text, small enough to
@@ -25,6 +28,12 @@ import (
 // jsonb writes 1e21 as 1000000000000000000000): a text with a number may
 // hold any trigram with an ASCII digit.
 //
+// A signature also holds the SHA-256 of the entity's EntityText when that
+// text is the same for the entity as every backend gives it back, which
+// is when its strings are UTF-8 (TextHash; EntityText writes each number
+// in one notation): a context load finds the entity's embedding of that
+// text, cached or stored, without reading the snapshot.
+//
 // Drivers store EntityTextSig(e) with every entity they write and give it
 // back with the entity's statistics. A nil signature (an entity written
 // before signatures were kept), one of another version, and the one-byte
@@ -34,10 +43,12 @@ type TextSig []byte
 
 const (
 	textSigNone    = 0 // the one byte of a signature that says nothing
-	textSigVersion = 1
+	textSigVersion = 2 // version 1 had no text hash; MayContain reads both
 	textSigBits    = 512
-	textSigLen     = 2 + textSigBits/8 // version, flags, bits
-	textSigNumbers = 1                 // flag: the text has a number
+	textSigLenV1   = 2 + textSigBits/8          // version, flags, bits
+	textSigLen     = textSigLenV1 + sha256.Size // and the text hash
+	textSigNumbers = 1                          // flag: the text has a number
+	textSigHashed  = 2                          // flag: the text hash is set
 )
 
 // EntityTextSig returns the signature of e's text (see TextSig): its type,
@@ -54,18 +65,40 @@ func EntityTextSig(e Entity) TextSig {
 	s[0] = textSigVersion
 	s.add(e.Type)
 	s.add(e.CanonicalName)
+	exact := utf8.ValidString(e.Type) && utf8.ValidString(e.CanonicalName)
 	for _, v := range e.Snapshot {
 		switch v := v.(type) {
 		case string:
 			s.add(v)
+			exact = exact && utf8.ValidString(v)
 		case json.Number, float64, float32, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
 			s[1] |= textSigNumbers
+			_, ok := canonicalNumber(v)
+			exact = exact && ok
 		case bool, nil, []any, map[string]any:
 		default:
 			return TextSig{textSigNone}
 		}
 	}
+	// Bytes that are not UTF-8 may come back as U+FFFD, and a number
+	// numberText leaves as written in another notation: the text read
+	// back would not be this one.
+	if exact {
+		h := sha256.Sum256([]byte(EntityText(e)))
+		copy(s[textSigLenV1:], h[:])
+		s[1] |= textSigHashed
+	}
 	return s
+}
+
+// TextHash returns the hex SHA-256 of the EntityText of the entity the
+// signature was made from, when the signature holds it (see TextSig), and
+// whether it does.
+func (s TextSig) TextHash() (string, bool) {
+	if len(s) != textSigLen || s[0] != textSigVersion || s[1]&textSigHashed == 0 {
+		return "", false
+	}
+	return hex.EncodeToString(s[textSigLenV1:]), true
 }
 
 // add adds the trigrams of the runs of letters and digits of text,
@@ -110,7 +143,8 @@ func trigramBit(a, b, c byte) uint32 {
 // bytes, or with a character that is not a letter or a digit, may be in
 // any text.
 func (s TextSig) MayContain(word string) bool {
-	if len(s) != textSigLen || s[0] != textSigVersion || len(word) < 3 {
+	known := (len(s) == textSigLen && s[0] == textSigVersion) || (len(s) == textSigLenV1 && s[0] == 1)
+	if !known || len(word) < 3 {
 		return true
 	}
 	for _, r := range word {

@@ -1,7 +1,11 @@
 package graph_test
 
 import (
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode"
@@ -133,4 +137,135 @@ func BenchmarkEntityTextSig(b *testing.B) {
 	for b.Loop() {
 		graph.EntityTextSig(e)
 	}
+}
+
+// TestTextHash: a signature holds the hash of the entity's text when that
+// text has no number and is UTF-8, and a signature of version 1 (without
+// it) still screens words.
+func TestTextHash(t *testing.T) {
+	e := graph.Entity{Type: "space_probe", CanonicalName: "Voyager", Snapshot: map[string]any{"mission": "Grand tour", "done": true}}
+	h, ok := graph.EntityTextSig(e).TextHash()
+	sum := sha256.Sum256([]byte("space probe: Voyager; Grand tour"))
+	if !ok || h != hex.EncodeToString(sum[:]) {
+		t.Errorf("TextHash = %s, %v; want the hash of the entity's text", h, ok)
+	}
+	for name, snap := range map[string]map[string]any{
+		"not UTF-8":           {"note": "bad \xff byte"},
+		"a huge exponent":     {"n": json.Number("1e99999999")},
+		"not a number at all": {"n": json.Number("twelve")},
+	} {
+		if _, ok := graph.EntityTextSig(graph.Entity{Type: "probe", Snapshot: snap}).TextHash(); ok {
+			t.Errorf("%s: the signature holds a text hash; the text may come back otherwise", name)
+		}
+	}
+	// Numbers: the hash is that of the text in numberText's notation.
+	e.Snapshot["launched"], e.Snapshot["mass"] = json.Number("1977"), 721.9
+	h, ok = graph.EntityTextSig(e).TextHash()
+	sum = sha256.Sum256([]byte("space probe: Voyager; 1977; 721.9; Grand tour"))
+	if !ok || h != hex.EncodeToString(sum[:]) {
+		t.Errorf("TextHash with numbers = %s, %v; want the hash of the entity's text", h, ok)
+	}
+	for _, s := range []graph.TextSig{nil, {0}, graph.EntityTextSig(graph.Entity{Snapshot: map[string]any{"x": []string{"y"}}})} {
+		if _, ok := s.TextHash(); ok {
+			t.Errorf("%v holds a text hash", s)
+		}
+	}
+	// Version 1: version, flags, the 64 bytes of bits.
+	v1 := append(graph.TextSig{1}, graph.EntityTextSig(e)[1:66]...)
+	if v1.MayContain("rocket") || !v1.MayContain("voyager") {
+		t.Error("a version 1 signature does not screen as it did")
+	}
+	if _, ok := v1.TextHash(); ok {
+		t.Error("a version 1 signature holds a text hash")
+	}
+}
+
+// TestEntityText: type, name and scalar values in key order, cut at
+// MaxEntityText bytes without splitting a character.
+func TestEntityText(t *testing.T) {
+	e := graph.Entity{Type: "space_probe", CanonicalName: "Voyager 1", Snapshot: map[string]any{
+		"z": "last", "a": "first", "n": json.Number("1977"), "f": 0.5, "b": true, "l": []any{"x"}, "m": map[string]any{}, "s": []string{"<y>"},
+	}}
+	if got, want := graph.EntityText(e), `space probe: Voyager 1; first; 0.5; 1977; ["<y>"]; last`; got != want {
+		t.Errorf("EntityText = %q, want %q", got, want)
+	}
+	// One notation for a number's value, whichever it was written in.
+	for _, c := range []struct {
+		in   []any
+		want string
+	}{
+		{[]any{json.Number("1e21"), json.Number("1000000000000000000000"), 1e21, json.Number("10E+20"), json.Number("0.1e22")}, "1e+21"},
+		{[]any{json.Number("1.50"), json.Number("1.5"), 1.5, float32(1.5), json.Number("15e-1"), json.Number("0001.5000")}, "1.5"},
+		{[]any{json.Number("120"), 120, uint8(120), json.Number("1.2e2"), 120.0, json.Number("120.000")}, "120"},
+		{[]any{json.Number("-0"), json.Number("0.000"), 0, -0.0, json.Number("0e10")}, "0"},
+		{[]any{json.Number("1e-7"), 1e-7, json.Number("0.0000001")}, "1e-7"},
+		{[]any{json.Number("0.000001"), json.Number("1e-6")}, "0.000001"},
+		{[]any{json.Number("-123456789012345678901"), json.Number("-1.23456789012345678901e20")}, "-123456789012345678901"},
+		{[]any{json.Number("123456789012345678901234"), json.Number("1.23456789012345678901234E23")}, "1.23456789012345678901234e+23"},
+	} {
+		for _, v := range c.in {
+			e := graph.Entity{Type: "n", Snapshot: map[string]any{"v": v}}
+			if got := graph.EntityText(e); got != "n: ; "+c.want {
+				t.Errorf("EntityText of %T %v = %q, want %q", v, v, got, "n: ; "+c.want)
+			}
+		}
+	}
+	e.Snapshot = map[string]any{"a": strings.Repeat("é", 200)}
+	got := graph.EntityText(e)
+	if len(got) > graph.MaxEntityText || !utf8.ValidString(got) || len(got) < graph.MaxEntityText-1 {
+		t.Errorf("EntityText of a long value: %d bytes, valid UTF-8 %v", len(got), utf8.ValidString(got))
+	}
+}
+
+// FuzzNumberText: EntityText writes a JSON number in a notation of its
+// own that has the number's value (ParseFloat reads the same float64 from
+// both), that it writes again as it is, and that is the same for the
+// number with its decimal point moved into its exponent.
+func FuzzNumberText(f *testing.F) {
+	for _, s := range []string{"0", "-0", "1.50", "1e21", "12E-9", "123456789012345678901234", "0.000001", "-7.25e+3"} {
+		f.Add(s, 2)
+	}
+	f.Fuzz(func(t *testing.T, s string, shift int) {
+		var v any
+		if json.Unmarshal([]byte(s), &v) != nil {
+			return
+		}
+		if _, ok := v.(float64); !ok || len(s) > 200 {
+			return
+		}
+		text := func(n string) string {
+			return strings.TrimPrefix(graph.EntityText(graph.Entity{Type: "n", Snapshot: map[string]any{"v": json.Number(n)}}), "n: ; ")
+		}
+		got := text(strings.TrimSpace(s))
+		want, err1 := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		back, err2 := strconv.ParseFloat(got, 64)
+		if err1 == nil && (err2 != nil || back != want) {
+			t.Fatalf("%q is written %q, which reads as %v (%v), not %v", s, got, back, err2, want)
+		}
+		if again := text(got); again != got {
+			t.Fatalf("%q is written %q, and that is written %q", s, got, again)
+		}
+		// The same value with the point moved: m × 10^k as (m / 10^j) e(k+j).
+		mant, exp, _ := strings.Cut(strings.ToLower(strings.TrimSpace(s)), "e")
+		k, err := strconv.Atoi(cmp.Or(exp, "0"))
+		if err != nil || k > 1000 || k < -1000 {
+			return
+		}
+		neg := strings.HasPrefix(mant, "-")
+		mant = strings.TrimPrefix(mant, "-")
+		intPart, frac, _ := strings.Cut(mant, ".")
+		j := max(0, min(shift%8, len(intPart)))
+		moved := intPart[:len(intPart)-j]
+		if moved == "" {
+			moved = "0"
+		}
+		moved += "." + intPart[len(intPart)-j:] + frac
+		if neg {
+			moved = "-" + moved
+		}
+		moved += "e" + strconv.Itoa(k+j)
+		if other := text(moved); other != got {
+			t.Fatalf("%q is written %q, and %q (the same value) %q", s, got, moved, other)
+		}
+	})
 }

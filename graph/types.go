@@ -137,7 +137,7 @@ type EntityFilter struct {
 	IncludeMerged bool
 	Page          Page
 	// TextSigs asks ListEntityStats for each entity's TextSig, which it
-	// leaves nil otherwise (66 bytes an entity that a caller without a
+	// leaves nil otherwise (98 bytes an entity that a caller without a
 	// word to look for has no use for). ListEntities ignores it.
 	TextSigs bool
 }

@@ -264,7 +264,28 @@ func (s *Service) contextGraph(ctx context.Context, c Caller, topic string, topi
 	if topic == "" || len(r.stats) == 0 {
 		return nil
 	}
-	if err := s.setTopic(ctx, r, topicVec, topicIdx, stored); err != nil {
+	// Outside the transaction: its connection is not held while the
+	// stored vectors are read on another.
+	topicVecs := s.knownVectors(ctx, r, topicIdx, stored)
+	var unknown []int
+	for k, i := range topicIdx {
+		if topicVecs[k] == nil {
+			unknown = append(unknown, i)
+		}
+	}
+	if unknown = r.missing(unknown); len(unknown) > 0 {
+		// Candidates with neither a cached nor a stored vector are
+		// embedded from their text: those whose snapshot the text hash
+		// of their signature spared are read now.
+		err := s.graph.View(ctx, func(tx *graph.Tx) error {
+			_, err := r.readFound(ctx, tx, unknown)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if err := s.setTopic(ctx, r, topicVec, topicIdx, topicVecs); err != nil {
 		return err
 	}
 	best := r.best()

@@ -157,7 +157,7 @@ func (s *Service) oldTopicVectors(ctx context.Context, topic string, cands []gra
 	out := make([][]float32, len(idx)+1)
 	texts := make([]string, len(idx))
 	for k, i := range idx {
-		texts[k] = entityText(cands[i])
+		texts[k] = graph.EntityText(cands[i])
 	}
 	if s.entityVecs != nil && len(idx) > 0 {
 		ids := make([]string, len(idx))
@@ -235,7 +235,7 @@ func oldTopicCandidates(cands []graph.Entity, topic string, base func(int) float
 		if chosen[i] {
 			continue
 		}
-		text := strings.ToLower(entityText(e))
+		text := strings.ToLower(graph.EntityText(e))
 		for _, w := range words {
 			if strings.Contains(text, w) {
 				out = append(out, i)
@@ -544,8 +544,12 @@ func randomGraph(t *testing.T, g *graph.Store, rnd *rand.Rand, user string, n in
 			if rnd.IntN(20) == 0 {
 				name = strings.Repeat("long name ", 40) + words[rnd.IntN(len(words))]
 			}
-			snap := map[string]any{"name": name, "count": json.Number(fmt.Sprint(rnd.IntN(100))), "flag": rnd.IntN(2) == 0,
-				"tags": []any{words[rnd.IntN(len(words))]}}
+			snap := map[string]any{"name": name, "flag": rnd.IntN(2) == 0, "tags": []any{words[rnd.IntN(len(words))]}}
+			if rnd.IntN(2) == 0 {
+				// A text with a number: its signature holds no text
+				// hash, and the ranking reads its snapshot for it.
+				snap["count"] = json.Number(fmt.Sprint(rnd.IntN(100)))
+			}
 			var desc []string
 			for range rnd.IntN(6) {
 				desc = append(desc, words[rnd.IntN(len(words))])
@@ -595,8 +599,8 @@ func randomGraph(t *testing.T, g *graph.Store, rnd *rand.Rand, user string, n in
 
 // TestTextSigCoversEntityText: the text signature the drivers keep
 // (graph.EntityTextSig) never rules out a word that the keyword scan of
-// topicCandidates would find in the entity's text, which is entityText's
-// (cut at maxEntityText, numbers as scalarText writes them) rather than
+// topicCandidates would find in the entity's text, which is graph.EntityText's
+// (cut at graph.MaxEntityText, numbers as scalarText writes them) rather than
 // the signature's own.
 func TestTextSigCoversEntityText(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(3, 9))
@@ -617,7 +621,7 @@ func TestTextSigCoversEntityText(t *testing.T) {
 		}
 		e := graph.Entity{Type: []string{"space_probe", "person", "Ünit"}[rnd.IntN(3)], CanonicalName: text(), Snapshot: snap}
 		sig := graph.EntityTextSig(e)
-		lower := strings.ToLower(entityText(e))
+		lower := strings.ToLower(graph.EntityText(e))
 		for _, w := range strings.FieldsFunc(lower, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
 			for i := range w {
 				for j := i + 3; j <= len(w); j++ {
@@ -655,6 +659,56 @@ func TestTopicScanSkipsWhatSignaturesRuleOut(t *testing.T) {
 	}
 	if n := d.read.Load(); n > MaxTopicCandidates+ContextTopEntities+90 {
 		t.Errorf("read %d entities; want about the %d best and the %d shown", n, MaxTopicCandidates, ContextTopEntities)
+	}
+}
+
+// TestTopicRankingReadsNoSnapshotItsHashesSpare: once every entity's
+// embedding is stored, a topic load finds the vectors of the best
+// candidates whose text signatures hold their text hashes without reading
+// their snapshots; it reads those without one (texts with a number), the
+// entities it looks into for the topic's words, and those it shows. The
+// ranking is the same as the full read's.
+func TestTopicRankingReadsNoSnapshotItsHashesSpare(t *testing.T) {
+	db, err := sqlite.OpenFile(t.Context(), filepath.Join(t.TempDir(), "cairn.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &countingDriver{Driver: embedded.New(db)}
+	g := graph.NewStore(d)
+	t.Cleanup(func() { g.Close(); db.Close() })
+	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	randomGraph(t, g, rand.New(rand.NewPCG(5, 7)), "user-alice", 3000, now)
+	texts := &countTexts{Embedder: embed.NewLocal()}
+	svc := NewService(g, NewRegistry(), Options{Now: func() time.Time { return now }, Embedder: texts,
+		EntityEmbeddings: vector.NewEntityStore(vembedded.New(db))})
+	if _, err := svc.DrainEntityOutbox(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	c := rankingCallers["everything"]
+	for _, topic := range []string{"nothing matches qqqq", "alpha project"} {
+		want, err := svc.oldRanked(t.Context(), c, topic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.read.Store(0)
+		texts.n.Store(0)
+		got, err := svc.ranked(t.Context(), c, topic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := gocmp.Diff(want, got, gocmp.AllowUnexported(rankedEntity{})); diff != "" {
+			t.Errorf("topic %q: ranking differs from the full read (-old +new):\n%s", topic, diff)
+		}
+		if n := texts.n.Load(); n != 1 {
+			t.Errorf("topic %q: embedded %d texts, want only the topic's", topic, n)
+		}
+		t.Logf("topic %q: read %d entities", topic, d.read.Load())
+		// About half of the best MaxTopicCandidates have a number in
+		// their text; a topic no entity names needs no other read but
+		// the entities shown.
+		if n := d.read.Load(); topic == "nothing matches qqqq" && n > MaxTopicCandidates*6/10+ContextTopEntities {
+			t.Errorf("topic %q: read %d entities; the text hashes of about half of the %d best spare theirs", topic, n, MaxTopicCandidates)
+		}
 	}
 }
 

@@ -36,10 +36,6 @@ const (
 	wTopic                  = 0.7
 )
 
-// maxEntityText bounds the text an entity is embedded as for topic
-// similarity.
-const maxEntityText = 300
-
 // rankedEntity is an entity with its composite score.
 type rankedEntity struct {
 	entity graph.Entity
@@ -57,7 +53,7 @@ type ranking struct {
 	base   []float64            // the score without a topic, by candidate
 	topic  []float64            // topic similarity by candidate; nil without a topic
 	ents   map[int]graph.Entity // candidates whose snapshot was read
-	texts  map[int]string       // entityText of candidates, once computed
+	texts  map[int]string       // graph.EntityText of candidates, once computed
 	hashes map[int]string       // entityTextHash of those texts, once computed
 }
 
@@ -136,29 +132,56 @@ func (r *ranking) best() []int {
 	return out
 }
 
-// text returns candidate i's entityText; its snapshot must have been read.
+// text returns candidate i's graph.EntityText; its snapshot must have
+// been read.
 func (r *ranking) text(i int) string {
 	t, ok := r.texts[i]
 	if !ok {
-		t = entityText(r.ents[i])
+		t = graph.EntityText(r.ents[i])
 		r.texts[i] = t
 	}
 	return t
 }
 
-// textHash returns the entityTextHash of candidate i's text; its snapshot
-// must have been read.
+// textHash returns the entityTextHash of candidate i's text: the one its
+// text signature holds (graph.TextSig.TextHash), or else that of the text
+// of its snapshot, which must then have been read.
 func (r *ranking) textHash(i int) string {
 	h, ok := r.hashes[i]
 	if !ok {
-		h = entityTextHash(r.text(i))
+		if h, ok = r.stats[i].TextSig.TextHash(); !ok {
+			h = entityTextHash(r.text(i))
+		}
 		r.hashes[i] = h
 	}
 	return h
 }
 
+// unhashed returns those of the candidates idx whose text hash their
+// signature does not hold: their snapshots must be read for it.
+func (r *ranking) unhashed(idx []int) []int {
+	var out []int
+	for _, i := range idx {
+		if _, ok := r.stats[i].TextSig.TextHash(); !ok {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
 // read reads the snapshots of the candidates idx that were not read yet.
 func (r *ranking) read(ctx context.Context, tx *graph.Tx, idx []int) error {
+	n, err := r.readFound(ctx, tx, idx)
+	if err == nil && n > 0 {
+		err = fmt.Errorf("read ranked entities: %d not found", n)
+	}
+	return err
+}
+
+// readFound is read for candidates that may have gone since their
+// statistics were read (in another transaction): it returns how many of
+// them it did not find, rather than an error.
+func (r *ranking) readFound(ctx context.Context, tx *graph.Tx, idx []int) (int, error) {
 	var ids []string
 	at := map[string]int{}
 	for _, i := range idx {
@@ -168,19 +191,16 @@ func (r *ranking) read(ctx context.Context, tx *graph.Tx, idx []int) error {
 		}
 	}
 	if len(ids) == 0 {
-		return nil
+		return 0, nil
 	}
 	ents, err := tx.Entities(ctx, r.userID, ids)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	for _, e := range ents {
 		r.ents[at[e.ID]] = e
 	}
-	if len(ents) != len(ids) {
-		return fmt.Errorf("read ranked entities: %d of %d found", len(ents), len(ids))
-	}
-	return nil
+	return len(ids) - len(ents), nil
 }
 
 // missing returns those of idx whose snapshot was not read.
@@ -207,13 +227,12 @@ func (r *ranking) ranked(idx []int) []rankedEntity {
 	return out
 }
 
-// setTopic computes the topic similarity of the candidates idx, whose
-// snapshots were read; the others have none. topicVec is the topic's
-// embedding, being computed; stored, when not nil, the stored embeddings
-// of the first MaxTopicCandidates of idx, being read (see topicCandidates).
-func (s *Service) setTopic(ctx context.Context, r *ranking, topicVec *pending[[]float32], idx []int, stored *pending[[]vector.EntityEmbedding]) error {
-	vecs, err := s.topicVectors(ctx, r, idx, stored)
-	if err != nil {
+// setTopic computes the topic similarity of the candidates idx; the others
+// have none. topicVec is the topic's embedding, being computed; vecs holds
+// the candidates' vectors that knownVectors found, nil for the others,
+// whose snapshots were read and which are embedded here.
+func (s *Service) setTopic(ctx context.Context, r *ranking, topicVec *pending[[]float32], idx []int, vecs [][]float32) error {
+	if err := s.embedCandidates(ctx, r, idx, vecs); err != nil {
 		return err
 	}
 	topic, err := topicVec.wait(ctx)
@@ -239,9 +258,10 @@ func (s *Service) embedTopic(ctx context.Context, topic string) ([]float32, erro
 	return vecs[0], nil
 }
 
-// fetchStored starts reading the stored embeddings of the candidates idx,
-// whose snapshots were read, but for those the cache holds a vector of
-// their current text for; nil when there is nothing to read.
+// fetchStored starts reading the stored embeddings of the candidates idx
+// but for those the cache holds a vector of their current text for; nil
+// when there is nothing to read. The text hashes of those whose signature
+// holds none are those of their snapshots, which must have been read.
 func (s *Service) fetchStored(ctx context.Context, r *ranking, idx []int) *pending[[]vector.EntityEmbedding] {
 	ids := s.uncachedIDs(r, idx)
 	if s.entityVecs == nil || len(ids) == 0 {
@@ -268,76 +288,91 @@ func (s *Service) uncachedIDs(r *ranking, idx []int) []string {
 	return ids
 }
 
-// topicVectors returns one vector per candidate of idx. A candidate's
-// vector is the cache's (entityVectorCache) or its stored entity embedding
-// when there is one of the configured embedder made from the entity's
-// current text; the others are embedded in one call. stored holds the
-// stored embeddings of the first MaxTopicCandidates of idx that the cache
-// did not hold; those of the rest are read here. What was read or
-// embedded is cached for the next load.
-func (s *Service) topicVectors(ctx context.Context, r *ranking, idx []int, stored *pending[[]vector.EntityEmbedding]) ([][]float32, error) {
+// knownVectors returns, for each candidate of idx, the cache's vector of
+// its current text (entityVectorCache) or its stored entity embedding when
+// there is one of the configured embedder made from that text, and nil
+// when there is neither. stored holds the stored embeddings of the first
+// MaxTopicCandidates of idx that the cache did not hold; those of the rest
+// are read here. What was read is cached for the next load. Candidates
+// are known by their text hashes (ranking.textHash), so that those whose
+// signature holds theirs need no snapshot read.
+func (s *Service) knownVectors(ctx context.Context, r *ranking, idx []int, stored *pending[[]vector.EntityEmbedding]) [][]float32 {
 	out := make([][]float32, len(idx))
 	for k, i := range idx {
 		out[k] = s.cachedVector(r, i)
 	}
-	name, dim := s.embedder.Name(), s.embedder.Dimension()
-	if s.entityVecs != nil && len(idx) > 0 {
-		var got []vector.EntityEmbedding
-		var err error
-		if rest := idx[min(len(idx), MaxTopicCandidates):]; len(rest) > 0 {
-			if ids := s.uncachedIDs(r, rest); len(ids) > 0 {
-				got, err = s.entityVecs.Get(ctx, r.userID, ids)
-			}
-		}
+	if s.entityVecs == nil || len(idx) == 0 {
 		if stored != nil {
-			first, ferr := stored.wait(context.Background()) // Get ends with ctx
-			got, err = append(got, first...), cmp.Or(ferr, err)
+			stored.wait(context.Background())
 		}
-		if err != nil {
-			// The vectors are a cache of what can be computed here.
-			s.log.Warn("context: read entity embeddings", "err", err)
-		}
-		byID := make(map[string]vector.EntityEmbedding, len(got))
-		for _, e := range got {
-			byID[e.EntityID] = e
-		}
-		for k, i := range idx {
-			if out[k] != nil {
-				continue
-			}
-			e, ok := byID[r.stats[i].ID]
-			if ok && e.Space.Embedder == name && (dim == 0 || e.Space.Dimension == dim) && e.TextHash == r.textHash(i) {
-				out[k] = e.Embedding
-				s.vecCache.put(e)
-			}
+		return out
+	}
+	name, dim := s.embedder.Name(), s.embedder.Dimension()
+	var got []vector.EntityEmbedding
+	var err error
+	if rest := idx[min(len(idx), MaxTopicCandidates):]; len(rest) > 0 {
+		if ids := s.uncachedIDs(r, rest); len(ids) > 0 {
+			got, err = s.entityVecs.Get(ctx, r.userID, ids)
 		}
 	}
+	if stored != nil {
+		first, ferr := stored.wait(context.Background()) // Get ends with ctx
+		got, err = append(got, first...), cmp.Or(ferr, err)
+	}
+	if err != nil {
+		// The vectors are a cache of what can be computed here.
+		s.log.Warn("context: read entity embeddings", "err", err)
+	}
+	byID := make(map[string]vector.EntityEmbedding, len(got))
+	for _, e := range got {
+		byID[e.EntityID] = e
+	}
+	for k, i := range idx {
+		if out[k] != nil {
+			continue
+		}
+		e, ok := byID[r.stats[i].ID]
+		if ok && e.Space.Embedder == name && (dim == 0 || e.Space.Dimension == dim) && e.TextHash == r.textHash(i) {
+			out[k] = e.Embedding
+			s.vecCache.put(e)
+		}
+	}
+	return out
+}
+
+// embedCandidates embeds, in one call, the text of each candidate of idx
+// whose vector knownVectors did not find (vecs[k] nil) and whose snapshot
+// was read, puts the vectors in vecs, and caches and keeps them. One
+// whose entity went between the transactions keeps none: no topic
+// similarity.
+func (s *Service) embedCandidates(ctx context.Context, r *ranking, idx []int, vecs [][]float32) error {
 	var missing []string
 	var at []int
 	for k, i := range idx {
-		if out[k] == nil {
+		if _, read := r.ents[i]; vecs[k] == nil && read {
 			missing = append(missing, r.text(i))
 			at = append(at, k)
 		}
 	}
 	if len(missing) == 0 {
-		return out, nil
+		return nil
 	}
-	vecs, err := s.embedder.Embed(ctx, missing)
+	got, err := s.embedder.Embed(ctx, missing)
 	if err != nil {
-		return nil, fmt.Errorf("embed topic candidates: %w", err)
+		return fmt.Errorf("embed topic candidates: %w", err)
 	}
-	if len(vecs) != len(missing) {
-		return nil, fmt.Errorf("embed topic candidates: %d vectors for %d texts", len(vecs), len(missing))
+	if len(got) != len(missing) {
+		return fmt.Errorf("embed topic candidates: %d vectors for %d texts", len(got), len(missing))
 	}
+	name := s.embedder.Name()
 	keep := make([]vector.EntityEmbedding, 0, len(at))
 	for j, k := range at {
 		// As the entity store would give it back (8 bits a
 		// component), so that a ranking is the same whether an
 		// entity's vector was stored yet or not.
-		out[k] = vector.RoundInt8(vecs[j])
+		vecs[k] = vector.RoundInt8(got[j])
 		e := vector.EntityEmbedding{UserID: r.userID, EntityID: r.stats[idx[k]].ID,
-			Space: vector.Space{Embedder: name, Dimension: len(vecs[j])}, TextHash: r.textHash(idx[k]), Embedding: vecs[j]}
+			Space: vector.Space{Embedder: name, Dimension: len(got[j])}, TextHash: entityTextHash(missing[j]), Embedding: got[j]}
 		keep = append(keep, e)
 		s.vecCache.put(e)
 	}
@@ -350,7 +385,7 @@ func (s *Service) topicVectors(ctx context.Context, r *ranking, idx []int, store
 			s.log.Warn("context: keep entity embeddings", "err", err)
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // topicScanBatch and topicScanMaxBatch bound how many snapshots
@@ -382,11 +417,12 @@ func nextScanBatch(scanned, found, needed, last int) int {
 // whose text contains a word of the topic, looked for in the candidates'
 // order (most recently observed first), so that an old, rarely seen entity
 // that names the topic is still found. It reads the snapshots of the
-// entities it picks and of those it looks into. Once the snapshots of the
-// first MaxTopicCandidates are read, fetch starts reading the stored
-// embeddings of those whose vectors are not cached, which goes on while
-// the others are looked for; the pending read (nil when there is none) is
-// returned with the candidates.
+// entities it looks into, and of those of the first MaxTopicCandidates
+// whose text signature holds no text hash (graph.TextSig.TextHash: their
+// cached or stored vectors are found by that hash). Then fetch starts
+// reading the stored embeddings of those whose vectors are not cached,
+// which goes on while the others are looked for; the pending read (nil
+// when there is none) is returned with the candidates.
 func (r *ranking) topicCandidates(ctx context.Context, tx *graph.Tx, topic string,
 	fetch func(ctx context.Context, r *ranking, idx []int) *pending[[]vector.EntityEmbedding]) ([]int, *pending[[]vector.EntityEmbedding], error) {
 	all := make([]int, len(r.stats))
@@ -394,14 +430,14 @@ func (r *ranking) topicCandidates(ctx context.Context, tx *graph.Tx, topic strin
 		all[i] = i
 	}
 	if len(all) <= MaxTopicCandidates {
-		if err := r.read(ctx, tx, all); err != nil {
+		if err := r.read(ctx, tx, r.unhashed(all)); err != nil {
 			return nil, nil, err
 		}
 		return all, fetch(ctx, r, all), nil
 	}
 	slices.SortFunc(all, func(a, b int) int { return cmp.Or(cmp.Compare(r.base[b], r.base[a]), cmp.Compare(a, b)) })
 	out := slices.Clone(all[:MaxTopicCandidates])
-	if err := r.read(ctx, tx, out); err != nil {
+	if err := r.read(ctx, tx, r.unhashed(out)); err != nil {
 		return nil, nil, err
 	}
 	stored := fetch(ctx, r, out)
@@ -494,32 +530,4 @@ func (r *ranking) readScreened(ctx context.Context, tx *graph.Tx, idx []int, wor
 		out[i] = true
 	}
 	return out, nil
-}
-
-// entityText is what an entity is compared with a topic as: its type, name
-// and scalar snapshot values, cut to maxEntityText bytes.
-func entityText(e graph.Entity) string {
-	var b strings.Builder
-	b.WriteString(strings.ReplaceAll(e.Type, "_", " "))
-	b.WriteString(": ")
-	b.WriteString(e.CanonicalName)
-	for _, k := range sortedKeys(e.Snapshot) {
-		if b.Len() >= maxEntityText {
-			break
-		}
-		switch v := e.Snapshot[k].(type) {
-		case string:
-			b.WriteString("; ")
-			b.WriteString(v)
-		case []any, map[string]any, nil, bool:
-		default:
-			b.WriteString("; ")
-			b.WriteString(scalarText(v))
-		}
-	}
-	text := b.String()
-	if len(text) > maxEntityText {
-		text = strings.ToValidUTF8(text[:maxEntityText], "")
-	}
-	return text
 }

@@ -13,10 +13,10 @@ import (
 
 // Entity embeddings.
 //
-// Every entity is embedded as entityText: its type (underscores as
+// Every entity is embedded as graph.EntityText: its type (underscores as
 // spaces), a colon, its canonical name, then its scalar snapshot values
 // (strings and numbers, by field name), separated by "; ", cut to
-// maxEntityText bytes. For example
+// graph.MaxEntityText bytes. For example
 //
 //	company: Acme Corp; Lyon; 120; active
 //
@@ -198,7 +198,7 @@ func (s *Service) refreshEmbeddings(ctx context.Context, embedder embed.Embedder
 	var todo []vector.EntityEmbedding
 	var texts []string
 	for _, id := range liveIDs {
-		text := entityText(live[id])
+		text := graph.EntityText(live[id])
 		hash := entityTextHash(text)
 		if old, ok := current[id]; ok && old.Space.Embedder == name && old.TextHash == hash {
 			st.Unchanged++

@@ -2,7 +2,10 @@ package graphtest
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/cairnkg/cairn/graph"
@@ -135,6 +138,52 @@ func testListEntityStats(t *testing.T, newStore Harness) {
 		if sig := got[0].TextSig; !sig.MayContain("orbital") || sig.MayContain("rocket") {
 			t.Errorf("the signature is not the entity's new text's")
 		}
+	})
+	t.Run("TextHash", func(t *testing.T) {
+		// The text hash a signature holds is that of the text the entity
+		// is read back as, on every backend, numbers in whatever notation
+		// included; a text with bytes that are not UTF-8 has none.
+		s := newStore(t)
+		long := strings.Repeat("é", 200) // cut at MaxEntityText inside a rune
+		snaps := map[string]map[string]any{
+			"ent_alice_h1": {"mission": "Rocket <launch> & \"orbit\"", "flag": true, "tags": []any{"x"}, "none": nil},
+			"ent_alice_h2": {"a": "Zürich 北京 🚀", "b": long, "c": "\u2028 tab\tnewline\n"},
+			"ent_alice_h3": {"mission": "Survey", "stage": json.Number("2"), "mass": json.Number("1e21"), "ratio": json.Number("1.50"),
+				"zero": json.Number("-0"), "tiny": json.Number("12E-9"), "f": 0.1 + 0.2, "big": json.Number("123456789012345678901234567890")},
+			"ent_alice_h4": {},
+			"ent_alice_h5": {"note": "bad \xff byte"},
+		}
+		var es []graph.Entity
+		for id, snap := range snaps {
+			e := newEntity(alice, id, "space_probe", epoch)
+			e.Snapshot = snap
+			es = append(es, e)
+		}
+		putEntities(t, s, es...)
+		view(t, s, func(ctx context.Context, tx *graph.Tx) (struct{}, error) {
+			stats, err := tx.ListEntityStats(ctx, graph.EntityFilter{UserID: alice, TextSigs: true})
+			if err != nil {
+				return struct{}{}, err
+			}
+			for _, st := range stats {
+				back, err := tx.Entity(ctx, alice, st.ID)
+				if err != nil {
+					return struct{}{}, err
+				}
+				h, ok := st.TextSig.TextHash()
+				if want := st.ID != "ent_alice_h5"; ok != want {
+					t.Errorf("%s: signature holds a text hash: %v, want %v", st.ID, ok, want)
+					continue
+				}
+				if sum := sha256.Sum256([]byte(graph.EntityText(back))); ok && h != hex.EncodeToString(sum[:]) {
+					t.Errorf("%s: text hash %s is not that of the text read back, %q", st.ID, h, graph.EntityText(back))
+				}
+			}
+			if len(stats) != len(snaps) {
+				t.Errorf("%d entity stats, want %d", len(stats), len(snaps))
+			}
+			return struct{}{}, nil
+		})
 	})
 	t.Run("OtherUser", func(t *testing.T) {
 		got := view(t, s, func(ctx context.Context, tx *graph.Tx) ([]graph.EntityStat, error) {
