@@ -639,15 +639,8 @@ func TestTextSigCoversEntityText(t *testing.T) {
 // their text signatures, and neither asks the backend to screen them nor
 // reads them (the rankings are the same either way: TestRankingMatchesFullRead).
 func TestTopicScanSkipsWhatSignaturesRuleOut(t *testing.T) {
-	db, err := sqlite.OpenFile(t.Context(), filepath.Join(t.TempDir(), "cairn.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := &countingDriver{Driver: embedded.New(db)}
-	g := graph.NewStore(d)
-	t.Cleanup(func() { g.Close(); db.Close() })
+	d, g, _ := countedRandomGraph(t)
 	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
-	randomGraph(t, g, rand.New(rand.NewPCG(5, 7)), "user-alice", 3000, now)
 	svc := NewService(g, NewRegistry(), Options{Now: func() time.Time { return now }, Embedder: embed.NewLocal()})
 	if _, err := svc.ranked(t.Context(), rankingCallers["everything"], "nothing matches qqqq"); err != nil {
 		t.Fatal(err)
@@ -669,15 +662,8 @@ func TestTopicScanSkipsWhatSignaturesRuleOut(t *testing.T) {
 // entities it looks into for the topic's words, and those it shows. The
 // ranking is the same as the full read's.
 func TestTopicRankingReadsNoSnapshotItsHashesSpare(t *testing.T) {
-	db, err := sqlite.OpenFile(t.Context(), filepath.Join(t.TempDir(), "cairn.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := &countingDriver{Driver: embedded.New(db)}
-	g := graph.NewStore(d)
-	t.Cleanup(func() { g.Close(); db.Close() })
+	d, g, db := countedRandomGraph(t)
 	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
-	randomGraph(t, g, rand.New(rand.NewPCG(5, 7)), "user-alice", 3000, now)
 	texts := &countTexts{Embedder: embed.NewLocal()}
 	svc := NewService(g, NewRegistry(), Options{Now: func() time.Time { return now }, Embedder: texts,
 		EntityEmbeddings: vector.NewEntityStore(vembedded.New(db))})
@@ -710,6 +696,20 @@ func TestTopicRankingReadsNoSnapshotItsHashesSpare(t *testing.T) {
 			t.Errorf("topic %q: read %d entities; the text hashes of about half of the %d best spare theirs", topic, n, MaxTopicCandidates)
 		}
 	}
+}
+
+// countedRandomGraph is an embedded store, its driver counting reads,
+// holding randomGraph's 3,000 entities of user-alice.
+func countedRandomGraph(t *testing.T) (*countingDriver, *graph.Store, *sqlite.DB) {
+	db, err := sqlite.OpenFile(t.Context(), filepath.Join(t.TempDir(), "cairn.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &countingDriver{Driver: embedded.New(db)}
+	g := graph.NewStore(d)
+	t.Cleanup(func() { g.Close(); db.Close() })
+	randomGraph(t, g, rand.New(rand.NewPCG(5, 7)), "user-alice", 3000, time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
+	return d, g, db
 }
 
 // countingDriver counts the entities its transactions read by id and ask
