@@ -439,7 +439,7 @@ func (t *tx) SetEntityIdentifiers(ctx context.Context, userID string, sets []gra
 // identifiers name is found through the primary key. With user_id usable,
 // SQLite walked every entity of the user through entities_user_type and
 // tested each against the list, so that a lookup by name cost time in
-// proportion to the store (TestEntitiesByIdentifierSeeksIDs).
+// proportion to the store (TestEntityQueriesSeekIDs).
 var entitiesByIdentifier = `SELECT ` + prefixed("e.", entityColumns) + ` FROM entities e
 	WHERE +e.user_id = $1 AND e.merged_into IS NULL AND e.id IN (
 	  SELECT entity_id FROM entity_identifiers WHERE user_id = $1 AND value = $2)`

@@ -42,12 +42,24 @@ func (t *tx) EntitiesAfter(ctx context.Context, userID, after string, limit int)
 	return out, wrap("list entities", err)
 }
 
+// identifiersOfEntities and timelinesOfEntities, followed by the entity
+// ids' placeholders and ")", read what an export writes of those
+// entities, id by id (TestEntityQueriesSeekIDs): the identifiers
+// through (user_id, entity_id), where SQLite would rather walk every
+// identifier of the user in the primary key, which covers the columns;
+// the events through timeline_events_entity, as clearTimelines.
+const (
+	identifiersOfEntities = `SELECT entity_id, field, value FROM entity_identifiers
+		INDEXED BY entity_identifiers_user_entity WHERE user_id = ? AND entity_id IN (`
+	timelinesOfEntities = `SELECT id, user_id, entity_id, event_type, event_timestamp, event_time, source_id, properties
+		FROM timeline_events WHERE +user_id = ? AND entity_id IN (`
+)
+
 // EntitiesIdentifiers implements graph.Exporter.
 func (t *tx) EntitiesIdentifiers(ctx context.Context, userID string, entityIDs []string) ([]graph.EntityIdentifiers, error) {
 	byEntity := map[string][]graph.Identifier{}
 	err := chunks(len(entityIDs), 500, func(start, end int) error {
-		rows, err := t.query(ctx, `SELECT entity_id, field, value FROM entity_identifiers
-			WHERE user_id = ? AND entity_id IN (`+qmarks(end-start)+`)`,
+		rows, err := t.query(ctx, identifiersOfEntities+qmarks(end-start)+`)`,
 			append([]any{userID}, anySlice(entityIDs[start:end])...)...)
 		if err != nil {
 			return wrap("read identifiers", err)
@@ -72,8 +84,7 @@ func (t *tx) EntitiesIdentifiers(ctx context.Context, userID string, entityIDs [
 func (t *tx) EntitiesTimelines(ctx context.Context, userID string, entityIDs []string) ([]graph.EntityTimeline, error) {
 	byEntity := map[string][]graph.TimelineEvent{}
 	err := chunks(len(entityIDs), 500, func(start, end int) error {
-		rows, err := t.query(ctx, `SELECT id, user_id, entity_id, event_type, event_timestamp, event_time, source_id, properties
-			FROM timeline_events WHERE user_id = ? AND entity_id IN (`+qmarks(end-start)+`)`,
+		rows, err := t.query(ctx, timelinesOfEntities+qmarks(end-start)+`)`,
 			append([]any{userID}, anySlice(entityIDs[start:end])...)...)
 		if err != nil {
 			return wrap("read timeline events", err)
