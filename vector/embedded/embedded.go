@@ -334,13 +334,54 @@ func (d *Driver) Embeddings(ctx context.Context, userID string, ids []string) (m
 // reads one collection at a time and merges.
 const maxMergedCollections = 32
 
+// countQuery counts the memories f keeps. With a tag or entity filter, the
+// count walks that filter's rows and looks each memory up by its seq
+// (CROSS JOIN keeps that order; "+" keeps SQLite to the table's rowid
+// rather than a seek into memories_collection_seq, 25 ms against 56):
+// SQLite would otherwise list the filter's rows into a temporary index
+// and then probe it once per memory, 68 ms for a tag on half of 100,000
+// memories.
+func countQuery(f vector.Filter) (string, []any) {
+	var table, column string
+	var v any
+	switch {
+	case len(f.Tags) > 0:
+		table, column, v = "memory_tags", "tag", f.Tags[0]
+		f.Tags = f.Tags[1:]
+	case f.EntityID != "":
+		table, column, v = "memory_entities", "entity_id", f.EntityID
+		f.EntityID = ""
+	default:
+		where, args := whereClause(f)
+		return `SELECT count(*) FROM memories m WHERE ` + where, args
+	}
+	conds, args := filterConds(f, seqExists)
+	conds[0], conds[1] = "+"+conds[0], "+"+conds[1]
+	return `SELECT count(*) FROM ` + table + ` j CROSS JOIN memories m ON m.seq = j.seq
+		WHERE j.user_id = ? AND j.` + column + ` = ? AND ` + strings.Join(conds, " AND "), append([]any{f.UserID, v}, args...)
+}
+
+// denseFilter reports whether a filter that keeps total memories keeps so
+// many that a listing of the first offset+limit finds them sooner by
+// walking the memories in order and probing the filter (seqExists) than
+// by reading the filter's rows and sorting their memories (seqIn).
+// A variable, so that a test can take either way.
+var denseFilter = func(total, offset, limit int) bool {
+	return total > 1000 && total >= 20*(offset+limit)
+}
+
 // List implements vector.Driver.
 func (d *Driver) List(ctx context.Context, q vector.ListQuery) ([]vector.Memory, int, error) {
-	where, args := whereClause(q.Filter)
+	count, countArgs := countQuery(q.Filter)
 	var total int
-	if err := d.db.Read.QueryRowContext(ctx, `SELECT count(*) FROM memories m WHERE `+where, args...).Scan(&total); err != nil {
+	if err := d.db.Read.QueryRowContext(ctx, count, countArgs...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("vector/embedded: list: %w", err)
 	}
+	form := seqIn
+	if denseFilter(total, q.Offset, q.Limit) {
+		form = seqExists
+	}
+	where, args := whereClauseAs(q.Filter, form)
 	dir := "DESC"
 	if q.Ascending {
 		dir = "ASC"
@@ -359,7 +400,7 @@ func (d *Driver) List(ctx context.Context, q vector.ListQuery) ([]vector.Memory,
 		for i, c := range q.Collections {
 			f := q.Filter
 			f.Collections = []string{c}
-			w, a := whereClause(f)
+			w, a := whereClauseAs(f, form)
 			arms[i] = `SELECT * FROM (SELECT ` + memoryColumns + ` FROM memories m WHERE ` + w + ` ORDER BY ` + order + ` LIMIT ?)`
 			args = append(append(args, a...), q.Offset+q.Limit)
 		}
@@ -435,19 +476,61 @@ func (d *Driver) MatchText(ctx context.Context, q vector.TextQuery) ([]vector.Sc
 
 // whereClause returns the SQL condition, on memories aliased m, of f and
 // its arguments.
-func whereClause(f vector.Filter) (string, []any) {
+func whereClause(f vector.Filter) (string, []any) { return whereClauseAs(f, seqIn) }
+
+// seqForm is how whereClauseAs writes the filters whose rows are in tables
+// of their own (tags, entity links), which a plan either reads first or
+// probes memory by memory.
+type seqForm int
+
+const (
+	// seqIn: m.seq IN (SELECT seq FROM …) for the first such filter
+	// (when there are no keywords, whose list that is), probes for the
+	// others: SQLite lists the filter's rows, then finds their memories.
+	// Best when the filter keeps few.
+	seqIn seqForm = iota
+	// seqExists: EXISTS (SELECT 1 FROM … AND seq = m.seq): one probe per
+	// memory SQLite walks, which a walk in the listing's order stops early
+	// when the filter keeps many: listing the newest 10 of 100,000 with a
+	// tag on half of them took 17.6 ms in the first form and 0.2 in this.
+	seqExists
+)
+
+// whereClauseAs is whereClause with the tag and entity filters written as
+// form says.
+func whereClauseAs(f vector.Filter, form seqForm) (string, []any) {
+	conds, args := filterConds(f, form)
+	return strings.Join(conds, " AND "), args
+}
+
+// filterConds returns the conditions of whereClauseAs, the user's first
+// and the collections' second, and their arguments.
+func filterConds(f vector.Filter, form seqForm) ([]string, []any) {
 	conds := []string{"m.user_id = ?", "m.collection IN (" + placeholders(len(f.Collections)) + ")"}
 	args := []any{f.UserID}
 	for _, c := range f.Collections {
 		args = append(args, c)
 	}
+	// At most one filter is a list of seqs (m.seq IN …): given two, SQLite
+	// seeks every pair of their seqs in memories_collection_seq (seq and
+	// rowid are one column), 720,000 seeks for two tags on 1,200 and 600 of
+	// 1,200 memories, 0.36 s. The keywords' list comes first, since FTS5
+	// cannot be probed row by row; the others are probed (EXISTS).
+	listed := form == seqExists || len(f.Keywords) > 0
+	seq := func(table, column string, v any) {
+		if listed {
+			conds = append(conds, "EXISTS (SELECT 1 FROM "+table+" x WHERE x.user_id = ? AND x."+column+" = ? AND x.seq = m.seq)")
+		} else {
+			conds = append(conds, "m.seq IN (SELECT seq FROM "+table+" WHERE user_id = ? AND "+column+" = ?)")
+			listed = true
+		}
+		args = append(args, f.UserID, v)
+	}
 	for _, t := range f.Tags {
-		conds = append(conds, "m.seq IN (SELECT seq FROM memory_tags WHERE user_id = ? AND tag = ?)")
-		args = append(args, f.UserID, t)
+		seq("memory_tags", "tag", t)
 	}
 	if f.EntityID != "" {
-		conds = append(conds, "m.seq IN (SELECT seq FROM memory_entities WHERE user_id = ? AND entity_id = ?)")
-		args = append(args, f.UserID, f.EntityID)
+		seq("memory_entities", "entity_id", f.EntityID)
 	}
 	if len(f.Keywords) > 0 {
 		conds = append(conds, "m.seq IN (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?)")
@@ -474,7 +557,7 @@ func whereClause(f vector.Filter) (string, []any) {
 		conds = append(conds, `json_extract(m.metadata, '$."`+k+`"') = ?`)
 		args = append(args, v)
 	}
-	return strings.Join(conds, " AND "), args
+	return conds, args
 }
 
 // needsSQL reports whether f filters on columns the vector cache does not
