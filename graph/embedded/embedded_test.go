@@ -11,19 +11,22 @@ import (
 )
 
 // harness opens a fresh embedded store in the test's temporary directory.
-func harness(t *testing.T) *graph.Store {
-	t.Helper()
-	db, err := sqlite.OpenFile(t.Context(), filepath.Join(t.TempDir(), "cairn.db"))
+func harness(t *testing.T) *graph.Store { return openStore(t) }
+
+// openStore opens a fresh embedded store in tb's temporary directory.
+func openStore(tb testing.TB) *graph.Store {
+	tb.Helper()
+	db, err := sqlite.OpenFile(tb.Context(), filepath.Join(tb.TempDir(), "cairn.db"))
 	if err != nil {
-		t.Fatalf("open store: %v", err)
+		tb.Fatalf("open store: %v", err)
 	}
 	s := graph.NewStore(embedded.New(db))
-	t.Cleanup(func() {
+	tb.Cleanup(func() {
 		if err := s.Close(); err != nil {
-			t.Errorf("close graph: %v", err)
+			tb.Errorf("close graph: %v", err)
 		}
 		if err := db.Close(); err != nil {
-			t.Errorf("close store: %v", err)
+			tb.Errorf("close store: %v", err)
 		}
 	})
 	return s

@@ -3,29 +3,21 @@ package embedded_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/cairnkg/cairn/db/sqlite"
 	"github.com/cairnkg/cairn/graph"
-	"github.com/cairnkg/cairn/graph/embedded"
 )
 
 // BenchmarkListEntityStats lists the statistics of 10,000 entities with
 // 3,333 live relationships among them, text signatures included, as a
 // context load with a topic does.
 func BenchmarkListEntityStats(b *testing.B) {
-	db, err := sqlite.OpenFile(b.Context(), filepath.Join(b.TempDir(), "cairn.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { db.Close() })
-	s := graph.NewStore(embedded.New(db))
+	s := openStore(b)
 	const n = 10000
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	types := []string{"person", "company", "project"}
-	err = s.Update(b.Context(), func(tx *graph.Tx) error {
+	err := s.Update(b.Context(), func(tx *graph.Tx) error {
 		var es []graph.Entity
 		for i := range n {
 			last := t0.Add(time.Duration(i) * time.Minute)

@@ -3,25 +3,17 @@ package embedded_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/cairnkg/cairn/db/sqlite"
 	"github.com/cairnkg/cairn/graph"
-	"github.com/cairnkg/cairn/graph/embedded"
 )
 
 // BenchmarkReplaceEntityTimelines replaces the timelines of 100 new
 // entities, one event each, as a store of 100 does, for a user whose
 // timeline holds 60,000 events: the delete must not walk them.
 func BenchmarkReplaceEntityTimelines(b *testing.B) {
-	db, err := sqlite.OpenFile(b.Context(), filepath.Join(b.TempDir(), "cairn.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { db.Close() })
-	s := graph.NewStore(embedded.New(db))
+	s := openStore(b)
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	tl := func(prefix string, n, per int) []graph.EntityTimeline {
 		var out []graph.EntityTimeline

@@ -11,19 +11,22 @@ import (
 )
 
 // open opens a fresh embedded store in the test's temporary directory.
-func open(t *testing.T) *vector.Store {
-	t.Helper()
-	db, err := sqlite.OpenFile(t.Context(), filepath.Join(t.TempDir(), "cairn.db"))
+func open(t *testing.T) *vector.Store { return openStore(t) }
+
+// openStore opens a fresh embedded store in tb's temporary directory.
+func openStore(tb testing.TB) *vector.Store {
+	tb.Helper()
+	db, err := sqlite.OpenFile(tb.Context(), filepath.Join(tb.TempDir(), "cairn.db"))
 	if err != nil {
-		t.Fatalf("open store: %v", err)
+		tb.Fatalf("open store: %v", err)
 	}
 	s := vector.NewStore(embedded.New(db))
-	t.Cleanup(func() {
+	tb.Cleanup(func() {
 		if err := s.Close(); err != nil {
-			t.Errorf("close memories: %v", err)
+			tb.Errorf("close memories: %v", err)
 		}
 		if err := db.Close(); err != nil {
-			t.Errorf("close store: %v", err)
+			tb.Errorf("close store: %v", err)
 		}
 	})
 	return s
@@ -58,14 +61,7 @@ func TestConformance(t *testing.T) {
 func BenchmarkSearch(b *testing.B) {
 	for _, data := range []vectortest.BenchData{vectortest.Clustered, vectortest.Uniform} {
 		b.Run(string(data), func(b *testing.B) {
-			db, err := sqlite.OpenFile(b.Context(), filepath.Join(b.TempDir(), "cairn.db"))
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer db.Close()
-			s := vector.NewStore(embedded.New(db))
-			defer s.Close()
-			vectortest.Bench(b, s, vectortest.BenchConfig{Data: data})
+			vectortest.Bench(b, openStore(b), vectortest.BenchConfig{Data: data})
 		})
 	}
 }

@@ -1,13 +1,10 @@
 package embedded_test
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/cairnkg/cairn/db/sqlite"
 	"github.com/cairnkg/cairn/vector"
-	"github.com/cairnkg/cairn/vector/embedded"
 	"github.com/cairnkg/cairn/vector/vectortest"
 )
 
@@ -16,13 +13,7 @@ import (
 // 1%; the 1% are among the 10%): a search_memory without text, with tag
 // filters.
 func BenchmarkListFiltered(b *testing.B) {
-	db, err := sqlite.OpenFile(b.Context(), filepath.Join(b.TempDir(), "cairn.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
-	s := vector.NewStore(embedded.New(db))
-	defer s.Close()
+	s := openStore(b)
 	vectortest.Load(b, s, vectortest.BenchConfig{Dim: 8})
 	cases := [][]string{{"p10", "p1"}}
 	for _, f := range vectortest.BenchFilters {
