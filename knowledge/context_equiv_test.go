@@ -546,9 +546,13 @@ func randomGraph(t *testing.T, g *graph.Store, rnd *rand.Rand, user string, n in
 			}
 			snap := map[string]any{"name": name, "flag": rnd.IntN(2) == 0, "tags": []any{words[rnd.IntN(len(words))]}}
 			if rnd.IntN(2) == 0 {
-				// A text with a number: its signature holds no text
-				// hash, and the ranking reads its snapshot for it.
 				snap["count"] = json.Number(fmt.Sprint(rnd.IntN(100)))
+			}
+			if rnd.IntN(3) == 0 {
+				// Bytes that are not UTF-8, which come back as U+FFFD:
+				// the signature holds no text hash, and the ranking
+				// reads the snapshot for it.
+				snap["raw"] = "bytes \xff\xfe " + words[rnd.IntN(len(words))]
 			}
 			var desc []string
 			for range rnd.IntN(6) {
@@ -639,7 +643,7 @@ func TestTextSigCoversEntityText(t *testing.T) {
 // their text signatures, and neither asks the backend to screen them nor
 // reads them (the rankings are the same either way: TestRankingMatchesFullRead).
 func TestTopicScanSkipsWhatSignaturesRuleOut(t *testing.T) {
-	d, g, _ := countedRandomGraph(t)
+	d, g, _ := countedRandomGraph(t, 3000)
 	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	svc := NewService(g, NewRegistry(), Options{Now: func() time.Time { return now }, Embedder: embed.NewLocal()})
 	if _, err := svc.ranked(t.Context(), rankingCallers["everything"], "nothing matches qqqq"); err != nil {
@@ -658,11 +662,13 @@ func TestTopicScanSkipsWhatSignaturesRuleOut(t *testing.T) {
 // TestTopicRankingReadsNoSnapshotItsHashesSpare: once every entity's
 // embedding is stored, a topic load finds the vectors of the best
 // candidates whose text signatures hold their text hashes without reading
-// their snapshots; it reads those without one (texts with a number), the
-// entities it looks into for the topic's words, and those it shows. The
-// ranking is the same as the full read's.
+// their snapshots; it reads those without one (texts with bytes that are
+// not UTF-8), the entities it looks into for the topic's words, and those
+// it shows. The ranking is the same as the full read's.
 func TestTopicRankingReadsNoSnapshotItsHashesSpare(t *testing.T) {
-	d, g, db := countedRandomGraph(t)
+	// More entities than MaxTopicCandidates, so that there are best
+	// candidates and others.
+	d, g, db := countedRandomGraph(t, 1500)
 	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	texts := &countTexts{Embedder: embed.NewLocal()}
 	svc := NewService(g, NewRegistry(), Options{Now: func() time.Time { return now }, Embedder: texts,
@@ -689,18 +695,18 @@ func TestTopicRankingReadsNoSnapshotItsHashesSpare(t *testing.T) {
 			t.Errorf("topic %q: embedded %d texts, want only the topic's", topic, n)
 		}
 		t.Logf("topic %q: read %d entities", topic, d.read.Load())
-		// About half of the best MaxTopicCandidates have a number in
-		// their text; a topic no entity names needs no other read but
-		// the entities shown.
-		if n := d.read.Load(); topic == "nothing matches qqqq" && n > MaxTopicCandidates*6/10+ContextTopEntities {
-			t.Errorf("topic %q: read %d entities; the text hashes of about half of the %d best spare theirs", topic, n, MaxTopicCandidates)
+		// About a third of the best MaxTopicCandidates have bytes that
+		// are not UTF-8 in their text; a topic no entity names needs no
+		// other read but the entities shown.
+		if n := d.read.Load(); topic == "nothing matches qqqq" && n > MaxTopicCandidates*45/100+ContextTopEntities {
+			t.Errorf("topic %q: read %d entities; the text hashes of about two thirds of the %d best spare theirs", topic, n, MaxTopicCandidates)
 		}
 	}
 }
 
 // countedRandomGraph is an embedded store, its driver counting reads,
-// holding randomGraph's 3,000 entities of user-alice.
-func countedRandomGraph(t *testing.T) (*countingDriver, *graph.Store, *sqlite.DB) {
+// holding randomGraph's n entities of user-alice.
+func countedRandomGraph(t *testing.T, n int) (*countingDriver, *graph.Store, *sqlite.DB) {
 	db, err := sqlite.OpenFile(t.Context(), filepath.Join(t.TempDir(), "cairn.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -708,7 +714,7 @@ func countedRandomGraph(t *testing.T) (*countingDriver, *graph.Store, *sqlite.DB
 	d := &countingDriver{Driver: embedded.New(db)}
 	g := graph.NewStore(d)
 	t.Cleanup(func() { g.Close(); db.Close() })
-	randomGraph(t, g, rand.New(rand.NewPCG(5, 7)), "user-alice", 3000, time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
+	randomGraph(t, g, rand.New(rand.NewPCG(5, 7)), "user-alice", n, time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
 	return d, g, db
 }
 
