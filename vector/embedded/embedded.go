@@ -334,42 +334,6 @@ func (d *Driver) Embeddings(ctx context.Context, userID string, ids []string) (m
 // reads one collection at a time and merges.
 const maxMergedCollections = 32
 
-// countQuery counts the memories f keeps. With a tag or entity filter, the
-// count walks that filter's rows and looks each memory up by its seq
-// (CROSS JOIN keeps that order; "+" keeps SQLite to the table's rowid
-// rather than a seek into memories_collection_seq, 25 ms against 56):
-// SQLite would otherwise list the filter's rows into a temporary index
-// and then probe it once per memory, 68 ms for a tag on half of 100,000
-// memories.
-func countQuery(f vector.Filter) (string, []any) {
-	var table, column string
-	var v any
-	switch {
-	case len(f.Tags) > 0:
-		table, column, v = "memory_tags", "tag", f.Tags[0]
-		f.Tags = f.Tags[1:]
-	case f.EntityID != "":
-		table, column, v = "memory_entities", "entity_id", f.EntityID
-		f.EntityID = ""
-	default:
-		where, args := whereClause(f)
-		return `SELECT count(*) FROM memories m WHERE ` + where, args
-	}
-	conds, args := filterConds(f, seqExists)
-	conds[0], conds[1] = "+"+conds[0], "+"+conds[1]
-	return `SELECT count(*) FROM ` + table + ` j CROSS JOIN memories m ON m.seq = j.seq
-		WHERE j.user_id = ? AND j.` + column + ` = ? AND ` + strings.Join(conds, " AND "), append([]any{f.UserID, v}, args...)
-}
-
-// denseFilter reports whether a filter that keeps total memories keeps so
-// many that a listing of the first offset+limit finds them sooner by
-// walking the memories in order and probing the filter (seqExists) than
-// by reading the filter's rows and sorting their memories (seqIn).
-// A variable, so that a test can take either way.
-var denseFilter = func(total, offset, limit int) bool {
-	return total > 1000 && total >= 20*(offset+limit)
-}
-
 // List implements vector.Driver.
 func (d *Driver) List(ctx context.Context, q vector.ListQuery) ([]vector.Memory, int, error) {
 	count, countArgs := countQuery(q.Filter)
@@ -377,10 +341,16 @@ func (d *Driver) List(ctx context.Context, q vector.ListQuery) ([]vector.Memory,
 	if err := d.db.Read.QueryRowContext(ctx, count, countArgs...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("vector/embedded: list: %w", err)
 	}
-	form := seqIn
-	if denseFilter(total, q.Offset, q.Limit) {
-		form = seqExists
+	out, err := d.page(ctx, q, listForm(total, q.Offset, q.Limit))
+	if err != nil {
+		return nil, 0, err
 	}
+	return out, total, nil
+}
+
+// page reads the page of q, its tag and entity filters written as form
+// says.
+func (d *Driver) page(ctx context.Context, q vector.ListQuery, form seqForm) ([]vector.Memory, error) {
 	where, args := whereClauseAs(q.Filter, form)
 	dir := "DESC"
 	if q.Ascending {
@@ -408,21 +378,21 @@ func (d *Driver) List(ctx context.Context, q vector.ListQuery) ([]vector.Memory,
 	}
 	rows, err := d.db.Read.QueryContext(ctx, text, append(args, q.Limit, q.Offset)...)
 	if err != nil {
-		return nil, 0, fmt.Errorf("vector/embedded: list: %w", err)
+		return nil, fmt.Errorf("vector/embedded: list: %w", err)
 	}
 	defer rows.Close()
 	var out []vector.Memory
 	for rows.Next() {
 		m, err := scanMemory(rows)
 		if err != nil {
-			return nil, 0, fmt.Errorf("vector/embedded: list: %w", err)
+			return nil, fmt.Errorf("vector/embedded: list: %w", err)
 		}
 		out = append(out, m)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, 0, fmt.Errorf("vector/embedded: list: %w", err)
+		return nil, fmt.Errorf("vector/embedded: list: %w", err)
 	}
-	return out, total, nil
+	return out, nil
 }
 
 // Collections implements vector.Driver.
@@ -472,92 +442,6 @@ func (d *Driver) MatchText(ctx context.Context, q vector.TextQuery) ([]vector.Sc
 		return nil, fmt.Errorf("vector/embedded: text search: %w", err)
 	}
 	return out, nil
-}
-
-// whereClause returns the SQL condition, on memories aliased m, of f and
-// its arguments.
-func whereClause(f vector.Filter) (string, []any) { return whereClauseAs(f, seqIn) }
-
-// seqForm is how whereClauseAs writes the filters whose rows are in tables
-// of their own (tags, entity links), which a plan either reads first or
-// probes memory by memory.
-type seqForm int
-
-const (
-	// seqIn: m.seq IN (SELECT seq FROM …) for the first such filter
-	// (when there are no keywords, whose list that is), probes for the
-	// others: SQLite lists the filter's rows, then finds their memories.
-	// Best when the filter keeps few.
-	seqIn seqForm = iota
-	// seqExists: EXISTS (SELECT 1 FROM … AND seq = m.seq): one probe per
-	// memory SQLite walks, which a walk in the listing's order stops early
-	// when the filter keeps many: listing the newest 10 of 100,000 with a
-	// tag on half of them took 17.6 ms in the first form and 0.2 in this.
-	seqExists
-)
-
-// whereClauseAs is whereClause with the tag and entity filters written as
-// form says.
-func whereClauseAs(f vector.Filter, form seqForm) (string, []any) {
-	conds, args := filterConds(f, form)
-	return strings.Join(conds, " AND "), args
-}
-
-// filterConds returns the conditions of whereClauseAs, the user's first
-// and the collections' second, and their arguments.
-func filterConds(f vector.Filter, form seqForm) ([]string, []any) {
-	conds := []string{"m.user_id = ?", "m.collection IN (" + placeholders(len(f.Collections)) + ")"}
-	args := []any{f.UserID}
-	for _, c := range f.Collections {
-		args = append(args, c)
-	}
-	// At most one filter is a list of seqs (m.seq IN …): given two, SQLite
-	// seeks every pair of their seqs in memories_collection_seq (seq and
-	// rowid are one column), 720,000 seeks for two tags on 1,200 and 600 of
-	// 1,200 memories, 0.36 s. The keywords' list comes first, since FTS5
-	// cannot be probed row by row; the others are probed (EXISTS).
-	listed := form == seqExists || len(f.Keywords) > 0
-	seq := func(table, column string, v any) {
-		if listed {
-			conds = append(conds, "EXISTS (SELECT 1 FROM "+table+" x WHERE x.user_id = ? AND x."+column+" = ? AND x.seq = m.seq)")
-		} else {
-			conds = append(conds, "m.seq IN (SELECT seq FROM "+table+" WHERE user_id = ? AND "+column+" = ?)")
-			listed = true
-		}
-		args = append(args, f.UserID, v)
-	}
-	for _, t := range f.Tags {
-		seq("memory_tags", "tag", t)
-	}
-	if f.EntityID != "" {
-		seq("memory_entities", "entity_id", f.EntityID)
-	}
-	if len(f.Keywords) > 0 {
-		conds = append(conds, "m.seq IN (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?)")
-		args = append(args, ftsQuery(f.Keywords, " AND "))
-	}
-	if !f.CreatedFrom.IsZero() {
-		conds = append(conds, "m.created_at >= ?")
-		args = append(args, f.CreatedFrom.UnixMicro())
-	}
-	if !f.CreatedTo.IsZero() {
-		conds = append(conds, "m.created_at <= ?")
-		args = append(args, f.CreatedTo.UnixMicro())
-	}
-	if f.MinConfidence != nil {
-		conds = append(conds, "m.confidence >= ?")
-		args = append(args, *f.MinConfidence)
-	}
-	if f.SourceID != "" {
-		conds = append(conds, "m.source_id = ?")
-		args = append(args, f.SourceID)
-	}
-	for k, v := range f.Metadata {
-		// Keys are validated as letters, digits and underscores.
-		conds = append(conds, `json_extract(m.metadata, '$."`+k+`"') = ?`)
-		args = append(args, v)
-	}
-	return conds, args
 }
 
 // needsSQL reports whether f filters on columns the vector cache does not

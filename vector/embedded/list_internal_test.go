@@ -3,6 +3,7 @@ package embedded
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,10 +13,10 @@ import (
 	"github.com/cairnkg/cairn/vector"
 )
 
-// TestListFormsAgree: a listing with tag filters gives the same page and
-// total whether its filters are read first (seqIn) or probed memory by
-// memory (seqExists), whichever denseFilter picks, and its total is the
-// count of what the plain condition keeps (countQuery joins).
+// TestListFormsAgree: a listing with tag filters gives the same page
+// whether its filters are read first (seqIn) or probed memory by memory
+// (seqExists), whichever listForm picks, and its total is the count of
+// what the plain condition keeps (countQuery joins).
 func TestListFormsAgree(t *testing.T) {
 	db, err := sqlite.OpenFile(t.Context(), filepath.Join(t.TempDir(), "cairn.db"))
 	if err != nil {
@@ -46,7 +47,6 @@ func TestListFormsAgree(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := New(db)
-	defer func(f func(int, int, int) bool) { denseFilter = f }(denseFilter)
 	for _, tags := range [][]string{{"half"}, {"few"}, {"half", "few"}, {"all", "half"}, nil} {
 		for _, q := range []vector.ListQuery{
 			{Limit: 10}, {Limit: 100, Offset: 30}, {Limit: 10, Offset: 590},
@@ -57,11 +57,14 @@ func TestListFormsAgree(t *testing.T) {
 				if q.Sort == "" {
 					q.Sort = vector.SortCreatedAt
 				}
+				// The page in each form, and the total List gives with it.
 				var got [2][]vector.Memory
 				var total [2]int
-				for k, dense := range []bool{false, true} {
-					denseFilter = func(int, int, int) bool { return dense }
-					if got[k], total[k], err = d.List(t.Context(), q); err != nil {
+				for k, form := range []seqForm{seqIn, seqExists} {
+					if got[k], err = d.page(t.Context(), q, form); err != nil {
+						t.Fatal(err)
+					}
+					if _, total[k], err = d.List(t.Context(), q); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -80,6 +83,53 @@ func TestListFormsAgree(t *testing.T) {
 				if len(got[0]) == 0 && q.Offset < total[0] {
 					t.Errorf("%s: an empty page of %d", name, total[0])
 				}
+			}
+		}
+	}
+}
+
+// TestFilterPlans: the plans that make filtered listings and searches
+// cost what their filters keep. Two tags are never two lists of seqs
+// (SQLite seeks every pair of them); a count with a tag walks the tag's
+// rows and finds memories by rowid; a listing whose filter keeps many
+// walks the memories newest first and probes the filter.
+func TestFilterPlans(t *testing.T) {
+	db, err := sqlite.OpenFile(t.Context(), filepath.Join(t.TempDir(), "cairn.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	two := vector.Filter{UserID: "u", Collections: []string{"a"}, Tags: []string{"x", "y"}, EntityID: "ent_1"}
+	twoWhere, twoArgs := whereClause(two)
+	count, countArgs := countQuery(vector.Filter{UserID: "u", Collections: []string{"a"}, Tags: []string{"x"}})
+	dense, denseArgs := whereClauseAs(vector.Filter{UserID: "u", Collections: []string{"a"}, Tags: []string{"x"}}, seqExists)
+	for _, c := range []struct {
+		name, query string
+		args        []any
+		want        []string
+		not         []string
+	}{
+		{"a listing with two tags and an entity, by confidence", `SELECT m.id FROM memories m WHERE ` + twoWhere +
+			` ORDER BY m.confidence IS NULL, m.confidence, m.id LIMIT 10`, twoArgs, nil, []string{"LIST SUBQUERY 2"}},
+		{"the rows a search with two tags and an entity may return", `SELECT m.collection, m.seq FROM memories m WHERE ` + twoWhere +
+			` ORDER BY m.seq`, twoArgs, nil, []string{"LIST SUBQUERY 2"}},
+		{"a count with a tag", count, countArgs,
+			[]string{"SEARCH j USING PRIMARY KEY (user_id=? AND tag=?)", "SEARCH m USING INTEGER PRIMARY KEY (rowid=?)"}, nil},
+		{"a listing whose tag keeps many", `SELECT m.id FROM memories m WHERE ` + dense + ` ORDER BY m.created_at DESC, m.id LIMIT 10`, denseArgs,
+			[]string{"memories_collection_created", "EXISTS USING PRIMARY KEY"}, []string{"LIST SUBQUERY", "TEMP B-TREE"}},
+	} {
+		plan, err := sqlite.QueryPlan(t.Context(), db.Read, c.query, c.args...)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(plan, w) {
+				t.Errorf("plan of %s: %s; want %s", c.name, plan, w)
+			}
+		}
+		for _, n := range c.not {
+			if strings.Contains(plan, n) {
+				t.Errorf("plan of %s: %s; want no %s", c.name, plan, n)
 			}
 		}
 	}
