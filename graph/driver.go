@@ -198,7 +198,6 @@ type DriverTx interface {
 type EntityStat struct {
 	ID                string
 	Type              string
-	CanonicalName     string
 	ObservationCount  int
 	LastObservationAt time.Time
 	MergedInto        string // empty unless merged

@@ -11,7 +11,7 @@ WITH e
 ORDER BY e.last_observation_at DESC, e.id ASC
 SKIP $offset
 LIMIT $limit
-RETURN e.id AS id, e.entity_type AS entity_type, e.canonical_name AS canonical_name,
+RETURN e.id AS id, e.entity_type AS entity_type,
   e.observation_count AS observation_count, e.last_observation_at AS last_observation_at,
   e.merged_into AS merged_into, CASE WHEN $textSigs THEN e.text_sig END AS text_sig,
   [(e)-[r]->(o:Entity) WHERE r.user_id = $userId AND r.ended_at IS NULL | o.entity_type]

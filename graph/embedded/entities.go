@@ -280,32 +280,46 @@ func (t *tx) ListEntityStats(ctx context.Context, f graph.EntityFilter) ([]graph
 		args = append(args, anySlice(f.Types)...)
 	}
 	args = append(args, limitOr(f.Page, 100), f.Page.Offset)
-	sigColumn := "NULL"
+	// Only the columns asked for: a context load lists every entity of
+	// the user, and each column costs a call into SQLite per row. Without
+	// IncludeMerged, merged_into is NULL by the filter.
+	cols := "id, entity_type, observation_count, last_observation_at"
+	if f.IncludeMerged {
+		cols += ", merged_into"
+	}
 	if f.TextSigs {
-		sigColumn = "text_sig"
+		cols += ", text_sig"
 	}
 	// entities_user_stats (migrations 007 and 016) covers this query:
 	// SQLite walks it in this order and never reads the rows, whose
 	// snapshots come before observation_count and merged_into.
-	rows, err := t.query(ctx, `SELECT id, entity_type, canonical_name, observation_count, last_observation_at, merged_into, `+sigColumn+`
+	rows, err := t.query(ctx, `SELECT `+cols+`
 		FROM entities WHERE `+strings.Join(where, " AND ")+`
 		ORDER BY last_observation_at DESC, id ASC LIMIT $`+fmt.Sprint(len(args)-1)+` OFFSET $`+fmt.Sprint(len(args)), args...)
 	if err != nil {
 		return nil, wrap("list entity stats", err)
 	}
-	// A context load lists every entity of the user: the values are
-	// scanned into the same variables row after row (Scan's pointers
-	// would move a row's own to the heap), and each type is kept once.
-	out := []graph.EntityStat{}
+	// The values are scanned into the same variables row after row
+	// (Scan's pointers would move a row's own to the heap), each type is
+	// kept once, the signatures share one buffer, and the list grows by
+	// blocks copied once at the end, not by repeated reallocation.
 	var (
 		e          graph.EntityStat
 		typ        sql.RawBytes
 		last       int64
 		mergedInto sql.NullString
-		sig        []byte
+		sig        sql.RawBytes
+		sigs       []byte
+		list       blocks[graph.EntityStat]
 	)
 	types := map[string]string{}
-	dest := []any{&e.ID, &typ, &e.CanonicalName, &e.ObservationCount, &last, &mergedInto, &sig}
+	dest := []any{&e.ID, &typ, &e.ObservationCount, &last}
+	if f.IncludeMerged {
+		dest = append(dest, &mergedInto)
+	}
+	if f.TextSigs {
+		dest = append(dest, &sig)
+	}
 	err = eachRow(rows, func(r *sql.Rows) error {
 		sig = nil
 		if err := r.Scan(dest...); err != nil {
@@ -315,14 +329,20 @@ func (t *tx) ListEntityStats(ctx context.Context, f graph.EntityFilter) ([]graph
 		e.LastObservationAt, e.MergedInto = fromMicros(last), mergedInto.String
 		e.TextSig = nil
 		if len(sig) > 0 {
-			e.TextSig = sig
+			if len(sigs)+len(sig) > cap(sigs) {
+				sigs = make([]byte, 0, max(64*len(sig), len(sig)))
+			}
+			n := len(sigs)
+			sigs = append(sigs, sig...)
+			e.TextSig = sigs[n:len(sigs):len(sigs)]
 		}
-		out = append(out, e)
+		list.add(e)
 		return nil
 	})
 	if err != nil {
 		return nil, wrap("list entity stats", err)
 	}
+	out := list.all()
 	return out, wrap("list entity degrees", t.addDegrees(ctx, f.UserID, out))
 }
 
@@ -525,6 +545,39 @@ func eachRow(rows *sql.Rows, fn func(*sql.Rows) error) error {
 		}
 	}
 	return rows.Err()
+}
+
+// blocks collects a long list a block at a time: all copies it once, where
+// append would copy it again at every growth.
+type blocks[T any] struct {
+	full [][]T
+	last []T
+	n    int
+}
+
+const blockLen = 1024
+
+func (b *blocks[T]) add(v T) {
+	if len(b.last) == cap(b.last) {
+		if b.last != nil {
+			b.full = append(b.full, b.last)
+		}
+		b.last = make([]T, 0, blockLen)
+	}
+	b.last = append(b.last, v)
+	b.n++
+}
+
+// all returns every value added, in order; never nil.
+func (b *blocks[T]) all() []T {
+	if len(b.full) == 0 && b.last != nil {
+		return b.last
+	}
+	out := make([]T, 0, b.n)
+	for _, blk := range b.full {
+		out = append(out, blk...)
+	}
+	return append(out, b.last...)
 }
 
 // intern returns b as a string, the same string for the same bytes: the

@@ -44,7 +44,7 @@ func testListEntityStats(t *testing.T, newStore Harness) {
 				}
 				for _, e := range ents {
 					st := graph.EntityStat{
-						ID: e.ID, Type: e.Type, CanonicalName: e.CanonicalName, ObservationCount: e.ObservationCount,
+						ID: e.ID, Type: e.Type, ObservationCount: e.ObservationCount,
 						LastObservationAt: e.LastObservationAt, MergedInto: e.MergedInto,
 					}
 					if f.TextSigs {
@@ -67,7 +67,7 @@ func testListEntityStats(t *testing.T, newStore Harness) {
 			newEntity(alice, "ent_alice_1", "person", at(epoch, 5)),
 			newEntity(alice, "ent_alice_2", "person", at(epoch, 3)),
 		} {
-			want = append(want, graph.EntityStat{ID: e.ID, Type: e.Type, CanonicalName: e.CanonicalName,
+			want = append(want, graph.EntityStat{ID: e.ID, Type: e.Type,
 				ObservationCount: e.ObservationCount, LastObservationAt: e.LastObservationAt, TextSig: graph.EntityTextSig(e)})
 		}
 		want[0].MergedInto = "ent_alice_1"

@@ -208,7 +208,7 @@ func toEntity(m map[string]any) (graph.Entity, error) {
 func toEntityStat(m map[string]any) (graph.EntityStat, error) {
 	r := record{m: m}
 	e := graph.EntityStat{
-		ID: r.str("id"), Type: r.str("entity_type"), CanonicalName: r.str("canonical_name"),
+		ID: r.str("id"), Type: r.str("entity_type"),
 		ObservationCount: r.int("observation_count"), LastObservationAt: r.time("last_observation_at"),
 		MergedInto: r.str("merged_into"),
 	}

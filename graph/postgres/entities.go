@@ -270,7 +270,7 @@ func (t *tx) ListEntityStats(ctx context.Context, f graph.EntityFilter) ([]graph
 	if f.TextSigs {
 		sig = "text_sig"
 	}
-	out, err := query(ctx, t, scanEntityStat, `SELECT id, entity_type, canonical_name, observation_count, last_observation_at, merged_into, `+sig+`
+	out, err := query(ctx, t, scanEntityStat, `SELECT id, entity_type, observation_count, last_observation_at, merged_into, `+sig+`
 		FROM entities WHERE `+strings.Join(where, " AND ")+`
 		ORDER BY last_observation_at DESC, id ASC `+page, a...)
 	if err != nil {
@@ -335,7 +335,7 @@ func scanEntityStat(row rowScanner) (graph.EntityStat, error) {
 	var e graph.EntityStat
 	var mergedInto *string
 	var sig []byte
-	if err := row.Scan(&e.ID, &e.Type, &e.CanonicalName, &e.ObservationCount, &e.LastObservationAt, &mergedInto, &sig); err != nil {
+	if err := row.Scan(&e.ID, &e.Type, &e.ObservationCount, &e.LastObservationAt, &mergedInto, &sig); err != nil {
 		return e, err
 	}
 	if len(sig) > 0 {
