@@ -43,7 +43,7 @@ func TestEntityQueriesSeekIDs(t *testing.T) {
 		{"an entity's timeline", `SELECT t.id FROM timeline_events t WHERE ` + entityTimeline + ` ORDER BY t.event_time DESC, t.id ASC LIMIT 10 OFFSET 0`,
 			entityTimelineArgs, "SEARCH t USING INDEX timeline_events_entity (entity_id=?)"},
 		{"export identifiers", identifiersOfEntities + `?, ?)`, []any{"usr_1", "ent_1", "ent_2"},
-			"SEARCH entity_identifiers USING INDEX entity_identifiers_user_entity (user_id=? AND entity_id=?)"},
+			"SEARCH entity_identifiers USING COVERING INDEX entity_identifiers_user_entity (user_id=? AND entity_id=?)"},
 		{"export timelines", timelinesOfEntities + `?, ?)`, []any{"usr_1", "ent_1", "ent_2"},
 			"SEARCH timeline_events USING INDEX timeline_events_entity (entity_id=?)"},
 	} {
