@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 	"unicode"
 )
 
@@ -37,6 +38,20 @@ func hashID(prefix string, parts ...string) string {
 		h.Write([]byte{0})
 	}
 	return prefix + hex.EncodeToString(h.Sum(nil)[:12])
+}
+
+// relationshipObservationID is the id of what source srcID says about
+// relationship relID at now: the same request at the same time gets the
+// same id, so that it is stored once. It begins with now, in microseconds
+// as 13 hex digits (enough until 2112), so that the ids of one call, and
+// of calls in a row, are neighbours in the primary key's index: random
+// ids put every new observation on a page of its own, each written to the
+// WAL at commit (a tenth of the pages of a create_relationships call of
+// 100 at 10,000 relationships on the embedded store). The hash that
+// follows is the one the ids had before, cut to 8 bytes.
+func relationshipObservationID(relID, srcID string, now time.Time) string {
+	h := hashID("", relID, srcID, now.Format(time.RFC3339Nano))
+	return fmt.Sprintf("robs_%013x%s", now.UnixMicro(), h[:16])
 }
 
 // SourceID is the id of the user's source with a content hash.

@@ -409,7 +409,7 @@ func (s *Service) relationshipSource(c Caller, kind, relType string, rel graph.R
 // relationshipObservation is what src says about rel's metadata at now.
 func relationshipObservation(c Caller, rel graph.Relationship, src graph.Source, meta map[string]any, now time.Time) graph.RelationshipObservation {
 	return graph.RelationshipObservation{
-		ID: hashID("robs_", rel.ID, src.ID, now.Format(time.RFC3339Nano)), UserID: c.UserID, RelationshipID: rel.ID,
+		ID: relationshipObservationID(rel.ID, src.ID, now), UserID: c.UserID, RelationshipID: rel.ID,
 		SourceID: src.ID, ObservedAt: now, CreatedAt: now, SourcePriority: DefaultSourcePriority, Metadata: meta,
 	}
 }
