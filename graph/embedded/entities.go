@@ -290,8 +290,8 @@ func (t *tx) ListEntityStats(ctx context.Context, f graph.EntityFilter) ([]graph
 	if f.TextSigs {
 		cols += ", text_sig"
 	}
-	// entities_user_stats (migrations 007 and 016) covers this query:
-	// SQLite walks it in this order and never reads the rows, whose
+	// entities_user_stats (migrations 007, 016 and 018) covers this
+	// query: SQLite walks it in this order and never reads the rows, whose
 	// snapshots come before observation_count and merged_into.
 	rows, err := t.query(ctx, `SELECT `+cols+`
 		FROM entities WHERE `+strings.Join(where, " AND ")+`
@@ -330,7 +330,7 @@ func (t *tx) ListEntityStats(ctx context.Context, f graph.EntityFilter) ([]graph
 		e.TextSig = nil
 		if len(sig) > 0 {
 			if len(sigs)+len(sig) > cap(sigs) {
-				sigs = make([]byte, 0, max(64*len(sig), len(sig)))
+				sigs = make([]byte, 0, 64*len(sig))
 			}
 			n := len(sigs)
 			sigs = append(sigs, sig...)
