@@ -1,47 +1,20 @@
 package embedded_test
 
 import (
-	"database/sql"
-	"path/filepath"
 	"slices"
 	"testing"
-
-	_ "modernc.org/sqlite"
-
-	"github.com/cairnkg/cairn/migrations"
 )
 
 // TestIdentifiersMigrationKeepsThem checks that migration 018, which
 // rebuilds entity_identifiers clustered on its key, keeps every identifier
 // stored before it, and that the table takes new ones as before.
 func TestIdentifiersMigrationKeepsThem(t *testing.T) {
-	db, err := sql.Open("sqlite", filepath.Join(t.TempDir(), "old.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
-	all, err := migrations.Load(migrations.SQLite)
-	if err != nil {
-		t.Fatal(err)
-	}
-	i := slices.IndexFunc(all, func(m migrations.Migration) bool { return m.Version == 18 })
-	if i < 0 {
-		t.Fatal("no migration 018")
-	}
-	exec := func(q string, args ...any) {
-		t.Helper()
-		if _, err := db.ExecContext(t.Context(), q, args...); err != nil {
-			t.Fatalf("%.60s: %v", q, err)
-		}
-	}
-	for _, m := range all[:i] {
-		exec(m.SQL)
-	}
+	db, exec, migration := migratedBefore(t, 18)
 	insert := `INSERT INTO entity_identifiers (user_id, value, entity_id, field) VALUES ($1, $2, $3, $4)`
 	exec(insert, "u", "quill 004216", "ent_a", "name")
 	exec(insert, "u", "quill@acme.example", "ent_a", "email")
 	exec(insert, "v", "quill 004216", "ent_b", "name")
-	exec(all[i].SQL)
+	exec(migration)
 	exec(insert, "u", "ada", "ent_c", "name")
 	if _, err := db.ExecContext(t.Context(), insert, "u", "ada", "ent_c", "name"); err == nil {
 		t.Error("the same identifier was stored twice")

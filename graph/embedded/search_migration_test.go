@@ -15,33 +15,12 @@ import (
 // entities stored before it, and that the triggers it adds index those
 // written after.
 func TestSearchMigrationBackfills(t *testing.T) {
-	db, err := sql.Open("sqlite", filepath.Join(t.TempDir(), "old.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
-	all, err := migrations.Load(migrations.SQLite)
-	if err != nil {
-		t.Fatal(err)
-	}
-	i := slices.IndexFunc(all, func(m migrations.Migration) bool { return m.Version == 9 })
-	if i < 0 {
-		t.Fatal("no migration 009")
-	}
-	exec := func(q string, args ...any) {
-		t.Helper()
-		if _, err := db.ExecContext(t.Context(), q, args...); err != nil {
-			t.Fatalf("%.60s: %v", q, err)
-		}
-	}
-	for _, m := range all[:i] {
-		exec(m.SQL)
-	}
+	db, exec, migration := migratedBefore(t, 9)
 	insert := `INSERT INTO entities (id, user_id, entity_type, canonical_name, schema_version, snapshot, provenance,
 		observation_count, last_observation_at, created_at, computed_at, merged_into) VALUES ($1, 'u', 'person', $2, '1', $3, '{}', 1, 0, 0, 0, $4)`
 	exec(insert, "ent_old", "Quill 004216", `{"email":"quill@acme.example","n":[7]}`, nil)
 	exec(insert, "ent_old_merged", "Quill Merged", `{}`, "ent_old")
-	exec(all[i].SQL)
+	exec(migration)
 	exec(insert, "ent_new", "Quill 004217", `{"city":"Lyon"}`, nil)
 
 	find := func(match string) []string {
@@ -74,4 +53,35 @@ func TestSearchMigrationBackfills(t *testing.T) {
 			t.Errorf("MATCH %s = %v, want %v", match, got, want)
 		}
 	}
+}
+
+// migratedBefore returns a new SQLite database with every migration before
+// version applied, a function that executes a statement on it or fails
+// the test, and the SQL of that migration, for a test to store what a
+// store held before it, then apply it.
+func migratedBefore(t *testing.T, version int) (db *sql.DB, exec func(q string, args ...any), migration string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", filepath.Join(t.TempDir(), "old.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	all, err := migrations.Load(migrations.SQLite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(all, func(m migrations.Migration) bool { return m.Version == version })
+	if i < 0 {
+		t.Fatalf("no migration %03d", version)
+	}
+	exec = func(q string, args ...any) {
+		t.Helper()
+		if _, err := db.ExecContext(t.Context(), q, args...); err != nil {
+			t.Fatalf("%.60s: %v", q, err)
+		}
+	}
+	for _, m := range all[:i] {
+		exec(m.SQL)
+	}
+	return db, exec, all[i].SQL
 }
