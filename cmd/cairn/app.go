@@ -56,6 +56,9 @@ type appConfig struct {
 	databaseURL string
 	mcp         mcp.Options
 	limits      map[consent.RateClass]int
+	// rateClock is the rate limiter's clock; nil means time.Now. Tests
+	// that count on a limit fix it, so that no window ends mid-test.
+	rateClock func() time.Time
 	// embedder embeds memories, entity types and topics; nil means the
 	// local one.
 	embedder embed.Embedder

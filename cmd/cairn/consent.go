@@ -17,7 +17,7 @@ import (
 func (a *app) wireConsent(deps *mcp.Deps, cfg appConfig) {
 	a.audit = consent.NewAuditLog(a.control, consent.AuditLogOptions{Logger: a.log})
 	deps.Policy = consent.NewPolicy(a.control)
-	deps.Limiter = consent.NewLimiter(a.control, consent.LimiterOptions{Limits: cfg.limits})
+	deps.Limiter = consent.NewLimiter(a.control, consent.LimiterOptions{Limits: cfg.limits, Now: cfg.rateClock})
 	deps.Audit = a.audit
 	deps.Consent = a.control
 }

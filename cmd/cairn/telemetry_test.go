@@ -152,8 +152,13 @@ func series(t *testing.T, families map[string]*dto.MetricFamily, name string, wa
 // values, so that no id or user data reaches a label.
 func TestMetricsAfterASession(t *testing.T) {
 	const storeLimit = 2
+	// The limiter's windows are a minute of its clock: the wall clock
+	// would let the third store through when a minute ends between the
+	// stores.
+	windowStart := time.Now().Truncate(time.Minute)
 	ta := newTelemetryApp(t, appConfig{metrics: telemetry.NewMetrics(),
-		limits: map[consent.RateClass]int{consent.RateClassDefault: 1000, consent.RateClassStore: storeLimit}})
+		limits:    map[consent.RateClass]int{consent.RateClassDefault: 1000, consent.RateClassStore: storeLimit},
+		rateClock: func() time.Time { return windowStart }})
 	ctx := t.Context()
 	owner := ta.session(t, ta.ownerKey)
 
