@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -15,7 +14,7 @@ import (
 	"github.com/cairnkg/cairn/consent"
 	"github.com/cairnkg/cairn/console"
 	"github.com/cairnkg/cairn/controlplane"
-	"github.com/cairnkg/cairn/db/sqlite"
+	"github.com/cairnkg/cairn/db/sqlite/sqlitetest"
 	"github.com/cairnkg/cairn/migrations"
 )
 
@@ -32,11 +31,7 @@ type fixture struct {
 
 func newFixture(t *testing.T) fixture {
 	t.Helper()
-	db, err := sqlite.OpenFile(t.Context(), filepath.Join(t.TempDir(), sqlite.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := sqlitetest.Open(t)
 	s := controlplane.New(db.Write, migrations.SQLite)
 	b, err := s.EnsureOwner(t.Context(), "owner", consent.HashKey("owner-key-0123456789abcdef0123456789"), "owner-ke")
 	if err != nil {

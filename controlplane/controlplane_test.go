@@ -2,7 +2,6 @@ package controlplane_test
 
 import (
 	"errors"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -11,7 +10,7 @@ import (
 	"github.com/cairnkg/cairn/controlplane"
 	"github.com/cairnkg/cairn/db/postgres"
 	"github.com/cairnkg/cairn/db/postgres/pgtest"
-	"github.com/cairnkg/cairn/db/sqlite"
+	"github.com/cairnkg/cairn/db/sqlite/sqlitetest"
 	"github.com/cairnkg/cairn/migrations"
 )
 
@@ -27,11 +26,7 @@ type backend struct {
 var backends = []backend{
 	{"SQLite", func(t testing.TB) *controlplane.Store {
 		t.Helper()
-		db, err := sqlite.OpenFile(t.Context(), filepath.Join(t.TempDir(), sqlite.FileName))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { db.Close() })
+		db := sqlitetest.Open(t)
 		return controlplane.New(db.Write, migrations.SQLite)
 	}},
 	{"Postgres", func(t testing.TB) *controlplane.Store {

@@ -2,11 +2,10 @@ package graph_test
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/cairnkg/cairn/db/sqlite"
+	"github.com/cairnkg/cairn/db/sqlite/sqlitetest"
 	"github.com/cairnkg/cairn/graph"
 	"github.com/cairnkg/cairn/graph/embedded"
 	"github.com/cairnkg/cairn/graph/graphtest"
@@ -31,11 +30,7 @@ func (d withoutSearch) View(ctx context.Context, fn func(graph.DriverTx) error) 
 func TestSearchWithoutIndex(t *testing.T) {
 	graphtest.RunEntitySearch(t, func(t *testing.T) *graph.Store {
 		t.Helper()
-		db, err := sqlite.OpenFile(t.Context(), filepath.Join(t.TempDir(), "cairn.db"))
-		if err != nil {
-			t.Fatalf("open store: %v", err)
-		}
-		t.Cleanup(func() { _ = db.Close() })
+		db := sqlitetest.Open(t)
 		return graph.NewStore(withoutSearch{embedded.New(db)})
 	})
 }

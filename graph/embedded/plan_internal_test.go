@@ -1,18 +1,18 @@
 package embedded
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/cairnkg/cairn/db/sqlite"
+	"github.com/cairnkg/cairn/db/sqlite/sqlitetest"
 	"github.com/cairnkg/cairn/graph"
 )
 
 // TestLiveEdgeEndsIsCovered: the degree pass of a context load walks an
 // index and reads no relationship row (migration 017).
 func TestLiveEdgeEndsIsCovered(t *testing.T) {
-	db := openDB(t)
+	db := sqlitetest.Open(t)
 	plan, err := sqlite.QueryPlan(t.Context(), db.Read, liveEdgeEnds, "usr_1")
 	if err != nil {
 		t.Fatal(err)
@@ -27,7 +27,7 @@ func TestLiveEdgeEndsIsCovered(t *testing.T) {
 // every row of the user through an index that has the user first. Each
 // such walk made a call cost time in proportion to the store.
 func TestEntityQueriesSeekIDs(t *testing.T) {
-	db := openDB(t)
+	db := sqlitetest.Open(t)
 	entityTimeline, entityTimelineArgs := timelineCond(graph.TimelineFilter{UserID: "usr_1", EntityID: "ent_1", EventType: "date"})
 	for _, c := range []struct {
 		name, query string
@@ -56,15 +56,4 @@ func TestEntityQueriesSeekIDs(t *testing.T) {
 			t.Errorf("plan of %s: %s; want %s", c.name, plan, c.want)
 		}
 	}
-}
-
-// openDB opens a fresh embedded store in the test's temporary directory.
-func openDB(t *testing.T) *sqlite.DB {
-	t.Helper()
-	db, err := sqlite.OpenFile(t.Context(), filepath.Join(t.TempDir(), "cairn.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
 }

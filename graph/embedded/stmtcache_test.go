@@ -2,21 +2,16 @@ package embedded
 
 import (
 	"fmt"
-	"path/filepath"
 	"testing"
 
-	"github.com/cairnkg/cairn/db/sqlite"
+	"github.com/cairnkg/cairn/db/sqlite/sqlitetest"
 )
 
 // TestStmtCacheBounded checks that the cache prepares texts only between
 // transactions, keeps at most maxCachedStmts of them, evicting the least
 // recently used, and that a closed cache prepares nothing more.
 func TestStmtCacheBounded(t *testing.T) {
-	db, err := sqlite.OpenFile(t.Context(), filepath.Join(t.TempDir(), "cairn.db"))
-	if err != nil {
-		t.Fatalf("open store: %v", err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
+	db := sqlitetest.Open(t)
 	c := newStmtCache(db.Read)
 	text := func(i int) string { return fmt.Sprintf("SELECT %d", i) }
 

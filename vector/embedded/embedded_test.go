@@ -1,10 +1,9 @@
 package embedded_test
 
 import (
-	"path/filepath"
 	"testing"
 
-	"github.com/cairnkg/cairn/db/sqlite"
+	"github.com/cairnkg/cairn/db/sqlite/sqlitetest"
 	"github.com/cairnkg/cairn/vector"
 	"github.com/cairnkg/cairn/vector/embedded"
 	"github.com/cairnkg/cairn/vector/vectortest"
@@ -16,17 +15,10 @@ func open(t *testing.T) *vector.Store { return openStore(t) }
 // openStore opens a fresh embedded store in tb's temporary directory.
 func openStore(tb testing.TB) *vector.Store {
 	tb.Helper()
-	db, err := sqlite.OpenFile(tb.Context(), filepath.Join(tb.TempDir(), "cairn.db"))
-	if err != nil {
-		tb.Fatalf("open store: %v", err)
-	}
-	s := vector.NewStore(embedded.New(db))
+	s := vector.NewStore(embedded.New(sqlitetest.Open(tb)))
 	tb.Cleanup(func() {
 		if err := s.Close(); err != nil {
 			tb.Errorf("close memories: %v", err)
-		}
-		if err := db.Close(); err != nil {
-			tb.Errorf("close store: %v", err)
 		}
 	})
 	return s
@@ -35,16 +27,7 @@ func openStore(tb testing.TB) *vector.Store {
 // openEntities opens a fresh embedded store with its entity embeddings.
 func openEntities(t *testing.T) (*vector.Store, *vector.EntityStore) {
 	t.Helper()
-	db, err := sqlite.OpenFile(t.Context(), filepath.Join(t.TempDir(), "cairn.db"))
-	if err != nil {
-		t.Fatalf("open store: %v", err)
-	}
-	d := embedded.New(db)
-	t.Cleanup(func() {
-		if err := db.Close(); err != nil {
-			t.Errorf("close store: %v", err)
-		}
-	})
+	d := embedded.New(sqlitetest.Open(t))
 	return vector.NewStore(d), vector.NewEntityStore(d)
 }
 
@@ -72,12 +55,7 @@ func FuzzSearchText(f *testing.F) {
 	for _, s := range []string{`"`, `a OR b`, `NEAR(a b)`, `title:x`, `*`, `^a`, `a AND NOT b`, "é ñ 中文", `'); DROP TABLE memories; --`} {
 		f.Add(s)
 	}
-	db, err := sqlite.OpenFile(f.Context(), filepath.Join(f.TempDir(), "cairn.db"))
-	if err != nil {
-		f.Fatal(err)
-	}
-	defer db.Close()
-	s := vector.NewStore(embedded.New(db))
+	s := vector.NewStore(embedded.New(sqlitetest.Open(f)))
 	space := vector.Space{Embedder: "test", Dimension: 4}
 	if _, err := s.Save(f.Context(), space, vector.Memory{UserID: "u", Collection: "c", Text: "a quoted \"phrase\" and NEAR words", Embedding: []float32{1, 0, 0, 0}}); err != nil {
 		f.Fatal(err)

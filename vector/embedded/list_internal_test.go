@@ -2,7 +2,6 @@ package embedded
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cairnkg/cairn/db/sqlite"
+	"github.com/cairnkg/cairn/db/sqlite/sqlitetest"
 	"github.com/cairnkg/cairn/vector"
 )
 
@@ -18,11 +18,7 @@ import (
 // (seqExists), whichever listForm picks, and its total is the count of
 // what the plain condition keeps (countQuery joins).
 func TestListFormsAgree(t *testing.T) {
-	db, err := sqlite.OpenFile(t.Context(), filepath.Join(t.TempDir(), "cairn.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := sqlitetest.Open(t)
 	s := vector.NewStore(New(db))
 	space := vector.Space{Embedder: "test", Dimension: 2}
 	epoch := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -61,6 +57,7 @@ func TestListFormsAgree(t *testing.T) {
 				var got [2][]vector.Memory
 				var total [2]int
 				for k, form := range []seqForm{seqIn, seqExists} {
+					var err error
 					if got[k], err = d.page(t.Context(), q, form); err != nil {
 						t.Fatal(err)
 					}
@@ -94,11 +91,7 @@ func TestListFormsAgree(t *testing.T) {
 // rows and finds memories by rowid; a listing whose filter keeps many
 // walks the memories newest first and probes the filter.
 func TestFilterPlans(t *testing.T) {
-	db, err := sqlite.OpenFile(t.Context(), filepath.Join(t.TempDir(), "cairn.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := sqlitetest.Open(t)
 	two := vector.Filter{UserID: "u", Collections: []string{"a"}, Tags: []string{"x", "y"}, EntityID: "ent_1"}
 	twoWhere, twoArgs := whereClause(two)
 	count, countArgs := countQuery(vector.Filter{UserID: "u", Collections: []string{"a"}, Tags: []string{"x"}})
