@@ -224,19 +224,15 @@ func (p *packer) try(n int, add, undo func()) bool { return p.tryWithin(p.budget
 // response stays the one measured.
 func (p *packer) tryWithin(limit, n int, add, undo func()) bool {
 	if n >= 0 && !p.measureAll {
-		for range 2 {
-			if Tokens(p.bytes+n+packSlack) <= limit {
-				add()
-				p.bytes += n + packSlack
-				p.exact = false
-				return true
-			}
-			if p.exact {
-				break
-			}
-			if _, ok := p.measure(); !ok {
-				break
-			}
+		if !p.exact && Tokens(p.bytes+n+packSlack) > limit {
+			// The bound is loose: measure the response as it stands.
+			p.measure()
+		}
+		if Tokens(p.bytes+n+packSlack) <= limit {
+			add()
+			p.bytes += n + packSlack
+			p.exact = false
+			return true
 		}
 		if p.exact && Tokens(p.bytes+n-packSlack) > limit {
 			p.cut = true
