@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -15,7 +14,7 @@ import (
 	"github.com/cairnkg/cairn/controlplane"
 	"github.com/cairnkg/cairn/db/postgres"
 	"github.com/cairnkg/cairn/db/postgres/pgtest"
-	"github.com/cairnkg/cairn/db/sqlite"
+	"github.com/cairnkg/cairn/db/sqlite/sqlitetest"
 	"github.com/cairnkg/cairn/graph"
 	"github.com/cairnkg/cairn/graph/embedded"
 	graphpostgres "github.com/cairnkg/cairn/graph/postgres"
@@ -129,15 +128,12 @@ var contextBenchBackends = []struct {
 	open func(tb testing.TB) contextBenchStores
 }{
 	{"embedded", func(tb testing.TB) contextBenchStores {
-		db, err := sqlite.OpenFile(tb.Context(), filepath.Join(tb.TempDir(), "cairn.db"))
-		if err != nil {
-			tb.Fatal(err)
-		}
+		db := sqlitetest.Open(tb)
 		vd := vembedded.New(db)
 		control := controlplane.New(db.Write, migrations.SQLite)
 		st := contextBenchStores{graph: graph.NewStore(embedded.New(db)), memories: vector.NewStore(vd), entityVecs: vector.NewEntityStore(vd),
 			control: control, contradictions: control.WithReader(db.Read)}
-		tb.Cleanup(func() { st.memories.Close(); st.graph.Close(); db.Close() })
+		tb.Cleanup(func() { st.memories.Close(); st.graph.Close() })
 		return st
 	}},
 	{"postgres", func(tb testing.TB) contextBenchStores {

@@ -8,7 +8,6 @@ import (
 	"maps"
 	"math"
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -22,6 +21,7 @@ import (
 	dbpostgres "github.com/cairnkg/cairn/db/postgres"
 	"github.com/cairnkg/cairn/db/postgres/pgtest"
 	"github.com/cairnkg/cairn/db/sqlite"
+	"github.com/cairnkg/cairn/db/sqlite/sqlitetest"
 	"github.com/cairnkg/cairn/graph"
 	"github.com/cairnkg/cairn/graph/embedded"
 	graphpostgres "github.com/cairnkg/cairn/graph/postgres"
@@ -335,12 +335,9 @@ var embeddingBackends = []struct {
 	open func(t *testing.T) (*graph.Store, vector.EntityDriver)
 }{
 	{"embedded", func(t *testing.T) (*graph.Store, vector.EntityDriver) {
-		db, err := sqlite.OpenFile(t.Context(), filepath.Join(t.TempDir(), "cairn.db"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		db := sqlitetest.Open(t)
 		g := graph.NewStore(embedded.New(db))
-		t.Cleanup(func() { g.Close(); db.Close() })
+		t.Cleanup(func() { g.Close() })
 		return g, vembedded.New(db)
 	}},
 	{"postgres", func(t *testing.T) (*graph.Store, vector.EntityDriver) {
@@ -707,13 +704,10 @@ func TestTopicRankingReadsNoSnapshotItsHashesSpare(t *testing.T) {
 // countedRandomGraph is an embedded store, its driver counting reads,
 // holding randomGraph's n entities of user-alice.
 func countedRandomGraph(t *testing.T, n int) (*countingDriver, *graph.Store, *sqlite.DB) {
-	db, err := sqlite.OpenFile(t.Context(), filepath.Join(t.TempDir(), "cairn.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := sqlitetest.Open(t)
 	d := &countingDriver{Driver: embedded.New(db)}
 	g := graph.NewStore(d)
-	t.Cleanup(func() { g.Close(); db.Close() })
+	t.Cleanup(func() { g.Close() })
 	randomGraph(t, g, rand.New(rand.NewPCG(5, 7)), "user-alice", n, time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
 	return d, g, db
 }

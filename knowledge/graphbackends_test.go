@@ -1,12 +1,11 @@
 package knowledge
 
 import (
-	"path/filepath"
 	"testing"
 
 	dbpostgres "github.com/cairnkg/cairn/db/postgres"
 	"github.com/cairnkg/cairn/db/postgres/pgtest"
-	"github.com/cairnkg/cairn/db/sqlite"
+	"github.com/cairnkg/cairn/db/sqlite/sqlitetest"
 	"github.com/cairnkg/cairn/graph"
 	"github.com/cairnkg/cairn/graph/embedded"
 	graphpostgres "github.com/cairnkg/cairn/graph/postgres"
@@ -23,12 +22,9 @@ type GraphBackend struct {
 // CAIRN_TEST_DATABASE_URL.
 var GraphBackends = []GraphBackend{
 	{"embedded", func(t testing.TB) *graph.Store {
-		db, err := sqlite.OpenFile(t.Context(), filepath.Join(t.TempDir(), "cairn.db"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		db := sqlitetest.Open(t)
 		g := graph.NewStore(embedded.New(db))
-		t.Cleanup(func() { g.Close(); db.Close() })
+		t.Cleanup(func() { g.Close() })
 		return g
 	}},
 	{"postgres", func(t testing.TB) *graph.Store {

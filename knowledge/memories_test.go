@@ -3,7 +3,6 @@ package knowledge_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -11,7 +10,7 @@ import (
 	"github.com/cairnkg/cairn/controlplane"
 	"github.com/cairnkg/cairn/db/postgres"
 	"github.com/cairnkg/cairn/db/postgres/pgtest"
-	"github.com/cairnkg/cairn/db/sqlite"
+	"github.com/cairnkg/cairn/db/sqlite/sqlitetest"
 	"github.com/cairnkg/cairn/graph"
 	"github.com/cairnkg/cairn/graph/embedded"
 	graphpostgres "github.com/cairnkg/cairn/graph/postgres"
@@ -45,17 +44,13 @@ type memoryStores struct {
 
 var memoryBackends = []memoryBackend{
 	{"Embedded", func(t testing.TB) memoryStores {
-		db, err := sqlite.OpenFile(t.Context(), filepath.Join(t.TempDir(), "cairn.db"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		db := sqlitetest.Open(t)
 		st := memoryStores{graph: graph.NewStore(embedded.New(db)), memories: vector.NewStore(vembedded.New(db))}
 		st.control = controlplane.New(db.Write, migrations.SQLite)
 		st.contradictions = st.control.WithReader(db.Read)
 		t.Cleanup(func() {
 			st.memories.Close()
 			st.graph.Close()
-			db.Close()
 		})
 		return st
 	}},

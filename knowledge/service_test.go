@@ -1,16 +1,15 @@
 package knowledge_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/cairnkg/cairn/db/sqlite"
+	"github.com/cairnkg/cairn/db/sqlite/sqlitetest"
 	"github.com/cairnkg/cairn/graph"
 	"github.com/cairnkg/cairn/graph/embedded"
 	"github.com/cairnkg/cairn/knowledge"
@@ -39,14 +38,10 @@ func (c *clock) Advance(d time.Duration) time.Time {
 // its graph.
 func openEmbedded(t testing.TB) (*sqlite.DB, *graph.Store) {
 	t.Helper()
-	db, err := sqlite.OpenFile(context.Background(), filepath.Join(t.TempDir(), "cairn.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := sqlitetest.Open(t)
 	g := graph.NewStore(embedded.New(db))
 	t.Cleanup(func() {
 		g.Close()
-		db.Close()
 	})
 	return db, g
 }

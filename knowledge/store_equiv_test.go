@@ -19,7 +19,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -30,6 +29,7 @@ import (
 	gocmp "github.com/google/go-cmp/cmp"
 
 	"github.com/cairnkg/cairn/db/sqlite"
+	"github.com/cairnkg/cairn/db/sqlite/sqlitetest"
 	"github.com/cairnkg/cairn/graph"
 	"github.com/cairnkg/cairn/graph/embedded"
 	"github.com/cairnkg/cairn/vector"
@@ -300,14 +300,10 @@ type equivEnv struct {
 
 func openEquivEnv(t *testing.T) *equivEnv {
 	t.Helper()
-	db, err := sqlite.OpenFile(t.Context(), filepath.Join(t.TempDir(), "cairn.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := sqlitetest.Open(t)
 	g := graph.NewStore(embedded.New(db))
 	t.Cleanup(func() {
 		g.Close()
-		db.Close()
 	})
 	env := &equivEnv{db: db, clock: &stepClock{t: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}, contradictions: &memContradictions{}}
 	env.svc = NewService(g, NewRegistry(), Options{

@@ -3,7 +3,6 @@ package mcp_test
 import (
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -11,7 +10,7 @@ import (
 
 	"github.com/cairnkg/cairn/consent"
 	"github.com/cairnkg/cairn/controlplane"
-	"github.com/cairnkg/cairn/db/sqlite"
+	"github.com/cairnkg/cairn/db/sqlite/sqlitetest"
 	"github.com/cairnkg/cairn/graph"
 	"github.com/cairnkg/cairn/graph/embedded"
 	"github.com/cairnkg/cairn/knowledge"
@@ -88,14 +87,10 @@ type consentCostVariant struct {
 // a server per wiring and an agent allowed to read some of them.
 func consentCostSetup(b *testing.B) ([]consentCostVariant, consent.Principal) {
 	b.Helper()
-	db, err := sqlite.OpenFile(b.Context(), filepath.Join(b.TempDir(), "cairn.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
+	db := sqlitetest.Open(b)
 	g := graph.NewStore(embedded.New(db))
 	b.Cleanup(func() {
 		g.Close()
-		db.Close()
 	})
 	control := controlplane.New(db.Write, migrations.SQLite)
 	key, _ := consent.NewKey()

@@ -3,14 +3,13 @@ package mcp_test
 import (
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/cairnkg/cairn/consent"
 	"github.com/cairnkg/cairn/controlplane"
-	"github.com/cairnkg/cairn/db/sqlite"
+	"github.com/cairnkg/cairn/db/sqlite/sqlitetest"
 	"github.com/cairnkg/cairn/graph"
 	"github.com/cairnkg/cairn/graph/embedded"
 	"github.com/cairnkg/cairn/knowledge"
@@ -29,14 +28,10 @@ import (
 //
 //	go test -run '^$' -bench StoreCall -benchtime 30x ./mcp/
 func BenchmarkStoreCall(b *testing.B) {
-	db, err := sqlite.OpenFile(b.Context(), filepath.Join(b.TempDir(), "cairn.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
+	db := sqlitetest.Open(b)
 	g := graph.NewStore(embedded.New(db))
 	b.Cleanup(func() {
 		g.Close()
-		db.Close()
 	})
 	control := controlplane.New(db.Write, migrations.SQLite)
 	key, _ := consent.NewKey()

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"path/filepath"
 	"testing"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -14,7 +13,7 @@ import (
 	"github.com/cairnkg/cairn/controlplane"
 	"github.com/cairnkg/cairn/db/postgres"
 	"github.com/cairnkg/cairn/db/postgres/pgtest"
-	"github.com/cairnkg/cairn/db/sqlite"
+	"github.com/cairnkg/cairn/db/sqlite/sqlitetest"
 	"github.com/cairnkg/cairn/graph"
 	"github.com/cairnkg/cairn/graph/embedded"
 	graphpostgres "github.com/cairnkg/cairn/graph/postgres"
@@ -45,17 +44,13 @@ type backendStores struct {
 
 var (
 	embeddedBackend = storeBackend{"Embedded", func(t testing.TB) backendStores {
-		db, err := sqlite.OpenFile(t.Context(), filepath.Join(t.TempDir(), "cairn.db"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		db := sqlitetest.Open(t)
 		st := backendStores{graph: graph.NewStore(embedded.New(db)), memories: vector.NewStore(vembedded.New(db))}
 		st.control = controlplane.New(db.Write, migrations.SQLite)
 		st.contradictions = st.control.WithReader(db.Read)
 		t.Cleanup(func() {
 			st.memories.Close()
 			st.graph.Close()
-			db.Close()
 		})
 		return st
 	}}

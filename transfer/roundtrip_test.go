@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -21,7 +20,7 @@ import (
 	"github.com/cairnkg/cairn/controlplane"
 	dbpostgres "github.com/cairnkg/cairn/db/postgres"
 	"github.com/cairnkg/cairn/db/postgres/pgtest"
-	"github.com/cairnkg/cairn/db/sqlite"
+	"github.com/cairnkg/cairn/db/sqlite/sqlitetest"
 	"github.com/cairnkg/cairn/graph"
 	"github.com/cairnkg/cairn/graph/embedded"
 	graphpostgres "github.com/cairnkg/cairn/graph/postgres"
@@ -68,15 +67,12 @@ func newBackend(t *testing.T, s transfer.Stores, clk *clock) backend {
 
 func openEmbedded(t *testing.T, clk *clock) backend {
 	t.Helper()
-	db, err := sqlite.OpenFile(t.Context(), filepath.Join(t.TempDir(), "cairn.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := sqlitetest.Open(t)
 	s := transfer.Stores{
 		Graph: graph.NewStore(embedded.New(db)), Control: controlplane.New(db.Write, migrations.SQLite),
 		Memories: vector.NewStore(vecembedded.New(db)),
 	}
-	t.Cleanup(func() { s.Graph.Close(); s.Memories.Close(); db.Close() })
+	t.Cleanup(func() { s.Graph.Close(); s.Memories.Close() })
 	return newBackend(t, s, clk)
 }
 

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -18,7 +17,7 @@ import (
 	"github.com/cairnkg/cairn/controlplane"
 	dbpostgres "github.com/cairnkg/cairn/db/postgres"
 	"github.com/cairnkg/cairn/db/postgres/pgtest"
-	"github.com/cairnkg/cairn/db/sqlite"
+	"github.com/cairnkg/cairn/db/sqlite/sqlitetest"
 	"github.com/cairnkg/cairn/graph"
 	"github.com/cairnkg/cairn/graph/embedded"
 	graphpostgres "github.com/cairnkg/cairn/graph/postgres"
@@ -57,12 +56,9 @@ type backend struct {
 
 var backends = []backend{
 	{"embedded", func(t *testing.T) (*controlplane.Store, *graph.Store) {
-		db, err := sqlite.OpenFile(t.Context(), filepath.Join(t.TempDir(), sqlite.FileName))
-		if err != nil {
-			t.Fatal(err)
-		}
+		db := sqlitetest.Open(t)
 		g := graph.NewStore(embedded.New(db))
-		t.Cleanup(func() { g.Close(); db.Close() })
+		t.Cleanup(func() { g.Close() })
 		return controlplane.New(db.Write, migrations.SQLite), g
 	}},
 	{"postgres", func(t *testing.T) (*controlplane.Store, *graph.Store) {

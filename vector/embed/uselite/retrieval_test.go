@@ -5,12 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"testing"
 
-	"github.com/cairnkg/cairn/db/sqlite"
+	"github.com/cairnkg/cairn/db/sqlite/sqlitetest"
 	"github.com/cairnkg/cairn/vector"
 	"github.com/cairnkg/cairn/vector/embed"
 	"github.com/cairnkg/cairn/vector/embed/uselite"
@@ -117,12 +116,7 @@ func TestRetrievalQuality(t *testing.T) {
 func hybrid(t *testing.T, e embed.Embedder, memories []string, mv [][]float32, queries []string, qv [][]float32, minSim float64) (float64, float64) {
 	t.Helper()
 	ctx := context.Background()
-	db, err := sqlite.OpenFile(ctx, filepath.Join(t.TempDir(), "cairn.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := vector.NewStore(embedded.New(db))
-	defer db.Close()
+	s := vector.NewStore(embedded.New(sqlitetest.Open(t)))
 	defer s.Close()
 	space := vector.Space{Embedder: e.Name(), Dimension: e.Dimension()}
 	ms := make([]vector.Memory, len(memories))
