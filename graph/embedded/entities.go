@@ -9,6 +9,7 @@ import (
 	"github.com/cairnkg/cairn/graph"
 	"github.com/cairnkg/cairn/graph/internal/byid"
 	"github.com/cairnkg/cairn/graph/internal/jsoncodec"
+	"github.com/cairnkg/cairn/graph/internal/statlist"
 )
 
 func (t *tx) InsertSource(ctx context.Context, s graph.Source) error {
@@ -300,19 +301,16 @@ func (t *tx) ListEntityStats(ctx context.Context, f graph.EntityFilter) ([]graph
 		return nil, wrap("list entity stats", err)
 	}
 	// The values are scanned into the same variables row after row
-	// (Scan's pointers would move a row's own to the heap), each type is
-	// kept once, the signatures share one buffer, and the list grows by
-	// blocks copied once at the end, not by repeated reallocation.
+	// (Scan's pointers would move a row's own to the heap), and
+	// statlist keeps the type names, signatures and list compactly.
 	var (
 		e          graph.EntityStat
 		typ        sql.RawBytes
 		last       int64
 		mergedInto sql.NullString
 		sig        sql.RawBytes
-		sigs       []byte
-		list       blocks[graph.EntityStat]
+		list       statlist.List
 	)
-	types := map[string]string{}
 	dest := []any{&e.ID, &typ, &e.ObservationCount, &last}
 	if f.IncludeMerged {
 		dest = append(dest, &mergedInto)
@@ -325,24 +323,14 @@ func (t *tx) ListEntityStats(ctx context.Context, f graph.EntityFilter) ([]graph
 		if err := r.Scan(dest...); err != nil {
 			return err
 		}
-		e.Type = intern(types, typ)
 		e.LastObservationAt, e.MergedInto = fromMicros(last), mergedInto.String
-		e.TextSig = nil
-		if len(sig) > 0 {
-			if len(sigs)+len(sig) > cap(sigs) {
-				sigs = make([]byte, 0, 64*len(sig))
-			}
-			n := len(sigs)
-			sigs = append(sigs, sig...)
-			e.TextSig = sigs[n:len(sigs):len(sigs)]
-		}
-		list.add(e)
+		list.Add(e, typ, sig)
 		return nil
 	})
 	if err != nil {
 		return nil, wrap("list entity stats", err)
 	}
-	out := list.all()
+	out := list.Stats()
 	return out, wrap("list entity degrees", t.addDegrees(ctx, f.UserID, out))
 }
 
@@ -361,35 +349,21 @@ func (t *tx) addDegrees(ctx context.Context, userID string, stats []graph.Entity
 	if len(stats) == 0 {
 		return nil
 	}
-	at := make(map[string]int, len(stats))
-	for i, e := range stats {
-		at[e.ID] = i
-	}
-	add := func(id []byte, typ string, n int) {
-		if i, ok := at[string(id)]; ok {
-			if stats[i].Degrees == nil {
-				stats[i].Degrees = map[string]int{}
-			}
-			stats[i].Degrees[typ] += n
-		}
-	}
+	d := statlist.NewDegrees(stats)
 	if len(stats) > 500 {
 		rows, err := t.query(ctx, liveEdgeEnds, userID)
 		if err != nil {
 			return err
 		}
 		// A relationship from an entity to itself counts at both ends.
-		// RawBytes: the map lookups need no string of their own, and
-		// the types are kept once.
 		var src, dst, srcType, dstType sql.RawBytes
-		types := map[string]string{}
 		dest := []any{&src, &dst, &srcType, &dstType}
 		return eachRow(rows, func(r *sql.Rows) error {
 			if err := r.Scan(dest...); err != nil {
 				return err
 			}
-			add(src, intern(types, dstType), 1)
-			add(dst, intern(types, srcType), 1)
+			d.Add(src, dstType, 1)
+			d.Add(dst, srcType, 1)
 			return nil
 		})
 	}
@@ -410,13 +384,12 @@ func (t *tx) addDegrees(ctx context.Context, userID string, stats []graph.Entity
 		return err
 	}
 	return eachRow(rows, func(r *sql.Rows) error {
-		var id sql.RawBytes
-		var typ string
+		var id, typ sql.RawBytes
 		var n int
 		if err := r.Scan(&id, &typ, &n); err != nil {
 			return err
 		}
-		add(id, typ, n)
+		d.Add(id, typ, n)
 		return nil
 	})
 }
@@ -545,50 +518,6 @@ func eachRow(rows *sql.Rows, fn func(*sql.Rows) error) error {
 		}
 	}
 	return rows.Err()
-}
-
-// blocks collects a long list a block at a time: all copies it once, where
-// append would copy it again at every growth.
-type blocks[T any] struct {
-	full [][]T
-	last []T
-	n    int
-}
-
-const blockLen = 1024
-
-func (b *blocks[T]) add(v T) {
-	if len(b.last) == cap(b.last) {
-		if b.last != nil {
-			b.full = append(b.full, b.last)
-		}
-		b.last = make([]T, 0, blockLen)
-	}
-	b.last = append(b.last, v)
-	b.n++
-}
-
-// all returns every value added, in order; never nil.
-func (b *blocks[T]) all() []T {
-	if len(b.full) == 0 && b.last != nil {
-		return b.last
-	}
-	out := make([]T, 0, b.n)
-	for _, blk := range b.full {
-		out = append(out, blk...)
-	}
-	return append(out, b.last...)
-}
-
-// intern returns b as a string, the same string for the same bytes: the
-// entity types of a long listing, of which there are few.
-func intern(seen map[string]string, b []byte) string {
-	if s, ok := seen[string(b)]; ok {
-		return s
-	}
-	s := string(b)
-	seen[s] = s
-	return s
 }
 
 func wrap(what string, err error) error {
