@@ -32,6 +32,11 @@ func testListEntityStats(t *testing.T, newStore Harness) {
 		"OffsetOnly":          {Page: graph.Page{Offset: 3}},
 		"TextSigs":            {TextSigs: true},
 		"TextSigsOfAPage":     {Types: []string{"person"}, IncludeMerged: true, TextSigs: true, Page: graph.Page{Limit: 2, Offset: 1}},
+		// A context load's listing: room for every entity (a driver may
+		// then read the degrees of all the user's relationships).
+		"Room":              {Page: graph.Page{Limit: 1000}},
+		"RoomWithAll":       {IncludeMerged: true, TextSigs: true, Page: graph.Page{Limit: 1000}},
+		"RoomAfterAnOffset": {IncludeMerged: true, TextSigs: true, Page: graph.Page{Limit: 1000, Offset: 2}},
 	}
 	for name, f := range filters {
 		t.Run(name, func(t *testing.T) {

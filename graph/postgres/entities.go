@@ -5,9 +5,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
 	"github.com/cairnkg/cairn/graph"
 	"github.com/cairnkg/cairn/graph/internal/byid"
 	"github.com/cairnkg/cairn/graph/internal/jsoncodec"
+	"github.com/cairnkg/cairn/graph/internal/statlist"
 )
 
 func (t *tx) InsertSource(ctx context.Context, s graph.Source) error {
@@ -270,13 +274,42 @@ func (t *tx) ListEntityStats(ctx context.Context, f graph.EntityFilter) ([]graph
 	if f.TextSigs {
 		sig = "text_sig"
 	}
-	out, err := query(ctx, t, scanEntityStat, `SELECT id, entity_type, observation_count, last_observation_at, merged_into, `+sig+`
-		FROM entities WHERE `+strings.Join(where, " AND ")+`
-		ORDER BY last_observation_at DESC, id ASC `+page, a...)
+	list := `SELECT id, entity_type, observation_count, last_observation_at, merged_into, ` + sig + `
+		FROM entities WHERE ` + strings.Join(where, " AND ") + `
+		ORDER BY last_observation_at DESC, id ASC ` + page
+	if f.Types != nil || limitOr(f.Page, 100) <= degreesByID {
+		rows, err := t.tx.Query(ctx, list, a...)
+		if err != nil {
+			return nil, wrap("list entity stats", err)
+		}
+		out, err := readStats(rows)
+		if err != nil {
+			return nil, wrap("list entity stats", err)
+		}
+		return out, wrap("list entity degrees", t.addDegrees(ctx, f.UserID, out))
+	}
+	// Without a type filter and with room for more than degreesByID
+	// entities, the list is most often all of the user's entities, whose
+	// degrees are those of all the user's live relationships: both queries
+	// go in one round trip, and the server counts the degrees while the
+	// list is being read here.
+	b := &pgx.Batch{}
+	b.Queue(list, a...)
+	b.Queue(degreesSQL("", ""), f.UserID)
+	res := t.tx.SendBatch(ctx, b)
+	defer res.Close()
+	rows, err := res.Query()
 	if err != nil {
 		return nil, wrap("list entity stats", err)
 	}
-	return out, wrap("list entity degrees", t.addDegrees(ctx, f.UserID, out))
+	out, err := readStats(rows)
+	if err != nil {
+		return nil, wrap("list entity stats", err)
+	}
+	if rows, err = res.Query(); err != nil {
+		return nil, wrap("list entity degrees", err)
+	}
+	return out, wrap("list entity degrees", scanDegrees(rows, out))
 }
 
 // degreesByID is how many entities addDegrees names in its query at most;
@@ -287,6 +320,18 @@ func (t *tx) ListEntityStats(ctx context.Context, f graph.EntityFilter) ([]graph
 // load are usually every entity of the user.
 const degreesByID = 500
 
+// degreesSQL counts the live relationships of user $1 by entity and type of
+// the entity at the other end; src and dst narrow the sources and targets
+// counted.
+func degreesSQL(src, dst string) string {
+	return `
+		SELECT source_entity_id, target_type, count(*) FROM relationships
+		WHERE user_id = $1 AND ended_at IS NULL` + src + ` GROUP BY source_entity_id, target_type
+		UNION ALL
+		SELECT target_entity_id, source_type, count(*) FROM relationships
+		WHERE user_id = $1 AND ended_at IS NULL` + dst + ` GROUP BY target_entity_id, source_type`
+}
+
 // addDegrees sets the Degrees of stats in one grouped pass over their live
 // relationships, or over all the user's live relationships when stats are
 // many.
@@ -294,58 +339,63 @@ func (t *tx) addDegrees(ctx context.Context, userID string, stats []graph.Entity
 	if len(stats) == 0 {
 		return nil
 	}
-	at := make(map[string]int, len(stats))
-	ids := make([]string, len(stats))
-	for i, e := range stats {
-		at[e.ID], ids[i] = i, e.ID
-	}
 	args := []any{userID}
 	src, dst := "", ""
 	if len(stats) <= degreesByID {
+		ids := make([]string, len(stats))
+		for i, e := range stats {
+			ids[i] = e.ID
+		}
 		src, dst = " AND source_entity_id = ANY($2)", " AND target_entity_id = ANY($2)"
 		args = append(args, ids)
 	}
-	rows, err := t.tx.Query(ctx, `
-		SELECT source_entity_id, target_type, count(*) FROM relationships
-		WHERE user_id = $1 AND ended_at IS NULL`+src+` GROUP BY source_entity_id, target_type
-		UNION ALL
-		SELECT target_entity_id, source_type, count(*) FROM relationships
-		WHERE user_id = $1 AND ended_at IS NULL`+dst+` GROUP BY target_entity_id, source_type`, args...)
+	rows, err := t.tx.Query(ctx, degreesSQL(src, dst), args...)
 	if err != nil {
 		return err
 	}
+	return scanDegrees(rows, stats)
+}
+
+// scanDegrees adds the degrees rows of degreesSQL count to those of stats
+// they name, and closes rows.
+func scanDegrees(rows pgx.Rows, stats []graph.EntityStat) error {
 	defer rows.Close()
+	d := statlist.NewDegrees(stats)
+	var id, typ pgtype.DriverBytes
+	var n int
 	for rows.Next() {
-		var id, typ string
-		var n int
 		if err := rows.Scan(&id, &typ, &n); err != nil {
 			return err
 		}
-		if i, ok := at[id]; ok {
-			if stats[i].Degrees == nil {
-				stats[i].Degrees = map[string]int{}
-			}
-			stats[i].Degrees[typ] += n
-		}
+		d.Add(id, typ, n)
 	}
 	return rows.Err()
 }
 
-func scanEntityStat(row rowScanner) (graph.EntityStat, error) {
-	var e graph.EntityStat
-	var mergedInto *string
-	var sig []byte
-	if err := row.Scan(&e.ID, &e.Type, &e.ObservationCount, &e.LastObservationAt, &mergedInto, &sig); err != nil {
-		return e, err
+// readStats reads rows of entity statistics (id, entity_type,
+// observation_count, last_observation_at, merged_into, text_sig), and
+// closes rows. The type, merged_into and signature are scanned as the
+// driver's own bytes: statlist copies what it keeps, and a row costs one
+// allocation, its id.
+func readStats(rows pgx.Rows) ([]graph.EntityStat, error) {
+	defer rows.Close()
+	var (
+		e                graph.EntityStat
+		typ, merged, sig pgtype.DriverBytes
+		list             statlist.List
+	)
+	for rows.Next() {
+		if err := rows.Scan(&e.ID, &typ, &e.ObservationCount, &e.LastObservationAt, &merged, &sig); err != nil {
+			return nil, err
+		}
+		e.LastObservationAt = e.LastObservationAt.UTC()
+		e.MergedInto = ""
+		if merged != nil {
+			e.MergedInto = string(merged)
+		}
+		list.Add(e, typ, sig)
 	}
-	if len(sig) > 0 {
-		e.TextSig = sig
-	}
-	e.LastObservationAt = e.LastObservationAt.UTC()
-	if mergedInto != nil {
-		e.MergedInto = *mergedInto
-	}
-	return e, nil
+	return list.Stats(), rows.Err()
 }
 
 func (t *tx) SetIdentifiers(ctx context.Context, userID, entityID string, ids []graph.Identifier) error {
