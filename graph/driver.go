@@ -207,10 +207,29 @@ type EntityStat struct {
 	TextSig TextSig
 	// Degrees counts the live relationships at either end of which the
 	// entity is, by the type of the entity at the other end (a
-	// relationship from an entity to itself counts at both ends); nil
-	// when there are none. Callers that may not read every type add up
-	// those they may.
-	Degrees map[string]int
+	// relationship from an entity to itself counts at both ends): one
+	// Degree per type, in no particular order; nil when there are none.
+	// Callers that may not read every type add up those they may.
+	Degrees []Degree
+}
+
+// Degree is how many live relationships an entity has with entities of one
+// type. A context load reads one list of them for every entity of a user:
+// a short slice costs less to build and to add up than a map.
+type Degree struct {
+	Type  string
+	Count int
+}
+
+// AddDegree adds n relationships with entities of type typ to ds.
+func AddDegree(ds []Degree, typ string, n int) []Degree {
+	for i := range ds {
+		if ds[i].Type == typ {
+			ds[i].Count += n
+			return ds
+		}
+	}
+	return append(ds, Degree{Type: typ, Count: n})
 }
 
 // Reacher is an optional capability of a DriverTx: it answers a path query

@@ -384,14 +384,14 @@ func degrees(c Caller, cands []graph.EntityStat) []int {
 	out := make([]int, len(cands))
 	readable := map[string]bool{}
 	for i, e := range cands {
-		for typ, n := range e.Degrees {
-			ok, seen := readable[typ]
+		for _, d := range e.Degrees {
+			ok, seen := readable[d.Type]
 			if !seen {
-				ok = c.readable(typ)
-				readable[typ] = ok
+				ok = c.readable(d.Type)
+				readable[d.Type] = ok
 			}
 			if ok {
-				out[i] += n
+				out[i] += d.Count
 			}
 		}
 	}

@@ -544,7 +544,7 @@ func TestEntityStatDegrees(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := cmp.Diff(map[string]int{"company": 2, "person": 1}, got.Degrees); d != "" {
+	if d := cmp.Diff([]graph.Degree{{Type: "company", Count: 2}, {Type: "person", Count: 1}}, got.Degrees); d != "" {
 		t.Errorf("degrees (-want +got):\n%s", d)
 	}
 	got, _ = toEntityStat(map[string]any{"id": "ent_1", "neighbour_types": []any{}})

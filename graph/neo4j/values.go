@@ -216,10 +216,7 @@ func toEntityStat(m map[string]any) (graph.EntityStat, error) {
 		e.TextSig = sig
 	}
 	for _, typ := range r.strings("neighbour_types") {
-		if e.Degrees == nil {
-			e.Degrees = map[string]int{}
-		}
-		e.Degrees[typ]++
+		e.Degrees = graph.AddDegree(e.Degrees, typ, 1)
 	}
 	return e, r.err
 }

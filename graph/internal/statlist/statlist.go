@@ -103,8 +103,5 @@ func (d *Degrees) Add(id, other []byte, n int) {
 		return
 	}
 	e := &d.stats[i]
-	if e.Degrees == nil {
-		e.Degrees = map[string]int{}
-	}
-	e.Degrees[d.types.Intern(other)] += n
+	e.Degrees = graph.AddDegree(e.Degrees, d.types.Intern(other), n)
 }

@@ -58,7 +58,12 @@ func TestDegreesCountsOnlyListedEntities(t *testing.T) {
 	d.Add([]byte("a"), []byte("person"), 1)
 	d.Add([]byte("b"), []byte("company"), 4)
 	d.Add([]byte("zz"), []byte("person"), 9)
-	want := []graph.EntityStat{{ID: "a", Degrees: map[string]int{"person": 3}}, {ID: "b", Degrees: map[string]int{"company": 4}}, {ID: "c"}}
+	d.Add([]byte("a"), []byte("company"), 5)
+	want := []graph.EntityStat{
+		{ID: "a", Degrees: []graph.Degree{{Type: "person", Count: 3}, {Type: "company", Count: 5}}},
+		{ID: "b", Degrees: []graph.Degree{{Type: "company", Count: 4}}},
+		{ID: "c"},
+	}
 	if diff := cmp.Diff(want, stats); diff != "" {
 		t.Fatalf("degrees (-want +got):\n%s", diff)
 	}
