@@ -229,9 +229,10 @@ func (r *ranking) ranked(idx []int) []rankedEntity {
 
 // setTopic computes the topic similarity of the candidates idx; the others
 // have none. topicVec is the topic's embedding, being computed; vecs holds
-// the candidates' vectors that knownVectors found, nil for the others,
+// the candidates' vectors that knownVectors found, packed as the entity
+// store and the cache keep them (vector.PackInt8), nil for the others,
 // whose snapshots were read and which are embedded here.
-func (s *Service) setTopic(ctx context.Context, r *ranking, topicVec *pending[[]float32], idx []int, vecs [][]float32) error {
+func (s *Service) setTopic(ctx context.Context, r *ranking, topicVec *pending[[]float32], idx []int, vecs [][]byte) error {
 	if err := s.embedCandidates(ctx, r, idx, vecs); err != nil {
 		return err
 	}
@@ -240,8 +241,9 @@ func (s *Service) setTopic(ctx context.Context, r *ranking, topicVec *pending[[]
 		return fmt.Errorf("embed topic: %w", err)
 	}
 	r.topic = make([]float64, len(r.stats))
+	norm := sumSquares(topic)
 	for k, i := range idx {
-		r.topic[i] = max(cosine(topic, vecs[k]), 0)
+		r.topic[i] = max(cosinePacked(topic, norm, vecs[k]), 0)
 	}
 	return nil
 }
@@ -272,7 +274,7 @@ func (s *Service) fetchStored(ctx context.Context, r *ranking, idx []int) *pendi
 
 // cachedVector returns the cached vector of candidate i's current text in
 // the embedder's space, or nil.
-func (s *Service) cachedVector(r *ranking, i int) []float32 {
+func (s *Service) cachedVector(r *ranking, i int) []byte {
 	return s.vecCache.get(r.userID, s.embedder.Name(), s.embedder.Dimension(), r.textHash(i))
 }
 
@@ -288,7 +290,7 @@ func (s *Service) uncachedIDs(r *ranking, idx []int) []string {
 	return ids
 }
 
-// knownVectors returns, for each candidate of idx, the cache's vector of
+// knownVectors returns, for each candidate of idx, packed, the cache's vector of
 // its current text (entityVectorCache) or its stored entity embedding when
 // there is one of the configured embedder made from that text, and nil
 // when there is neither. stored holds the stored embeddings of the first
@@ -296,8 +298,8 @@ func (s *Service) uncachedIDs(r *ranking, idx []int) []string {
 // are read here. What was read is cached for the next load. Candidates
 // are known by their text hashes (ranking.textHash), so that those whose
 // signature holds theirs need no snapshot read.
-func (s *Service) knownVectors(ctx context.Context, r *ranking, idx []int, stored *pending[[]vector.EntityEmbedding]) [][]float32 {
-	out := make([][]float32, len(idx))
+func (s *Service) knownVectors(ctx context.Context, r *ranking, idx []int, stored *pending[[]vector.EntityEmbedding]) [][]byte {
+	out := make([][]byte, len(idx))
 	for k, i := range idx {
 		out[k] = s.cachedVector(r, i)
 	}
@@ -333,8 +335,7 @@ func (s *Service) knownVectors(ctx context.Context, r *ranking, idx []int, store
 		}
 		e, ok := byID[r.stats[i].ID]
 		if ok && e.Space.Embedder == name && (dim == 0 || e.Space.Dimension == dim) && e.TextHash == r.textHash(i) {
-			out[k] = e.Embedding
-			s.vecCache.put(e)
+			out[k] = s.vecCache.put(e)
 		}
 	}
 	return out
@@ -345,7 +346,7 @@ func (s *Service) knownVectors(ctx context.Context, r *ranking, idx []int, store
 // was read, puts the vectors in vecs, and caches and keeps them. One
 // whose entity went between the transactions keeps none: no topic
 // similarity.
-func (s *Service) embedCandidates(ctx context.Context, r *ranking, idx []int, vecs [][]float32) error {
+func (s *Service) embedCandidates(ctx context.Context, r *ranking, idx []int, vecs [][]byte) error {
 	var missing []string
 	var at []int
 	for k, i := range idx {
@@ -367,14 +368,13 @@ func (s *Service) embedCandidates(ctx context.Context, r *ranking, idx []int, ve
 	name := s.embedder.Name()
 	keep := make([]vector.EntityEmbedding, 0, len(at))
 	for j, k := range at {
-		// As the entity store would give it back (8 bits a
-		// component), so that a ranking is the same whether an
-		// entity's vector was stored yet or not.
-		vecs[k] = vector.RoundInt8(got[j])
+		// Packed as the entity store keeps it (8 bits a component),
+		// so that a ranking is the same whether an entity's vector
+		// was stored yet or not.
 		e := vector.EntityEmbedding{UserID: r.userID, EntityID: r.stats[idx[k]].ID,
 			Space: vector.Space{Embedder: name, Dimension: len(got[j])}, TextHash: entityTextHash(missing[j]), Embedding: got[j]}
 		keep = append(keep, e)
-		s.vecCache.put(e)
+		vecs[k] = s.vecCache.put(e)
 	}
 	if s.entityVecs != nil {
 		// Those not stored yet (the worker is behind, after a bulk load

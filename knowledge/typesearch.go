@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/cairnkg/cairn/vector"
 )
 
 // Semantic fallback of SearchEntityTypes.
@@ -172,6 +174,28 @@ func cosine(a, b []float32) float64 {
 		return 0
 	}
 	return dot / (math.Sqrt(na) * math.Sqrt(nb))
+}
+
+// sumSquares returns the sum of the squares of v's components, as cosine
+// adds them up.
+func sumSquares(v []float32) float64 {
+	var n float64
+	for _, x := range v {
+		n += float64(x) * float64(x)
+	}
+	return n
+}
+
+// cosinePacked returns cosine(a, vector.UnpackInt8(b)), exactly, without
+// unpacking b: norm is sumSquares(a). A context load with a topic compares
+// the topic with up to 2,000 cached vectors, which unpacked cost an
+// allocation and a pass over memory each. 0 for a b of another dimension.
+func cosinePacked(a []float32, norm float64, b []byte) float64 {
+	dot, nb, ok := vector.DotInt8(a, b)
+	if !ok || norm == 0 || nb == 0 {
+		return 0
+	}
+	return dot / (math.Sqrt(norm) * math.Sqrt(nb))
 }
 
 // roundScore keeps four decimals, so that scores compare and print stably.

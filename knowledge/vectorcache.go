@@ -50,8 +50,9 @@ func newEntityVectorCache(size int) *entityVectorCache {
 }
 
 // get returns the vector made by embedder from the user's text whose hash
-// is textHash, or nil. dim, when not 0, is the dimension it must have.
-func (c *entityVectorCache) get(userID, embedder string, dim int, textHash string) []float32 {
+// is textHash, packed (vector.PackInt8), or nil. dim, when not 0, is the
+// dimension it must have. The caller must not change it.
+func (c *entityVectorCache) get(userID, embedder string, dim int, textHash string) []byte {
 	if c == nil {
 		return nil
 	}
@@ -59,11 +60,7 @@ func (c *entityVectorCache) get(userID, embedder string, dim int, textHash strin
 	if !ok || len(packed) < 4 || dim != 0 && len(packed) != 4+dim {
 		return nil
 	}
-	v, err := vector.UnpackInt8(packed, len(packed)-4)
-	if err != nil {
-		return nil
-	}
-	return v
+	return packed
 }
 
 // has reports whether get would return a vector.
@@ -75,11 +72,16 @@ func (c *entityVectorCache) has(userID, embedder string, dim int, textHash strin
 	return ok && len(packed) >= 4 && (dim == 0 || len(packed) == 4+dim)
 }
 
-// put keeps e's vector under its text hash. Vectors with a component that
-// is not finite, which the store would not take either, are not kept.
-func (c *entityVectorCache) put(e vector.EntityEmbedding) {
-	if c == nil || len(e.Embedding) == 0 || e.TextHash == "" || !vector.Finite(e.Embedding) {
-		return
+// put keeps e's vector under its text hash and returns it packed, or nil
+// when it is not kept: vectors with a component that is not finite, which
+// the store would not take either, are not.
+func (c *entityVectorCache) put(e vector.EntityEmbedding) []byte {
+	if len(e.Embedding) == 0 || e.TextHash == "" || !vector.Finite(e.Embedding) {
+		return nil
 	}
-	c.lru.Add(vectorKey{e.UserID, e.Space.Embedder, e.TextHash}, vector.PackInt8(e.Embedding))
+	packed := vector.PackInt8(e.Embedding)
+	if c != nil {
+		c.lru.Add(vectorKey{e.UserID, e.Space.Embedder, e.TextHash}, packed)
+	}
+	return packed
 }

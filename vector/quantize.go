@@ -68,6 +68,25 @@ func UnpackInt8(b []byte, dimension int) ([]float32, error) {
 	return v, nil
 }
 
+// DotInt8 returns, for v := UnpackInt8(b, len(a)), the dot product of a
+// and v and the sum of the squares of v's components, each added up in
+// float64 in the order of the components, without unpacking b: the same
+// sums as a loop over a and v computes. ok is false when b is not a packed
+// vector of len(a) components.
+func DotInt8(a []float32, b []byte) (dot, sumSquares float64, ok bool) {
+	if len(b) != 4+len(a) {
+		return 0, 0, false
+	}
+	scale := math.Float32frombits(binary.LittleEndian.Uint32(b))
+	b = b[4 : len(a)+4]
+	for i, x := range a {
+		y := float64(float32(int8(b[i])) * scale) // as UnpackInt8 computes it
+		dot += float64(x) * y
+		sumSquares += y * y
+	}
+	return dot, sumSquares, true
+}
+
 // RoundInt8 returns v as it reads back after PackInt8 and UnpackInt8: what
 // EntityStore.Get returns for a vector that Put stored.
 func RoundInt8(v []float32) []float32 {

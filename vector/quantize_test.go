@@ -187,3 +187,40 @@ func topK(sim []float64, k int) []int {
 	slices.SortFunc(idx, func(a, b int) int { return cmp.Or(cmp.Compare(sim[b], sim[a]), cmp.Compare(a, b)) })
 	return idx[:k]
 }
+
+// DotInt8 adds up exactly what a loop over the unpacked vector would: a
+// context load's ranking is the same whether it unpacks or not.
+func TestDotInt8MatchesUnpacked(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(3, 4))
+	for _, dim := range []int{1, 7, 384, 512} {
+		for range 50 {
+			a, v := make([]float32, dim), make([]float32, dim)
+			for i := range a {
+				a[i], v[i] = float32(rnd.NormFloat64()), float32(rnd.NormFloat64()*rnd.Float64())
+			}
+			packed := vector.PackInt8(v)
+			u, err := vector.UnpackInt8(packed, dim)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var wantDot, wantSq float64
+			for i := range a {
+				x, y := float64(a[i]), float64(u[i])
+				wantDot += x * y
+				wantSq += y * y
+			}
+			dot, sq, ok := vector.DotInt8(a, packed)
+			if !ok || dot != wantDot || sq != wantSq {
+				t.Fatalf("dim %d: DotInt8 = %v, %v, %v; unpacked %v, %v", dim, dot, sq, ok, wantDot, wantSq)
+			}
+		}
+	}
+	if dot, sq, ok := vector.DotInt8([]float32{1, 2}, vector.PackInt8([]float32{0, 0})); !ok || dot != 0 || sq != 0 {
+		t.Errorf("zero vector: %v, %v, %v", dot, sq, ok)
+	}
+	for _, b := range [][]byte{nil, {1, 2, 3}, vector.PackInt8([]float32{1, 2, 3})} {
+		if _, _, ok := vector.DotInt8([]float32{1, 2}, b); ok {
+			t.Errorf("DotInt8 of %d bytes for 2 components: ok", len(b))
+		}
+	}
+}
