@@ -38,7 +38,7 @@ func (x storeIndex) Recent(ctx context.Context, c Caller, n int) ([]MemorySummar
 func (x storeIndex) recent(ctx context.Context, c Caller, names []string, n int) ([]MemorySummary, error) {
 	res, err := x.s.memories.Search(ctx, vector.Query{
 		Filter: vector.Filter{UserID: c.UserID, Collections: names},
-		Sort:   vector.SortCreatedAt, Limit: min(n, vector.MaxLimit),
+		Sort:   vector.SortCreatedAt, Limit: min(n, vector.MaxLimit), NoTotal: true,
 	})
 	if err != nil {
 		return nil, memoryError(err)

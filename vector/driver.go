@@ -94,4 +94,7 @@ type ListQuery struct {
 	Ascending bool
 	Limit     int
 	Offset    int
+	// NoTotal says that the caller ignores the total List returns: the
+	// driver may return 0 rather than count.
+	NoTotal bool
 }

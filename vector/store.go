@@ -227,13 +227,16 @@ func (s *Store) list(ctx context.Context, q Query) (Result, error) {
 	if sort == SortRelevance {
 		sort = SortCreatedAt
 	}
-	ms, total, err := s.d.List(ctx, ListQuery{Filter: q.Filter, Sort: sort, Ascending: q.Ascending, Limit: q.Limit, Offset: q.Offset})
+	ms, total, err := s.d.List(ctx, ListQuery{Filter: q.Filter, Sort: sort, Ascending: q.Ascending, Limit: q.Limit, Offset: q.Offset, NoTotal: q.NoTotal})
 	if err != nil {
 		return Result{}, err
 	}
 	hits := make([]Hit, len(ms))
 	for i, m := range ms {
 		hits[i] = Hit{Memory: m}
+	}
+	if q.NoTotal {
+		return Result{Hits: hits}, nil
 	}
 	return Result{Hits: hits, Total: total, HasMore: q.Offset+len(hits) < total}, nil
 }

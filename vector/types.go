@@ -101,6 +101,11 @@ type Query struct {
 	// Limit is the page size: 0 means DefaultLimit, at most MaxLimit.
 	Limit  int
 	Offset int
+	// NoTotal says that the caller of a listing (no Text) needs neither
+	// Result.Total nor Result.HasMore: both are then zero, and the
+	// backend need not count every row that passes the filter (a
+	// context load lists the ten newest of 10,000 memories).
+	NoTotal bool
 }
 
 // Defaults and bounds of Query.

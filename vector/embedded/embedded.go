@@ -336,10 +336,15 @@ const maxMergedCollections = 32
 
 // List implements vector.Driver.
 func (d *Driver) List(ctx context.Context, q vector.ListQuery) ([]vector.Memory, int, error) {
-	count, countArgs := countQuery(q.Filter)
+	// The total also chooses how the tag and entity filters are written
+	// (listForm); without them it is counted only for a caller that
+	// wants it.
 	var total int
-	if err := d.db.Read.QueryRowContext(ctx, count, countArgs...).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("vector/embedded: list: %w", err)
+	if !q.NoTotal || len(q.Tags) > 0 || q.EntityID != "" {
+		count, countArgs := countQuery(q.Filter)
+		if err := d.db.Read.QueryRowContext(ctx, count, countArgs...).Scan(&total); err != nil {
+			return nil, 0, fmt.Errorf("vector/embedded: list: %w", err)
+		}
 	}
 	out, err := d.page(ctx, q, listForm(total, q.Offset, q.Limit))
 	if err != nil {

@@ -372,8 +372,10 @@ func (d *Driver) List(ctx context.Context, q vector.ListQuery) ([]vector.Memory,
 	var b builder
 	where := b.where(q.Filter)
 	var total int
-	if err := d.pool.QueryRow(ctx, `SELECT count(*) FROM memories m WHERE `+where, b.args...).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("vector/pgvector: list: %w", err)
+	if !q.NoTotal {
+		if err := d.pool.QueryRow(ctx, `SELECT count(*) FROM memories m WHERE `+where, b.args...).Scan(&total); err != nil {
+			return nil, 0, fmt.Errorf("vector/pgvector: list: %w", err)
+		}
 	}
 	dir := "DESC"
 	if q.Ascending {

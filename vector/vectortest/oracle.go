@@ -309,6 +309,13 @@ func testOracleListing(t *testing.T, s *vector.Store, ds dataset) {
 			if res.Total != len(all) {
 				t.Errorf("total %d, want %d", res.Total, len(all))
 			}
+			// Without a total: the same page, and neither a total nor
+			// HasMore.
+			res = search(t, s, vector.Query{Filter: f, Sort: vector.SortCreatedAt, Ascending: tc.ascending, Limit: tc.limit, Offset: tc.offset, NoTotal: true})
+			if got := hitIDs(res.Hits); !slices.Equal(got, wantIDs) || res.Total != 0 || res.HasMore {
+				t.Errorf("listing %v without a total (offset %d, limit %d): got %v (total %d, has more %v), want %v (total 0)",
+					f, tc.offset, tc.limit, got, res.Total, res.HasMore, wantIDs)
+			}
 		})
 	}
 }
