@@ -425,18 +425,17 @@ func nextScanBatch(scanned, found, needed, last int) int {
 // when there is none) is returned with the candidates.
 func (r *ranking) topicCandidates(ctx context.Context, tx *graph.Tx, topic string,
 	fetch func(ctx context.Context, r *ranking, idx []int) *pending[[]vector.EntityEmbedding]) ([]int, *pending[[]vector.EntityEmbedding], error) {
-	all := make([]int, len(r.stats))
-	for i := range all {
-		all[i] = i
-	}
-	if len(all) <= MaxTopicCandidates {
+	if len(r.stats) <= MaxTopicCandidates {
+		all := make([]int, len(r.stats))
+		for i := range all {
+			all[i] = i
+		}
 		if err := r.read(ctx, tx, r.unhashed(all)); err != nil {
 			return nil, nil, err
 		}
 		return all, fetch(ctx, r, all), nil
 	}
-	slices.SortFunc(all, func(a, b int) int { return cmp.Or(cmp.Compare(r.base[b], r.base[a]), cmp.Compare(a, b)) })
-	out := slices.Clone(all[:MaxTopicCandidates])
+	out := r.topByBase(MaxTopicCandidates)
 	if err := r.read(ctx, tx, r.unhashed(out)); err != nil {
 		return nil, nil, err
 	}
@@ -485,6 +484,64 @@ func (r *ranking) topicCandidates(ctx context.Context, tx *graph.Tx, topic strin
 		}
 	}
 	return out, stored, nil
+}
+
+// topByBase returns the k candidates of highest base score, the lower
+// index first among equal scores, in that order: the first k of every
+// candidate sorted so, without sorting them all by a comparison function
+// (2.4 ms of CPU a load for 10,000). k must be between 1 and the number
+// of candidates.
+func (r *ranking) topByBase(k int) []int {
+	kth := kthLargest(slices.Clone(r.base), k)
+	out := make([]int, 0, k)
+	for i, b := range r.base { // fewer than k are above the k-th
+		if b > kth {
+			out = append(out, i)
+		}
+	}
+	for i, b := range r.base {
+		if len(out) == k {
+			break
+		}
+		if b == kth {
+			out = append(out, i)
+		}
+	}
+	slices.SortFunc(out, func(a, b int) int { return cmp.Or(cmp.Compare(r.base[b], r.base[a]), cmp.Compare(a, b)) })
+	return out
+}
+
+// kthLargest returns the k-th largest of xs (k from 1), which it reorders:
+// a quickselect whose three-way partition keeps it linear when many
+// values are equal, as scores often are. xs must hold no NaN.
+func kthLargest(xs []float64, k int) float64 {
+	want := len(xs) - k // its index were xs sorted in ascending order
+	lo, hi := 0, len(xs)
+	for {
+		p := xs[lo+(hi-lo)/2]
+		lt, i, gt := lo, lo, hi // [lo,lt) < p, [lt,i) == p, [gt,hi) > p
+		for i < gt {
+			switch {
+			case xs[i] < p:
+				xs[lt], xs[i] = xs[i], xs[lt]
+				lt++
+				i++
+			case xs[i] > p:
+				gt--
+				xs[i], xs[gt] = xs[gt], xs[i]
+			default:
+				i++
+			}
+		}
+		switch {
+		case want < lt:
+			hi = lt
+		case want >= gt:
+			lo = gt
+		default:
+			return p
+		}
+	}
 }
 
 // readScreened reads the snapshots of those of the candidates idx that
