@@ -20,6 +20,13 @@ func newDriver(tb testing.TB) graph.Driver {
 // openDriver opens the database at url with a pool of its own.
 func openDriver(tb testing.TB, url string) graph.Driver {
 	tb.Helper()
+	return postgres.New(openDB(tb, url).Pool)
+}
+
+// openDB opens and migrates the database at url, and closes it when the
+// test ends.
+func openDB(tb testing.TB, url string) *dbpostgres.DB {
+	tb.Helper()
 	db, err := dbpostgres.Open(tb.Context(), url, dbpostgres.Options{})
 	if err != nil {
 		tb.Fatalf("open postgres: %v", err)
@@ -29,7 +36,7 @@ func openDriver(tb testing.TB, url string) graph.Driver {
 			tb.Errorf("close postgres: %v", err)
 		}
 	})
-	return postgres.New(db.Pool)
+	return db
 }
 
 func harness(t *testing.T) *graph.Store {
