@@ -7,6 +7,8 @@ import "context"
 //
 // Every method is scoped to the user id it is given: rows of other users do
 // not exist for it. Slices returned are never shared with the driver.
+// Methods are called concurrently, by one request too: a hybrid search
+// runs Nearest and MatchText at the same time.
 type Driver interface {
 	// Spaces returns the recorded spaces of those of the collections that
 	// have one.

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"slices"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // Store is the portable memory store that the rest of Cairn uses. It wraps
@@ -280,16 +282,25 @@ func (s *Store) search(ctx context.Context, q Query) (Result, error) {
 	f.Collections = colls
 	depth := max(MinDepth, q.Offset+q.Limit+1)
 
+	// The two signals are independent reads: a hybrid search runs them
+	// at the same time, so that it takes as long as the slower one rather
+	// than both (on PostgreSQL each runs on a connection of its own).
 	var vec, text []Scored
+	g, gctx := errgroup.WithContext(ctx)
 	if !isZero(q.Vector) {
-		if vec, err = s.d.Nearest(ctx, VectorQuery{Filter: f, Vector: q.Vector, MinSimilarity: minSim, K: depth}); err != nil {
-			return Result{}, err
-		}
+		g.Go(func() (err error) {
+			vec, err = s.d.Nearest(gctx, VectorQuery{Filter: f, Vector: q.Vector, MinSimilarity: minSim, K: depth})
+			return err
+		})
 	}
 	if terms := Terms(q.Text); len(terms) > 0 {
-		if text, err = s.d.MatchText(ctx, TextQuery{Filter: f, Terms: terms, K: depth}); err != nil {
-			return Result{}, err
-		}
+		g.Go(func() (err error) {
+			text, err = s.d.MatchText(gctx, TextQuery{Filter: f, Terms: terms, K: depth})
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return Result{}, err
 	}
 	fused := Fuse(vec, text)
 	res := Result{Total: len(fused)}
