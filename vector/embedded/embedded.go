@@ -41,12 +41,18 @@ type Driver struct {
 
 	mu     sync.Mutex
 	shards map[shardKey]*shard
+
+	// splitRows is the fewest rows a vector search splits between
+	// processors (parallelRows; tests lower it).
+	splitRows int
 }
 
 var _ vector.Driver = (*Driver)(nil)
 
 // New returns a driver on db. The caller keeps ownership of db.
-func New(db *sqlite.DB) *Driver { return &Driver{db: db, shards: map[shardKey]*shard{}} }
+func New(db *sqlite.DB) *Driver {
+	return &Driver{db: db, shards: map[shardKey]*shard{}, splitRows: parallelRows}
+}
 
 // Close implements vector.Driver; it drops the cache. The store itself
 // belongs to the caller.
