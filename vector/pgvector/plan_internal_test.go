@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -195,4 +196,67 @@ func randomVector(r *rand.Rand, dim int) []float32 {
 		v[i] = float32(r.NormFloat64())
 	}
 	return v
+}
+
+// TestExactScanPlannedForItsValues: the exact scan of every matching row
+// is planned for each search's values, never run as one of the
+// connection's prepared statements, whose plan PostgreSQL may make generic
+// after five executions, without knowing how many rows the filter keeps
+// (for a tag on half the rows, a generic plan took twice as long: see
+// nearestExact). One connection runs it seven times with the same answer,
+// and holds no prepared statement of it afterwards.
+func TestExactScanPlannedForItsValues(t *testing.T) {
+	const dim = 8
+	ctx := t.Context()
+	u, err := url.Parse(pgtest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	params := u.Query()
+	params.Set("pool_max_conns", "1")
+	u.RawQuery = params.Encode()
+	db, err := postgres.Open(ctx, u.String(), postgres.Options{})
+	if err != nil {
+		t.Fatalf("open postgres: %v", err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	d := New(db.Pool, Options{})
+	if _, err := d.CreateSpace(ctx, "u", "c", vector.Space{Embedder: "test", Dimension: dim}); err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	ms := make([]vector.Memory, 60)
+	for i := range ms {
+		ms[i] = vector.Memory{ID: fmt.Sprintf("m%03d", i), UserID: "u", Collection: "c", Text: "memory",
+			CreatedAt: time.Unix(int64(i), 0), Embedding: randomVector(r, dim), Tags: []string{[]string{"even", "odd"}[i%2]}}
+	}
+	if err := d.Insert(ctx, ms); err != nil {
+		t.Fatal(err)
+	}
+	q := vector.VectorQuery{Filter: vector.Filter{UserID: "u", Collections: []string{"c"}, Tags: []string{"odd"}},
+		Vector: randomVector(r, dim), MinSimilarity: -1, K: 5}
+	var first []vector.Scored
+	for i := range 7 {
+		got, err := d.nearestExact(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != q.K {
+			t.Fatalf("run %d: %d rows, want %d", i, len(got), q.K)
+		}
+		if i == 0 {
+			first = got
+		} else if fmt.Sprint(got) != fmt.Sprint(first) {
+			t.Fatalf("run %d answered %v, the first %v", i, got, first)
+		}
+	}
+	var prepared int
+	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_prepared_statements
+		WHERE statement LIKE '%ORDER BY distance, m.id%' AND statement NOT LIKE '%pg_prepared_statements%'`,
+		pgx.QueryExecModeSimpleProtocol).Scan(&prepared); err != nil {
+		t.Fatal(err)
+	}
+	if prepared != 0 {
+		t.Errorf("the exact scan is a prepared statement of the connection (%d), which may get a generic plan", prepared)
+	}
 }
