@@ -34,3 +34,44 @@ func TestConnectionSettings(t *testing.T) {
 		}
 	}
 }
+
+// TestPoolsKeepTheirConnections uses both handles from more goroutines
+// than database/sql keeps idle connections by default, and checks that no
+// connection was closed for being idle: each closed connection is opened
+// again for the next caller, with its pragmas, its prepared statements
+// and its page cache to rebuild.
+func TestPoolsKeepTheirConnections(t *testing.T) {
+	db, err := OpenFile(t.Context(), filepath.Join(t.TempDir(), FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	ctx := t.Context()
+	if _, err := db.Write.ExecContext(ctx, `CREATE TABLE counter (n INTEGER NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	writeAtOnce(t, 8, 25, func(w int) error {
+		if w%2 == 0 {
+			var n int
+			return db.Read.QueryRowContext(ctx, `SELECT count(*) FROM counter`).Scan(&n)
+		}
+		tx, err := db.Write.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		if _, err := tx.ExecContext(ctx, `INSERT INTO counter (n) VALUES (?)`, w); err != nil {
+			return err
+		}
+		return tx.Commit()
+	})
+	for name, h := range map[string]*sql.DB{"write": db.Write, "read": db.Read} {
+		s := h.Stats()
+		if s.OpenConnections < 2 {
+			t.Errorf("%s: %d connections open after concurrent use, want several (the test no longer uses the pool at once)", name, s.OpenConnections)
+		}
+		if s.MaxIdleClosed > 0 {
+			t.Errorf("%s: %d connections closed for being idle, want none (pool stats %+v)", name, s.MaxIdleClosed, s)
+		}
+	}
+}

@@ -228,3 +228,73 @@ func TestWritesThatReturnRowsQueue(t *testing.T) {
 		t.Fatalf("%d hits counted, want %d", hits, writers/2*rounds)
 	}
 }
+
+// TestReadInsideAWriteWhileWritersWait reads outside a transaction while
+// holding one, with more writers waiting for their turn than the Write
+// handle kept connections, as a store does when it reads the schema
+// registry: each waiting writer holds a connection of the pool while it
+// waits, so a bounded pool had none left for the read, which waited for
+// the writers, which waited for the transaction, until the call's
+// deadline.
+func TestReadInsideAWriteWhileWritersWait(t *testing.T) {
+	db, err := OpenFile(t.Context(), filepath.Join(t.TempDir(), FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	ctx := t.Context()
+	if _, err := db.Write.ExecContext(ctx, `CREATE TABLE counter (n INTEGER NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := db.Write.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	const waiting = 8
+	var wg sync.WaitGroup
+	errs := make(chan error, waiting)
+	for range waiting {
+		wg.Go(func() {
+			_, err := db.Write.ExecContext(ctx, `INSERT INTO counter (n) VALUES (1)`)
+			errs <- err
+		})
+	}
+	// Until the writers hold connections while they wait (or every one
+	// the pool allows).
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		s := db.Write.Stats()
+		if s.InUse == waiting+1 || s.MaxOpenConnections > 0 && s.InUse == s.MaxOpenConnections {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("writers did not start waiting: %+v", s)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	readCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	var n int
+	if err := db.Write.QueryRowContext(readCtx, `SELECT count(*) FROM counter`).Scan(&n); err != nil {
+		t.Fatalf("read inside a transaction with %d writers waiting: %v", waiting, err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO counter (n) VALUES (1)`); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Errorf("a waiting writer failed: %v", err)
+		}
+	}
+	if err := db.Write.QueryRowContext(ctx, `SELECT count(*) FROM counter`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != waiting+1 {
+		t.Errorf("%d rows, want %d", n, waiting+1)
+	}
+}
