@@ -1,9 +1,13 @@
 package sqlite
 
 import (
+	"context"
 	"database/sql"
 	"path/filepath"
+	"runtime"
+	"sync"
 	"testing"
+	"time"
 )
 
 // TestConnectionSettings checks the pragmas every connection of both
@@ -74,4 +78,40 @@ func TestPoolsKeepTheirConnections(t *testing.T) {
 			t.Errorf("%s: %d connections closed for being idle, want none (pool stats %+v)", name, s.MaxIdleClosed, s)
 		}
 	}
+}
+
+// TestReadsInsideReadsDoNotStarve runs more read transactions at once
+// than there are processors, each reading outside itself before it ends,
+// as an entity search reads the stored entity embeddings inside its
+// graph transaction: with a bounded Read pool, the transactions held
+// every connection and each waited for another, until their deadline.
+func TestReadsInsideReadsDoNotStarve(t *testing.T) {
+	db, err := OpenFile(t.Context(), filepath.Join(t.TempDir(), FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	readers := 2*runtime.GOMAXPROCS(0) + 4
+	var began sync.WaitGroup
+	began.Add(readers)
+	writeAtOnce(t, readers, 1, func(int) error {
+		tx, err := db.Read.BeginTx(ctx, nil)
+		if err != nil {
+			began.Done()
+			return err
+		}
+		defer tx.Rollback()
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master`).Scan(&n); err != nil {
+			began.Done()
+			return err
+		}
+		// Every transaction holds its connection before any reads
+		// outside it.
+		began.Done()
+		began.Wait()
+		return db.Read.QueryRowContext(ctx, `SELECT 1`).Scan(&n)
+	})
 }

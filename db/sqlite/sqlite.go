@@ -69,7 +69,7 @@ func OpenFile(ctx context.Context, path string) (_ *DB, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
-	sizeWritePool(write)
+	sizePool(write, writeConnsKept)
 	if err := connect(ctx, write); err != nil {
 		write.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
@@ -83,7 +83,7 @@ func OpenFile(ctx context.Context, path string) (_ *DB, err error) {
 		write.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
-	sizeReadPool(read, max(4, runtime.GOMAXPROCS(0)))
+	sizePool(read, max(4, runtime.GOMAXPROCS(0)))
 	ckpt, err := startCheckpointer(path)
 	if err != nil {
 		read.Close()
@@ -98,35 +98,33 @@ func OpenFile(ctx context.Context, path string) (_ *DB, err error) {
 // log, the entity-embedding worker, the job workers).
 const writeConnsKept = 4
 
-// sizeWritePool lets the Write handle open as many connections as it has
-// users at once, and keeps writeConnsKept of them.
+// sizePool lets db open as many connections as it has users at once, and
+// keeps kept of them open between uses.
 //
-// Unbounded, because a writer waiting for its turn (see writequeue.go)
-// holds a connection while it waits, and a transaction may read outside
-// itself before it ends (a store reads the schema registry): with a
-// bounded pool, as many waiting writers as the bound left that read
-// without a connection, waiting for the writers, which waited for the
-// transaction, until the call's deadline
-// (TestReadInsideAWriteWhileWritersWait). SQLite connections are cheap;
-// the writes themselves are one at a time whatever the pool.
+// Unbounded, because a caller may hold a connection while it waits for
+// another of the same handle, and with a bounded pool enough such callers
+// at once hold every connection and wait for each other until their
+// deadlines. A writer waiting for its turn (see writequeue.go) holds a
+// connection of Write while it waits, and a store reads the schema
+// registry through Write inside its transaction
+// (TestReadInsideAWriteWhileWritersWait); an entity search reads the
+// stored entity embeddings through Read inside its graph transaction
+// (TestReadsInsideReadsDoNotStarve). Sixteen clients of `cairn serve` at
+// once met both as TIMEOUTs after 30 s. SQLite connections are cheap, WAL
+// lets any number read at once, and writes are one at a time whatever the
+// pool; how many calls run at once is the server's to bound, not the
+// pool's.
 //
 // Kept, because database/sql keeps two idle connections by default and
 // closes any other as it is released: with a call's transaction, the
 // audit log's writer and the entity-embedding worker at once, the third
-// connection was closed after nearly every commit and opened again for
-// the next, rerunning the pragmas, dropping its prepared statements and
-// freeing its page cache (a madvise per chunk freed: 4 to 7% of the
-// server's CPU under a bulk load).
-func sizeWritePool(db *sql.DB) {
+// connection of Write was closed after nearly every commit and opened
+// again for the next, rerunning the pragmas, dropping its prepared
+// statements and freeing its page cache (a madvise per chunk freed: 4 to
+// 7% of the server's CPU under a bulk load).
+func sizePool(db *sql.DB, kept int) {
 	db.SetMaxOpenConns(0)
-	db.SetMaxIdleConns(writeConnsKept)
-}
-
-// sizeReadPool lets the Read handle open n connections and keeps them all
-// (see sizeWritePool).
-func sizeReadPool(db *sql.DB, n int) {
-	db.SetMaxOpenConns(n)
-	db.SetMaxIdleConns(n)
+	db.SetMaxIdleConns(kept)
 }
 
 // Close stops the background checkpointer and closes both handles.
