@@ -358,12 +358,13 @@ func (s *Service) embedCandidates(ctx context.Context, r *ranking, idx []int, ve
 	if len(missing) == 0 {
 		return nil
 	}
-	got, err := s.embedder.Embed(ctx, missing)
+	hashes := make([]string, len(missing))
+	for j, t := range missing {
+		hashes[j] = entityTextHash(t)
+	}
+	got, own, err := s.flights.embed(ctx, s.embedder, missing, hashes)
 	if err != nil {
 		return fmt.Errorf("embed topic candidates: %w", err)
-	}
-	if len(got) != len(missing) {
-		return fmt.Errorf("embed topic candidates: %d vectors for %d texts", len(got), len(missing))
 	}
 	name := s.embedder.Name()
 	keep := make([]vector.EntityEmbedding, 0, len(at))
@@ -372,14 +373,18 @@ func (s *Service) embedCandidates(ctx context.Context, r *ranking, idx []int, ve
 		// so that a ranking is the same whether an entity's vector
 		// was stored yet or not.
 		e := vector.EntityEmbedding{UserID: r.userID, EntityID: r.stats[idx[k]].ID,
-			Space: vector.Space{Embedder: name, Dimension: len(got[j])}, TextHash: entityTextHash(missing[j]), Embedding: got[j]}
-		keep = append(keep, e)
+			Space: vector.Space{Embedder: name, Dimension: len(got[j])}, TextHash: hashes[j], Embedding: got[j]}
+		if own[j] {
+			keep = append(keep, e)
+		}
 		vecs[k] = s.vecCache.put(e)
 	}
-	if s.entityVecs != nil {
+	if s.entityVecs != nil && len(keep) > 0 {
 		// Those not stored yet (the worker is behind, after a bulk load
 		// say) are kept, so that the next load, and the worker, find them
-		// done. Add leaves a stored vector alone, even a stale one, which
+		// done. A vector another load embedded, that load keeps (for
+		// an entity of the same text but another id, the worker will).
+		// Add leaves a stored vector alone, even a stale one, which
 		// only the worker, reading the entity as it is, replaces.
 		if err := s.entityVecs.Add(ctx, keep...); err != nil {
 			s.log.Warn("context: keep entity embeddings", "err", err)

@@ -39,6 +39,9 @@ type Service struct {
 	// vecCache keeps the entity vectors topic ranking used; nil keeps
 	// none (Options.EntityVectorCache).
 	vecCache *entityVectorCache
+	// flights shares the embedding of entity texts between concurrent
+	// context loads (embedflight.go).
+	flights embedFlights
 	// maxFieldBytes bounds one stored field value (see checkFieldSize).
 	maxFieldBytes int
 }
