@@ -5,19 +5,28 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// WatchPgxPool exports a pgx pool's statistics (pgxpool.Stat) as
-// cairn_pgxpool_* series, read at each scrape.
-func (m *Metrics) WatchPgxPool(pool *pgxpool.Pool) {
-	if m == nil || pool == nil {
+// WatchPgxPools exports the statistics (pgxpool.Stat) of pgx pools, by
+// name, as cairn_pgxpool_* series with a pool label, read at each scrape.
+// Nil pools are left out.
+func (m *Metrics) WatchPgxPools(pools map[string]*pgxpool.Pool) {
+	if m == nil {
 		return
 	}
-	m.Registry.MustRegister(&pgxPoolCollector{pool: pool})
+	c := &pgxPoolCollector{pools: map[string]*pgxpool.Pool{}}
+	for name, p := range pools {
+		if p != nil {
+			c.pools[name] = p
+		}
+	}
+	if len(c.pools) > 0 {
+		m.Registry.MustRegister(c)
+	}
 }
 
-type pgxPoolCollector struct{ pool *pgxpool.Pool }
+type pgxPoolCollector struct{ pools map[string]*pgxpool.Pool }
 
 func poolDesc(name, help string) *prometheus.Desc {
-	return prometheus.NewDesc(Namespace+"_pgxpool_"+name, help, nil, nil)
+	return prometheus.NewDesc(Namespace+"_pgxpool_"+name, help, []string{"pool"}, nil)
 }
 
 var (
@@ -39,18 +48,22 @@ func (c *pgxPoolCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c *pgxPoolCollector) Collect(ch chan<- prometheus.Metric) {
-	s := c.pool.Stat()
-	gauge := func(d *prometheus.Desc, v float64) { ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v) }
-	counter := func(d *prometheus.Desc, v float64) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v)
+	for name, pool := range c.pools {
+		s := pool.Stat()
+		gauge := func(d *prometheus.Desc, v float64) {
+			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, name)
+		}
+		counter := func(d *prometheus.Desc, v float64) {
+			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, name)
+		}
+		gauge(pgxAcquired, float64(s.AcquiredConns()))
+		gauge(pgxIdle, float64(s.IdleConns()))
+		gauge(pgxTotal, float64(s.TotalConns()))
+		gauge(pgxMax, float64(s.MaxConns()))
+		counter(pgxAcquires, float64(s.AcquireCount()))
+		counter(pgxAcquireWait, s.AcquireDuration().Seconds())
+		counter(pgxEmptyAcquire, float64(s.EmptyAcquireCount()))
+		counter(pgxCanceled, float64(s.CanceledAcquireCount()))
+		counter(pgxNew, float64(s.NewConnsCount()))
 	}
-	gauge(pgxAcquired, float64(s.AcquiredConns()))
-	gauge(pgxIdle, float64(s.IdleConns()))
-	gauge(pgxTotal, float64(s.TotalConns()))
-	gauge(pgxMax, float64(s.MaxConns()))
-	counter(pgxAcquires, float64(s.AcquireCount()))
-	counter(pgxAcquireWait, s.AcquireDuration().Seconds())
-	counter(pgxEmptyAcquire, float64(s.EmptyAcquireCount()))
-	counter(pgxCanceled, float64(s.CanceledAcquireCount()))
-	counter(pgxNew, float64(s.NewConnsCount()))
 }

@@ -142,7 +142,7 @@ type memoryDriver interface {
 // otherwise.
 func (b *backend) memories() memoryDriver {
 	if b.postgres != nil {
-		return pgvector.New(b.postgres.Pool, pgvector.Options{})
+		return pgvector.New(b.postgres.Vectors, pgvector.Options{})
 	}
 	return vembedded.New(b.sqlite)
 }

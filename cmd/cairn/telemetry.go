@@ -9,13 +9,15 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/cairnkg/cairn/graph"
 	"github.com/cairnkg/cairn/telemetry"
 )
 
 // watch registers the backend's pools and its outbox with m: database/sql
-// statistics of the embedded store's two pools, pgxpool statistics on
-// PostgreSQL, and the entity-embedding outbox's depth and age where the
+// statistics of the embedded store's two pools, pgxpool statistics of
+// PostgreSQL's three, and the entity-embedding outbox's depth and age where the
 // graph driver can count it (the embedded store and PostgreSQL; not yet
 // Neo4j). A nil m does nothing.
 func (b *backend) watch(m *telemetry.Metrics) {
@@ -27,7 +29,7 @@ func (b *backend) watch(m *telemetry.Metrics) {
 		m.WatchSQL("sqlite_read", b.sqlite.Read)
 	}
 	if b.postgres != nil {
-		m.WatchPgxPool(b.postgres.Pool)
+		m.WatchPgxPools(map[string]*pgxpool.Pool{"graph": b.postgres.Pool, "vectors": b.postgres.Vectors, "control": b.postgres.Control})
 	}
 	if s, ok := b.graph.(graph.OutboxStatter); ok {
 		m.WatchQueue("outbox", func(ctx context.Context) (telemetry.QueueStats, error) {

@@ -25,11 +25,26 @@ import (
 )
 
 // DB is an open, migrated PostgreSQL backend.
+//
+// It holds three pools on the same database, one per layer that can be
+// asked for a connection while another of its callers holds one: the
+// graph's, whose transactions read the control plane (the schema
+// registry) and the stored entity embeddings before they end; the
+// vectors'; and the control plane's. A call that holds a connection of
+// one pool only ever waits for another pool's, graph before vectors and
+// control plane, never the reverse, so no number of calls at once can
+// hold every connection of a pool while waiting for one of it. With one
+// pool, four calls at once did (sixteen clients of cairn serve timed out
+// after 30 s; TestLayersDoNotStarveEachOther). Every connection knows
+// pgvector's types.
 type DB struct {
-	// Pool is the process's one pool; every connection knows pgvector's
-	// types.
+	// Pool is the graph's pool, and that of anything not named below.
 	Pool *pgxpool.Pool
-	// SQL is a database/sql handle over Pool, for code written once for
+	// Vectors is the pool of memories and embeddings (vector/pgvector).
+	Vectors *pgxpool.Pool
+	// Control is the control plane's pool, under SQL.
+	Control *pgxpool.Pool
+	// SQL is a database/sql handle over Control, for code written once for
 	// SQLite and PostgreSQL (the control plane, the migration runner).
 	SQL *sql.DB
 
@@ -86,18 +101,26 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	if opts.AnalyzeEvery > 0 {
 		a = newAnalyzer(cfg, opts.AnalyzeEvery)
 	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		return nil, classify(err, where)
-	}
-	if err := pool.Ping(ctx); err != nil {
-		pool.Close()
-		return nil, classify(err, where)
+	var pools [3]*pgxpool.Pool
+	for i := range pools {
+		pool, err := pgxpool.NewWithConfig(ctx, cfg.Copy())
+		if err == nil {
+			err = pool.Ping(ctx)
+			pools[i] = pool
+		}
+		if err != nil {
+			for _, p := range pools[:i+1] {
+				if p != nil {
+					p.Close()
+				}
+			}
+			return nil, classify(err, where)
+		}
 	}
 	if a != nil {
 		a.start()
 	}
-	return &DB{Pool: pool, SQL: stdlib.OpenDBFromPool(pool), analyzer: a}, nil
+	return &DB{Pool: pools[0], Vectors: pools[1], Control: pools[2], SQL: stdlib.OpenDBFromPool(pools[2]), analyzer: a}, nil
 }
 
 // Migrate makes sure the vector extension exists on the database at url,
@@ -184,6 +207,8 @@ func (db *DB) Close() error {
 		db.analyzer.stop()
 	}
 	err := db.SQL.Close()
+	db.Control.Close()
+	db.Vectors.Close()
 	db.Pool.Close()
 	if err != nil {
 		return fmt.Errorf("postgres: close: %w", err)

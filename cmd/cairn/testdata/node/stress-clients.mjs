@@ -8,6 +8,11 @@
 // call failed. See docs/performance.md, "Many clients at once".
 //
 //   node stress-clients.mjs --cairn PATH [--clients 16] [--seconds 40]
+//       [--database-url postgres://…]
+//
+// With --database-url the server runs on that PostgreSQL database (which
+// should be empty: the script stores into it) instead of a new embedded
+// store.
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
@@ -18,7 +23,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
 const { values: opt } = parseArgs({
-  options: { cairn: { type: "string" }, clients: { type: "string", default: "16" }, seconds: { type: "string", default: "40" } },
+  options: { cairn: { type: "string" }, clients: { type: "string", default: "16" }, seconds: { type: "string", default: "40" }, "database-url": { type: "string" } },
 });
 if (!opt.cairn) {
   console.error("usage: node stress-clients.mjs --cairn PATH [--clients N] [--seconds S]");
@@ -35,7 +40,7 @@ const port = await new Promise((resolve) => {
 });
 const dir = mkdtempSync(join(tmpdir(), "cairn-stress-"));
 const server = spawn(opt.cairn, ["serve", "--data-dir", join(dir, "data"), "--addr", `127.0.0.1:${port}`, "--rate-limit", "0", "--rate-limit-store", "0"], {
-  env: { ...process.env, CAIRN_OWNER_KEY: key },
+  env: { ...process.env, CAIRN_OWNER_KEY: key, ...(opt["database-url"] ? { CAIRN_DATABASE_URL: opt["database-url"] } : {}) },
   stdio: ["ignore", "ignore", "pipe"],
 });
 let stderrTail = "";
