@@ -140,6 +140,11 @@ type EntityFilter struct {
 	// leaves nil otherwise (98 bytes an entity that a caller without a
 	// word to look for has no use for). ListEntities ignores it.
 	TextSigs bool
+	// WithoutDegrees tells ListEntityStats that the caller does not read
+	// EntityStat.Degrees (an entity search by meaning), so that a driver
+	// may leave them nil rather than count every live relationship of the
+	// user; a driver may count them anyway. ListEntities ignores it.
+	WithoutDegrees bool
 }
 
 // TimelineFilter selects timeline events for ListTimelineEvents.

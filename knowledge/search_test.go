@@ -2,6 +2,7 @@ package knowledge_test
 
 import (
 	"errors"
+	gocmp "github.com/google/go-cmp/cmp"
 	"slices"
 	"sort"
 	"testing"
@@ -177,6 +178,69 @@ func TestSearchEntitiesMeaning(t *testing.T) {
 		hits = search(knowledge.EntitySearchQuery{Text: "globex", Meaning: knowledge.MeaningAlways})
 		if len(hits) != 1 || !slices.Equal(hits[0].Signals, []vector.Signal{vector.SignalText}) {
 			t.Errorf("provider down: %+v, want the text hit", hits)
+		}
+	})
+}
+
+// TestMeaningSearchFromTheCache checks that the meaning signal of an
+// entity search answers the same from the entity-vector cache as from the
+// stored embeddings: the same hits, scores and similarities as a service
+// without a cache, on the first search (read from the store) and on the
+// next (from the cache), and still after the stored embeddings are gone,
+// which only the cache can answer from.
+func TestMeaningSearchFromTheCache(t *testing.T) {
+	forEachEmbedBackend(t, func(t *testing.T, b embedBackend, loc string) {
+		env := openEmbedEnv(t, b, loc, nil, nil, nil)
+		stored := store(t, env.svc, alice, searchFixtures...)
+		drain(t, env.svc)
+		cold := knowledge.NewService(env.graph, knowledge.NewRegistry(), knowledge.Options{
+			Now: env.clock.Now, Embedder: env.emb, EntityEmbeddings: env.vecs, EntityVectorCache: -1,
+		})
+		type hit struct {
+			Name       string
+			Score      float64
+			Similarity float64
+			Signals    []vector.Signal
+		}
+		search := func(s *knowledge.Service, text string) []hit {
+			t.Helper()
+			hits, _, err := s.SearchEntities(t.Context(), alice, knowledge.EntitySearchQuery{Text: text, Meaning: knowledge.MeaningAlways})
+			if err != nil {
+				t.Fatalf("search %q: %v", text, err)
+			}
+			out := make([]hit, len(hits))
+			for i, h := range hits {
+				out[i] = hit{Name: h.Entity.CanonicalName, Score: h.Score, Signals: h.Signals}
+				if h.Similarity != nil {
+					out[i].Similarity = *h.Similarity
+				}
+			}
+			return out
+		}
+		queries := []string{"globexs energy", "quill acme", "anvils company", "stationery supplies"}
+		want := map[string][]hit{}
+		for _, q := range queries {
+			want[q] = search(cold, q)
+			if !slices.ContainsFunc(want[q], func(h hit) bool { return slices.Contains(h.Signals, vector.SignalVector) }) {
+				t.Fatalf("%q: no hit by meaning (%v); the test needs some", q, want[q])
+			}
+			for round := range 2 {
+				if d := gocmp.Diff(want[q], search(env.svc, q)); d != "" {
+					t.Errorf("%q, search %d with the cache (-without +with):\n%s", q, round+1, d)
+				}
+			}
+		}
+		var ids []string
+		for _, e := range stored.Entities {
+			ids = append(ids, e.EntityID)
+		}
+		if err := env.vecs.Delete(t.Context(), alice.UserID, ids); err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range queries {
+			if d := gocmp.Diff(want[q], search(env.svc, q)); d != "" {
+				t.Errorf("%q, from the cache alone (-stored +cached):\n%s", q, d)
+			}
 		}
 	})
 }

@@ -331,6 +331,9 @@ func (t *tx) ListEntityStats(ctx context.Context, f graph.EntityFilter) ([]graph
 		return nil, wrap("list entity stats", err)
 	}
 	out := list.Stats()
+	if f.WithoutDegrees {
+		return out, nil
+	}
 	return out, wrap("list entity degrees", t.addDegrees(ctx, f.UserID, out))
 }
 

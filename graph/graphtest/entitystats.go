@@ -118,6 +118,23 @@ func testListEntityStats(t *testing.T, newStore Harness) {
 		if len(page) != 2 {
 			t.Errorf("page of %d entity stats, want 2", len(page))
 		}
+		// WithoutDegrees lists the same, with the degrees left out or
+		// counted all the same.
+		for _, f := range []graph.EntityFilter{{Page: graph.Page{Limit: 2000}}, {Types: []string{"hub", "person"}, Page: graph.Page{Limit: 2, Offset: 1}}} {
+			f.UserID = alice
+			with := view(t, s, func(ctx context.Context, tx *graph.Tx) ([]graph.EntityStat, error) { return tx.ListEntityStats(ctx, f) })
+			f.WithoutDegrees = true
+			without := view(t, s, func(ctx context.Context, tx *graph.Tx) ([]graph.EntityStat, error) { return tx.ListEntityStats(ctx, f) })
+			if len(without) != len(with) {
+				t.Fatalf("WithoutDegrees: %d entity stats, want %d", len(without), len(with))
+			}
+			for i := range without {
+				if without[i].Degrees == nil {
+					with[i].Degrees = nil
+				}
+			}
+			diff(t, "WithoutDegrees", with, without)
+		}
 		other := view(t, s, func(ctx context.Context, tx *graph.Tx) ([]graph.EntityStat, error) {
 			return tx.ListEntityStats(ctx, graph.EntityFilter{UserID: bob})
 		})

@@ -277,14 +277,14 @@ func (t *tx) ListEntityStats(ctx context.Context, f graph.EntityFilter) ([]graph
 	list := `SELECT id, entity_type, observation_count, last_observation_at, merged_into, ` + sig + `
 		FROM entities WHERE ` + strings.Join(where, " AND ") + `
 		ORDER BY last_observation_at DESC, id ASC ` + page
-	if f.Types != nil || limitOr(f.Page, 100) <= degreesByID {
+	if f.WithoutDegrees || f.Types != nil || limitOr(f.Page, 100) <= degreesByID {
 		rows, err := t.tx.Query(ctx, list, a...)
 		if err != nil {
 			return nil, wrap("list entity stats", err)
 		}
 		out, err := readStats(rows)
-		if err != nil {
-			return nil, wrap("list entity stats", err)
+		if err != nil || f.WithoutDegrees {
+			return out, wrap("list entity stats", err)
 		}
 		return out, wrap("list entity degrees", t.addDegrees(ctx, f.UserID, out))
 	}
