@@ -66,14 +66,7 @@ func (f *embedFlights) embed(ctx context.Context, e embed.Embedder, texts, hashe
 	f.mu.Unlock()
 
 	if len(mine) > 0 {
-		batch := make([]string, len(mine))
-		for j, i := range mine {
-			batch[j] = texts[i]
-		}
-		got, err := e.Embed(ctx, batch)
-		if err == nil && len(got) != len(batch) {
-			err = errVectorCount(len(got), len(batch))
-		}
+		got, err := embedAt(ctx, e, texts, mine)
 		f.mu.Lock()
 		for j, i := range mine {
 			fl := flights[i]
@@ -110,14 +103,7 @@ func (f *embedFlights) embed(ctx context.Context, e embed.Embedder, texts, hashe
 		vecs[i] = fl.vec
 	}
 	if len(again) > 0 {
-		batch := make([]string, len(again))
-		for j, i := range again {
-			batch[j] = texts[i]
-		}
-		got, err := e.Embed(ctx, batch)
-		if err == nil && len(got) != len(batch) {
-			err = errVectorCount(len(got), len(batch))
-		}
+		got, err := embedAt(ctx, e, texts, again)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -128,6 +114,16 @@ func (f *embedFlights) embed(ctx context.Context, e embed.Embedder, texts, hashe
 	return vecs, own, nil
 }
 
-func errVectorCount(got, want int) error {
-	return fmt.Errorf("%d vectors for %d texts", got, want)
+// embedAt embeds, in one call of e, the texts at the indexes at, and
+// returns their vectors in that order.
+func embedAt(ctx context.Context, e embed.Embedder, texts []string, at []int) ([][]float32, error) {
+	batch := make([]string, len(at))
+	for j, i := range at {
+		batch[j] = texts[i]
+	}
+	got, err := e.Embed(ctx, batch)
+	if err == nil && len(got) != len(batch) {
+		err = fmt.Errorf("%d vectors for %d texts", len(got), len(batch))
+	}
+	return got, err
 }

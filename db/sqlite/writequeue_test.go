@@ -237,15 +237,8 @@ func TestWritesThatReturnRowsQueue(t *testing.T) {
 // the writers, which waited for the transaction, until the call's
 // deadline.
 func TestReadInsideAWriteWhileWritersWait(t *testing.T) {
-	db, err := OpenFile(t.Context(), filepath.Join(t.TempDir(), FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := openWithCounter(t)
 	ctx := t.Context()
-	if _, err := db.Write.ExecContext(ctx, `CREATE TABLE counter (n INTEGER NOT NULL)`); err != nil {
-		t.Fatal(err)
-	}
 	tx, err := db.Write.BeginTx(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
