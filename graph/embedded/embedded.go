@@ -11,6 +11,7 @@ package embedded
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -74,6 +75,11 @@ func runTx(ctx context.Context, db *sql.DB, cache *stmtCache, fn func(graph.Driv
 		return err
 	}
 	if err := sqlTx.Commit(); err != nil {
+		if errors.Is(err, sql.ErrTxDone) && ctx.Err() != nil {
+			// database/sql rolled the transaction back when ctx ended:
+			// say that, rather than "already committed or rolled back".
+			err = context.Cause(ctx)
+		}
 		return fmt.Errorf("graph/embedded: commit: %w", err)
 	}
 	return nil

@@ -1,7 +1,11 @@
 package embedded_test
 
 import (
+	"context"
+	"database/sql"
+	"errors"
 	"testing"
+	"time"
 
 	"github.com/cairnkg/cairn/db/sqlite/sqlitetest"
 	"github.com/cairnkg/cairn/graph"
@@ -33,4 +37,34 @@ func TestTextSigBackfill(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// TestCommitAfterTheContextEnded checks that a transaction whose context
+// ends before it commits fails with the context's error, which callers
+// answer as a timeout or a cancellation, rather than with database/sql's
+// "transaction has already been committed or rolled back".
+func TestCommitAfterTheContextEnded(t *testing.T) {
+	s := openStore(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	err := s.View(ctx, func(tx *graph.Tx) error {
+		if _, err := tx.ListEntityStats(ctx, graph.EntityFilter{UserID: "u"}); err != nil {
+			return err
+		}
+		cancel()
+		// Until database/sql has rolled the transaction back, as it does
+		// when the context ends: a commit now finds it done.
+		for deadline := time.Now().Add(10 * time.Second); ; {
+			_, err := tx.ListEntityStats(context.Background(), graph.EntityFilter{UserID: "u"})
+			if errors.Is(err, sql.ErrTxDone) {
+				return nil
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the transaction was not rolled back after its context ended: %v", err)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("View whose context ended before its commit: %v, want context.Canceled", err)
+	}
 }
