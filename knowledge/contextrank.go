@@ -309,7 +309,6 @@ func (s *Service) knownVectors(ctx context.Context, r *ranking, idx []int, store
 		}
 		return out
 	}
-	name, dim := s.embedder.Name(), s.embedder.Dimension()
 	var got []vector.EntityEmbedding
 	var err error
 	if rest := idx[min(len(idx), MaxTopicCandidates):]; len(rest) > 0 {
@@ -334,7 +333,7 @@ func (s *Service) knownVectors(ctx context.Context, r *ranking, idx []int, store
 			continue
 		}
 		e, ok := byID[r.stats[i].ID]
-		if ok && e.Space.Embedder == name && (dim == 0 || e.Space.Dimension == dim) && e.TextHash == r.textHash(i) {
+		if ok && s.inEmbedderSpace(e.Space) && e.TextHash == r.textHash(i) {
 			out[k] = s.vecCache.put(e)
 		}
 	}

@@ -37,8 +37,9 @@ type embedFlight struct {
 // embed returns the vectors of texts (hashes[i] is entityTextHash of
 // texts[i]), embedding in one call of e those that no other call is
 // embedding, and waiting for the others. own[i] reports whether this call
-// embedded texts[i] itself (a text given twice is embedded once). A text whose embedding failed in another call
-// (its context ended, say) is embedded here after all.
+// embedded texts[i] itself (a text given twice is embedded once). A text
+// whose embedding failed in another call (its context ended, say) is
+// embedded here after all.
 func (f *embedFlights) embed(ctx context.Context, e embed.Embedder, texts, hashes []string) (vecs [][]float32, own []bool, err error) {
 	vecs, own = make([][]float32, len(texts)), make([]bool, len(texts))
 	name := e.Name()

@@ -81,6 +81,13 @@ func (s *Service) enqueueEmbedding(ctx context.Context, tx *graph.Tx, userID str
 // entityTextHash identifies an entity's embedding text.
 func entityTextHash(text string) string { return sha256Hex([]byte(text)) }
 
+// inEmbedderSpace reports whether a stored vector of space sp is one of the
+// configured embedder's: its name, and its dimension once known.
+func (s *Service) inEmbedderSpace(sp vector.Space) bool {
+	dim := s.embedder.Dimension()
+	return sp.Embedder == s.embedder.Name() && (dim == 0 || sp.Dimension == dim)
+}
+
 // DrainEntityOutbox settles every outbox entry it can claim, batch after
 // batch, until none is left, and says what it did. Entries that another
 // worker holds are left to it. It is what the worker runs, and what a

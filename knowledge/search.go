@@ -240,7 +240,7 @@ func (s *Service) meaningHits(ctx context.Context, tx *graph.Tx, userID, text st
 			return nil, nil
 		}
 		for _, e := range stored {
-			if e.Space.Embedder != name || (dim != 0 && e.Space.Dimension != dim) || !vector.Finite(e.Embedding) {
+			if !s.inEmbedderSpace(e.Space) || !vector.Finite(e.Embedding) {
 				continue
 			}
 			var p []byte

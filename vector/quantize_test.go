@@ -1,6 +1,7 @@
 package vector_test
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"math"
@@ -221,6 +222,28 @@ func TestDotInt8MatchesUnpacked(t *testing.T) {
 	for _, b := range [][]byte{nil, {1, 2, 3}, vector.PackInt8([]float32{1, 2, 3})} {
 		if _, _, ok := vector.DotInt8([]float32{1, 2}, b); ok {
 			t.Errorf("DotInt8 of %d bytes for 2 components: ok", len(b))
+		}
+	}
+}
+
+// TestPackInt8OfUnpacked checks that packing a vector read back from its
+// packed form gives the same bytes: a stored entity embedding (packed,
+// returned unpacked) and the cache's packed copy of it then score alike,
+// which entity search by meaning relies on.
+func TestPackInt8OfUnpacked(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 7))
+	for range 2000 {
+		v := make([]float32, 384)
+		for i := range v {
+			v[i] = float32(r.NormFloat64() * math.Pow(10, float64(r.IntN(7)-3)))
+		}
+		b := vector.PackInt8(v)
+		u, err := vector.UnpackInt8(b, len(v))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again := vector.PackInt8(u); !bytes.Equal(again, b) {
+			t.Fatalf("PackInt8(UnpackInt8(b)) differs from b for %v", v[:4])
 		}
 	}
 }
