@@ -338,36 +338,35 @@ func (t *tx) ListEntityStats(ctx context.Context, f graph.EntityFilter) ([]graph
 }
 
 // liveEdgeEnds lists the ends of every live relationship of a user, for
-// addDegrees. relationships_out covers it (migration 017): no row is read.
-const liveEdgeEnds = `SELECT source_entity_id, target_entity_id, source_type, target_type
-	FROM relationships WHERE user_id = $1 AND ended_at IS NULL`
+// addDegrees: the columns, and the FROM clause on. relationships_out
+// covers it (migration 017): no row is read. Its order makes chunks of
+// the list partition it (rows alike in the ordered columns are alike in
+// the others, since a type is part of its entity's id) and is the index's,
+// so that SQLite does not sort.
+var (
+	liveEdgeEndCols  = []string{"source_entity_id", "target_entity_id", "source_type", "target_type"}
+	liveEdgeEndsFrom = `relationships WHERE user_id = ? AND ended_at IS NULL`
+	liveEdgeEndOrder = `source_entity_id, relationship_type, target_entity_id`
+)
 
 // addDegrees sets the Degrees of stats: for a few stats, one grouped pass
 // over their live relationships; for many, one pass over all the user's
-// live relationships, counted here. SQLite groups by building a temporary
-// b-tree for each side, which cost more than the scan itself (a context
-// load lists every entity: at 10,000 entities and 3,333 relationships the
-// grouped query took about as long as listing the entities).
+// live relationships, counted here, read packed (eachPackedRow: at 20,000
+// relationships 9 ms where reading them row by row took 14). SQLite
+// groups by building a temporary b-tree for each side, which cost more
+// than the scan itself (a context load lists every entity: at 10,000
+// entities and 3,333 relationships the grouped query took about as long as
+// listing the entities).
 func (t *tx) addDegrees(ctx context.Context, userID string, stats []graph.EntityStat) error {
 	if len(stats) == 0 {
 		return nil
 	}
 	d := statlist.NewDegrees(stats)
 	if len(stats) > 500 {
-		rows, err := t.query(ctx, liveEdgeEnds, userID)
-		if err != nil {
-			return err
-		}
 		// A relationship from an entity to itself counts at both ends.
-		var src, dst, srcType, dstType sql.RawBytes
-		dest := []any{&src, &dst, &srcType, &dstType}
-		return eachRow(rows, func(r *sql.Rows) error {
-			if err := r.Scan(dest...); err != nil {
-				return err
-			}
-			d.Add(src, dstType, 1)
-			d.Add(dst, srcType, 1)
-			return nil
+		return t.eachPackedRow(ctx, liveEdgeEndCols, liveEdgeEndsFrom, liveEdgeEndOrder, []any{userID}, func(f [][]byte) {
+			d.Add(f[0], f[3], 1)
+			d.Add(f[1], f[2], 1)
 		})
 	}
 	args := []any{userID}

@@ -9,19 +9,6 @@ import (
 	"github.com/cairnkg/cairn/graph"
 )
 
-// TestLiveEdgeEndsIsCovered: the degree pass of a context load walks an
-// index and reads no relationship row (migration 017).
-func TestLiveEdgeEndsIsCovered(t *testing.T) {
-	db := sqlitetest.Open(t)
-	plan, err := sqlite.QueryPlan(t.Context(), db.Read, liveEdgeEnds, "usr_1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(plan, "COVERING INDEX relationships_out") {
-		t.Errorf("plan of the degree pass: %s; want a covering index", plan)
-	}
-}
-
 // TestEntityQueriesSeekIDs: the queries that read or clear what belongs
 // to a few entities find those entities' rows id by id, not by walking
 // every row of the user through an index that has the user first. Each
