@@ -291,11 +291,11 @@ func (t *tx) ListEntityStats(ctx context.Context, f graph.EntityFilter) ([]graph
 	// Without a type filter and with room for more than degreesByID
 	// entities, the list is most often all of the user's entities, whose
 	// degrees are those of all the user's live relationships: both queries
-	// go in one round trip, and the server counts the degrees while the
-	// list is being read here.
+	// go in one round trip, and the server reads the relationships while
+	// the list is being read here.
 	b := &pgx.Batch{}
 	b.Queue(list, a...)
-	b.Queue(degreesSQL("", ""), f.UserID)
+	b.Queue(liveEdgeEnds, f.UserID)
 	res := t.tx.SendBatch(ctx, b)
 	defer res.Close()
 	rows, err := res.Query()
@@ -309,7 +309,7 @@ func (t *tx) ListEntityStats(ctx context.Context, f graph.EntityFilter) ([]graph
 	if rows, err = res.Query(); err != nil {
 		return nil, wrap("list entity degrees", err)
 	}
-	return out, wrap("list entity degrees", scanDegrees(rows, out))
+	return out, wrap("list entity degrees", scanEdgeEnds(rows, out))
 }
 
 // degreesByID is how many entities addDegrees names in its query at most;
@@ -320,43 +320,70 @@ func (t *tx) ListEntityStats(ctx context.Context, f graph.EntityFilter) ([]graph
 // load are usually every entity of the user.
 const degreesByID = 500
 
-// degreesSQL counts the live relationships of user $1 by entity and type of
-// the entity at the other end; src and dst narrow the sources and targets
-// counted.
-func degreesSQL(src, dst string) string {
-	return `
-		SELECT source_entity_id, target_type, count(*) FROM relationships
-		WHERE user_id = $1 AND ended_at IS NULL` + src + ` GROUP BY source_entity_id, target_type
-		UNION ALL
-		SELECT target_entity_id, source_type, count(*) FROM relationships
-		WHERE user_id = $1 AND ended_at IS NULL` + dst + ` GROUP BY target_entity_id, source_type`
-}
+// degreesOfIDs counts the live relationships of user $1 whose source, and
+// those whose target, is one of the ids $2, by entity and type of the
+// entity at the other end.
+const degreesOfIDs = `
+	SELECT source_entity_id, target_type, count(*) FROM relationships
+	WHERE user_id = $1 AND ended_at IS NULL AND source_entity_id = ANY($2) GROUP BY source_entity_id, target_type
+	UNION ALL
+	SELECT target_entity_id, source_type, count(*) FROM relationships
+	WHERE user_id = $1 AND ended_at IS NULL AND target_entity_id = ANY($2) GROUP BY target_entity_id, source_type`
 
-// addDegrees sets the Degrees of stats in one grouped pass over their live
-// relationships, or over all the user's live relationships when stats are
-// many.
+// liveEdgeEnds lists the ends of every live relationship of user $1, to be
+// counted here (scanEdgeEnds) rather than grouped by the server: at
+// 10,000 entities and 19,999 relationships the two groupings took the
+// server 17 ms, the plain list 9, and ListEntityStats of every entity went
+// from 23.3 to 16.7 ms p50; with 200,000 relationships among them, from
+// 90 to 72 ms (PostgreSQL on the same host). The price is on a slow link
+// to the server: every relationship's ends travel, about 75 bytes each,
+// where the groups of a dense graph would be fewer.
+const liveEdgeEnds = `SELECT source_entity_id, target_entity_id, source_type, target_type
+	FROM relationships WHERE user_id = $1 AND ended_at IS NULL`
+
+// addDegrees sets the Degrees of stats from their live relationships,
+// counted by the server for a few stats, or from all the user's live
+// relationships when stats are many.
 func (t *tx) addDegrees(ctx context.Context, userID string, stats []graph.EntityStat) error {
 	if len(stats) == 0 {
 		return nil
 	}
-	args := []any{userID}
-	src, dst := "", ""
-	if len(stats) <= degreesByID {
-		ids := make([]string, len(stats))
-		for i, e := range stats {
-			ids[i] = e.ID
+	if len(stats) > degreesByID {
+		rows, err := t.tx.Query(ctx, liveEdgeEnds, userID)
+		if err != nil {
+			return err
 		}
-		src, dst = " AND source_entity_id = ANY($2)", " AND target_entity_id = ANY($2)"
-		args = append(args, ids)
+		return scanEdgeEnds(rows, stats)
 	}
-	rows, err := t.tx.Query(ctx, degreesSQL(src, dst), args...)
+	ids := make([]string, len(stats))
+	for i, e := range stats {
+		ids[i] = e.ID
+	}
+	rows, err := t.tx.Query(ctx, degreesOfIDs, userID, ids)
 	if err != nil {
 		return err
 	}
 	return scanDegrees(rows, stats)
 }
 
-// scanDegrees adds the degrees rows of degreesSQL count to those of stats
+// scanEdgeEnds adds the relationships whose ends rows of liveEdgeEnds
+// list to the degrees of stats, and closes rows. A relationship from an
+// entity to itself counts at both ends.
+func scanEdgeEnds(rows pgx.Rows, stats []graph.EntityStat) error {
+	defer rows.Close()
+	d := statlist.NewDegrees(stats)
+	var src, dst, srcType, dstType pgtype.DriverBytes
+	for rows.Next() {
+		if err := rows.Scan(&src, &dst, &srcType, &dstType); err != nil {
+			return err
+		}
+		d.Add(src, dstType, 1)
+		d.Add(dst, srcType, 1)
+	}
+	return rows.Err()
+}
+
+// scanDegrees adds the degrees rows of degreesOfIDs count to those of stats
 // they name, and closes rows.
 func scanDegrees(rows pgx.Rows, stats []graph.EntityStat) error {
 	defer rows.Close()
