@@ -99,6 +99,7 @@ func TestLiveEdgeEndsIsCovered(t *testing.T) {
 		args        []any
 	}{
 		{"count", `SELECT count(*) FROM ` + liveEdgeEndsFrom, []any{"usr_1"}},
+		{"row by row", `SELECT ` + strings.Join(liveEdgeEndCols, ", ") + ` FROM ` + liveEdgeEndsFrom, []any{"usr_1"}},
 		{"at once", packedRows(liveEdgeEndCols, liveEdgeEndsFrom, ""), []any{"usr_1"}},
 		{"in chunks", packedRows(liveEdgeEndCols, liveEdgeEndsFrom, liveEdgeEndOrder), []any{"usr_1", 0}},
 	} {
