@@ -3,7 +3,6 @@ package embedded
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -353,8 +352,7 @@ var (
 // addDegrees sets the Degrees of stats: for a few stats, one grouped pass
 // over their live relationships; for many, one pass over all the user's
 // live relationships, counted here, read packed (eachPackedRow: at 20,000
-// relationships 5 ms where reading them row by row took 14), or row by
-// row when an id or a type holds a separator of the packing. SQLite
+// relationships 5 ms where reading them row by row took 14). SQLite
 // groups by building a temporary b-tree for each side, which cost more
 // than the scan itself (a context load lists every entity: at 10,000
 // entities and 3,333 relationships the grouped query took about as long as
@@ -366,29 +364,14 @@ func (t *tx) addDegrees(ctx context.Context, userID string, stats []graph.Entity
 	d := statlist.NewDegrees(stats)
 	if len(stats) > 500 {
 		// A relationship from an entity to itself counts at both ends.
-		err := t.eachPackedRow(ctx, liveEdgeEndCols, liveEdgeEndsFrom, liveEdgeEndOrder, []any{userID}, func(f [][]byte) {
+		restart := func() {
+			for i := range stats {
+				stats[i].Degrees = nil
+			}
+		}
+		return t.eachPackedRow(ctx, liveEdgeEndCols, liveEdgeEndsFrom, liveEdgeEndOrder, []any{userID}, restart, func(f [][]byte) {
 			d.Add(f[0], f[3], 1)
 			d.Add(f[1], f[2], 1)
-		})
-		if !errors.Is(err, errUnpackable) {
-			return err
-		}
-		for i := range stats {
-			stats[i].Degrees = nil
-		}
-		rows, err := t.query(ctx, `SELECT `+strings.Join(liveEdgeEndCols, ", ")+` FROM `+liveEdgeEndsFrom, userID)
-		if err != nil {
-			return err
-		}
-		var src, dst, srcType, dstType sql.RawBytes
-		dest := []any{&src, &dst, &srcType, &dstType}
-		return eachRow(rows, func(r *sql.Rows) error {
-			if err := r.Scan(dest...); err != nil {
-				return err
-			}
-			d.Add(src, dstType, 1)
-			d.Add(dst, srcType, 1)
-			return nil
 		})
 	}
 	args := []any{userID}

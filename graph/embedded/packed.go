@@ -57,10 +57,37 @@ func packedRows(cols []string, from, order string) string {
 // eachPackedRow calls fn with the columns of each row of `SELECT cols FROM
 // from` (see packedRows), read packed: all at once when there are at most
 // packChunk rows (a count first tells), else chunk by chunk in the order
-// given, which must make the chunks partition the rows. The fields are
-// valid only during the call. It returns errUnpackable, having called fn
-// for the rows of the chunks before, when a value holds a separator.
-func (t *tx) eachPackedRow(ctx context.Context, cols []string, from, order string, args []any, fn func(fields [][]byte)) error {
+// given, which must make the chunks partition the rows. When a value holds
+// a separator, it calls restart, to forget the rows fn was given, and
+// reads the rows again one by one. The fields are valid only during the
+// call.
+func (t *tx) eachPackedRow(ctx context.Context, cols []string, from, order string, args []any, restart func(), fn func(fields [][]byte)) error {
+	err := t.eachPackedChunk(ctx, cols, from, order, args, fn)
+	if !errors.Is(err, errUnpackable) {
+		return err
+	}
+	restart()
+	rows, err := t.query(ctx, `SELECT `+strings.Join(cols, ", ")+` FROM `+from, args...)
+	if err != nil {
+		return err
+	}
+	fields := make([][]byte, len(cols))
+	dest := make([]any, len(cols))
+	for i := range dest {
+		dest[i] = (*sql.RawBytes)(&fields[i])
+	}
+	return eachRow(rows, func(r *sql.Rows) error {
+		if err := r.Scan(dest...); err != nil {
+			return err
+		}
+		fn(fields)
+		return nil
+	})
+}
+
+// eachPackedChunk is eachPackedRow without the fallback: it returns
+// errUnpackable, having called fn for the rows of the chunks before.
+func (t *tx) eachPackedChunk(ctx context.Context, cols []string, from, order string, args []any, fn func(fields [][]byte)) error {
 	var total int
 	if err := t.queryRow(ctx, `SELECT count(*) FROM `+from, args...).Scan(&total); err != nil {
 		return err

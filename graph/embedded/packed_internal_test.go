@@ -81,7 +81,7 @@ func TestDegreesPackedOrNot(t *testing.T) {
 		d := New(db)
 		graphtest.CheckDegrees(t, graph.NewStore(d), c.infix)
 		err := d.View(t.Context(), func(dtx graph.DriverTx) error {
-			return dtx.(*tx).eachPackedRow(t.Context(), liveEdgeEndCols, liveEdgeEndsFrom, liveEdgeEndOrder, []any{"alice"}, func([][]byte) {})
+			return dtx.(*tx).eachPackedChunk(t.Context(), liveEdgeEndCols, liveEdgeEndsFrom, liveEdgeEndOrder, []any{"alice"}, func([][]byte) {})
 		})
 		if !errors.Is(err, c.want) && !(c.want == nil && err == nil) {
 			t.Errorf("ids with %q: packed read %v, want %v", c.infix, err, c.want)
