@@ -332,10 +332,11 @@ const degreesOfIDs = `
 
 // liveEdgeEnds lists the ends of every live relationship of user $1, to be
 // counted here (scanEdgeEnds) rather than grouped by the server: at
-// 10,000 entities and 19,999 relationships the two groupings took the
-// server 17 ms, the plain list 9, and ListEntityStats of every entity went
-// from 23.3 to 16.7 ms p50; with 200,000 relationships among them, from
-// 90 to 72 ms (PostgreSQL on the same host). The price is on a slow link
+// 10,000 entities and 20,000 relationships the two groupings took the
+// server 17 ms, the plain list 9, and ListEntityStats of every entity
+// went from 23.5 to 11 ms (BenchmarkListEntityStats); with 200,000
+// relationships among them, from 90 to 72 ms (PostgreSQL on the same
+// host). The price is on a slow link
 // to the server: every relationship's ends travel, about 75 bytes each,
 // where the groups of a dense graph would be fewer.
 const liveEdgeEnds = `SELECT source_entity_id, target_entity_id, source_type, target_type
