@@ -79,8 +79,8 @@ func ParseEffect(s string) (Effect, error) {
 	return "", fmt.Errorf("%w: effect %q must be allow or deny", ErrInvalidRule, s)
 }
 
-// maxPatternLen bounds a pattern; entity types and collections are short
-// names.
+// maxPatternLen bounds a pattern in its canonical form; entity types and
+// collections are short names.
 const maxPatternLen = 200
 
 // NormalizePattern checks a resource pattern and returns its canonical form,
@@ -99,8 +99,11 @@ func NormalizePattern(p string) (string, error) {
 	if p == "" {
 		return "", fmt.Errorf("%w: the resource pattern is empty", ErrInvalidRule)
 	}
+	// The canonical form is never shorter than the input (an alias is
+	// shorter than the kind it stands for), so a long input is refused
+	// before any work; the canonical form is measured again below.
 	if len(p) > maxPatternLen {
-		return "", fmt.Errorf("%w: the resource pattern is longer than %d characters", ErrInvalidRule, maxPatternLen)
+		return "", errPatternTooLong
 	}
 	if p == "*" {
 		return p, nil
@@ -126,8 +129,17 @@ func NormalizePattern(p string) (string, error) {
 			return "", fmt.Errorf("%w: resource %q contains a control or space character", ErrInvalidRule, p)
 		}
 	}
-	return kind + "/" + name, nil
+	// Measured after the alias is resolved: "tables/<name>" is two bytes
+	// shorter than the "entities/<name>" it becomes, and a pattern accepted
+	// here must be accepted again as it is stored.
+	canonical := kind + "/" + name
+	if len(canonical) > maxPatternLen {
+		return "", errPatternTooLong
+	}
+	return canonical, nil
 }
+
+var errPatternTooLong = fmt.Errorf("%w: the resource pattern is longer than %d characters (aliases counted as the kinds they stand for)", ErrInvalidRule, maxPatternLen)
 
 // NormalizeResource resolves the aliases of a concrete resource name (no
 // wildcard); names Cairn does not know are returned unchanged, and match
