@@ -103,7 +103,7 @@ func NormalizePattern(p string) (string, error) {
 	// shorter than the kind it stands for), so a long input is refused
 	// before any work; the canonical form is measured again below.
 	if len(p) > maxPatternLen {
-		return "", errPatternTooLong
+		return "", fmt.Errorf("%w: the resource pattern is %d bytes; at most %d", ErrInvalidRule, len(p), maxPatternLen)
 	}
 	if p == "*" {
 		return p, nil
@@ -113,8 +113,9 @@ func NormalizePattern(p string) (string, error) {
 			return p, nil
 		}
 	}
-	kind, name, ok := strings.Cut(p, "/")
-	if real, isAlias := aliases[kind]; isAlias {
+	given, name, ok := strings.Cut(p, "/")
+	kind := given
+	if real, isAlias := aliases[given]; isAlias {
 		kind = real
 	}
 	if !ok || (kind != KindEntities && kind != KindMemories) {
@@ -129,17 +130,15 @@ func NormalizePattern(p string) (string, error) {
 			return "", fmt.Errorf("%w: resource %q contains a control or space character", ErrInvalidRule, p)
 		}
 	}
-	// Measured after the alias is resolved: "tables/<name>" is two bytes
-	// shorter than the "entities/<name>" it becomes, and a pattern accepted
-	// here must be accepted again as it is stored.
+	// Measured again once the alias is resolved: "tables/<name>" is two
+	// bytes shorter than the "entities/<name>" it becomes, and a pattern
+	// accepted here must be accepted again as it is stored.
 	canonical := kind + "/" + name
 	if len(canonical) > maxPatternLen {
-		return "", errPatternTooLong
+		return "", fmt.Errorf("%w: the resource pattern is %d bytes once %s/ reads %s/; at most %d", ErrInvalidRule, len(canonical), given, kind, maxPatternLen)
 	}
 	return canonical, nil
 }
-
-var errPatternTooLong = fmt.Errorf("%w: the resource pattern is longer than %d characters (aliases counted as the kinds they stand for)", ErrInvalidRule, maxPatternLen)
 
 // NormalizeResource resolves the aliases of a concrete resource name (no
 // wildcard); names Cairn does not know are returned unchanged, and match
