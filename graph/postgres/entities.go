@@ -336,9 +336,9 @@ const degreesOfIDs = `
 // server 17 ms, the plain list 9, and ListEntityStats of every entity
 // went from 23.5 to 11 ms (BenchmarkListEntityStats); with 200,000
 // relationships among them, from 90 to 72 ms (PostgreSQL on the same
-// host). The price is on a slow link
-// to the server: every relationship's ends travel, about 75 bytes each,
-// where the groups of a dense graph would be fewer.
+// host). The price is on a slow link to the server: every relationship's
+// ends travel, about 75 bytes each, where the groups of a dense graph
+// would be fewer.
 const liveEdgeEnds = `SELECT source_entity_id, target_entity_id, source_type, target_type
 	FROM relationships WHERE user_id = $1 AND ended_at IS NULL`
 
