@@ -132,11 +132,14 @@ verify_vector_loads() {
 		! out=$(sql "$LOCAL_URL" "create database $SCRATCH_DB template template0" 2>&1); then
 		fail "cannot create scratch database $SCRATCH_DB: $(oneline "$out")"
 	fi
-	if ! version=$(sql "$SCRATCH_URL" "create extension if not exists vector;
+	# The DO block loads plpgsql, which the migrations use: it fails when the
+	# running server is older than its installed libraries (see below).
+	if ! version=$(sql "$SCRATCH_URL" "do \$\$ begin perform 1; end \$\$;
+		create extension if not exists vector;
 		select '[1,2,3]'::vector <-> '[3,2,1]'::vector;
 		select extversion from pg_extension where extname = 'vector'" 2>&1); then
 		sql "$LOCAL_URL" "drop database if exists $SCRATCH_DB" >/dev/null 2>&1 || true
-		fail "CREATE EXTENSION vector failed: $(oneline "$version")"
+		fail "CREATE EXTENSION vector (or plpgsql) failed: $(oneline "$version"); if the PostgreSQL packages were upgraded, restart the cluster"
 	fi
 	sql "$LOCAL_URL" "drop database if exists $SCRATCH_DB" >/dev/null 2>&1 || true
 	PGVECTOR_VERSION=${version##*$'\n'}
@@ -398,6 +401,18 @@ provision_local() {
 
 	if ! vector_available "$LOCAL_URL"; then
 		build_pgvector "$major"
+		# Installing postgresql-server-dev-<major> can upgrade the server's
+		# package to a newer minor release under the running cluster, whose
+		# old binary then fails to load the new libraries (plpgsql: "undefined
+		# symbol"). A restart runs the binary that matches them.
+		log "restarting PostgreSQL cluster $CL_VER/$CL_NAME on the installed binaries ..."
+		as_root pg_ctlcluster --skip-systemctl-redirect "$CL_VER" "$CL_NAME" restart >&2 ||
+			fail "cannot restart PostgreSQL cluster $CL_VER/$CL_NAME"
+		local i
+		for ((i = 0; i < 30; i++)); do
+			pg_isready -q -h 127.0.0.1 -p "$PORT" && break
+			sleep 1
+		done
 		vector_available "$LOCAL_URL" || fail "'vector' still not available to PostgreSQL $major after installing pgvector"
 	fi
 
