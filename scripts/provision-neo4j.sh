@@ -1,0 +1,309 @@
+#!/usr/bin/env bash
+#
+# provision-neo4j.sh - start the Neo4j servers Cairn's test suite runs
+# against, and print how to reach them.
+#
+# Usage:
+#   eval "$(scripts/provision-neo4j.sh)"      # start, export the variables
+#   scripts/provision-neo4j.sh --stop         # stop what it started
+#
+# What it does:
+#   * If CAIRN_TEST_NEO4J_URI is already set, nothing is started: the
+#     variables are echoed back as they are (a server of your own).
+#   * Otherwise it resolves Neo4j Community Edition (the version pinned in
+#     scripts/neo4j/pom.xml, 5.26 LTS) from Maven Central with Maven, which
+#     verifies every jar's checksum (-C) and keeps them in the local
+#     repository (~/.m2). The class path is cached under the state
+#     directory, keyed on the pom's hash, so a warm start runs no Maven.
+#   * It starts CAIRN_TEST_NEO4J_SERVERS servers (default 3) on loopback,
+#     each on a free Bolt port from 17687 up, with a scratch data directory,
+#     authentication on (user neo4j, a password generated for this run),
+#     HTTP off, and memory for a 2-core machine (heap 384 MB, page cache
+#     128 MB; CAIRN_TEST_NEO4J_HEAP and CAIRN_TEST_NEO4J_PAGECACHE change
+#     them). Neo4j Community Edition has one database per server, and the
+#     conformance suite needs a second empty store while it holds a first:
+#     so the suite gets several servers, each used by one test at a time
+#     (graph/neo4j/neo4jtest hands them out across test binaries).
+#   * It waits until each server's Bolt port answers (at most 120 s).
+#   * --stop stops the servers a previous run started (SIGTERM, then SIGKILL
+#     after 15 s) and removes their scratch directories. Servers left by a
+#     run whose shell died are stopped by the next start.
+#
+# Environment:
+#   CAIRN_TEST_NEO4J_URI      use this server (or comma-separated servers)
+#                             instead of starting any; with _USER (default
+#                             neo4j) and _PASSWORD.
+#   CAIRN_TEST_NEO4J_SERVERS  how many servers to start (default 3).
+#   CAIRN_TEST_NEO4J_STATE    the state directory (default
+#                             ${XDG_CACHE_HOME:-~/.cache}/cairn/neo4j-test).
+#   JAVA_HOME                 the JDK to run (default: java on PATH); Neo4j
+#                             5.26 needs Java 17 or 21.
+#   CI                        if "true" (or "1"), every failure is fatal.
+#                             Otherwise a failure prints one line saying the
+#                             Neo4j tests will skip, prints nothing on
+#                             stdout and exits 0.
+#
+# Output contract:
+#   stdout: on success exactly three lines for eval:
+#             export CAIRN_TEST_NEO4J_URI=bolt://127.0.0.1:17687,bolt://…
+#             export CAIRN_TEST_NEO4J_USER=neo4j
+#             export CAIRN_TEST_NEO4J_PASSWORD=<generated>
+#           Nothing at all otherwise (and nothing for --stop).
+#   stderr: progress and diagnostics, prefixed "provision-neo4j:".
+#   exit:   0 on success and on "skipped" outside CI; non-zero on failure
+#           in CI.
+
+set -euo pipefail
+
+readonly PROG=provision-neo4j
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+readonly ROOT
+readonly POM=$ROOT/scripts/neo4j/pom.xml
+readonly STATE=${CAIRN_TEST_NEO4J_STATE:-${XDG_CACHE_HOME:-$HOME/.cache}/cairn/neo4j-test}
+readonly RUNNING=$STATE/running # one line per server: pid owner-pid scratch-dir
+readonly FIRST_PORT=17687
+readonly SKIP_HINT="the Neo4j tests will skip; set CAIRN_TEST_NEO4J_URI to a Neo4j 5 server, or install Java 17 and Maven and run scripts/provision-neo4j.sh"
+
+log() { printf '%s: %s\n' "$PROG" "$*" >&2; }
+
+in_ci() {
+	case "${CI:-}" in
+	true | TRUE | True | 1) return 0 ;;
+	*) return 1 ;;
+	esac
+}
+
+fail() {
+	if in_ci; then
+		log "error: $*"
+		exit 1
+	fi
+	log "$*; $SKIP_HINT"
+	exit 0
+}
+
+have() { command -v "$1" >/dev/null 2>&1; }
+
+# stop_pids PID...: SIGTERM to each, then SIGKILL to any still there after
+# 15 s. A test server's data is scratch, so a slow shutdown is not waited
+# for longer.
+stop_pids() {
+	local pid i alive
+	(($#)) || return 0
+	kill -TERM "$@" 2>/dev/null || true
+	for ((i = 0; i < 150; i++)); do
+		alive=0
+		for pid; do
+			kill -0 "$pid" 2>/dev/null && alive=1
+		done
+		((alive)) || return 0
+		sleep 0.1
+	done
+	log "server(s) $* did not stop in 15 s; killing them"
+	kill -KILL "$@" 2>/dev/null || true
+}
+
+# stop_servers [stale]: stop the recorded servers (with "stale", only those
+# whose owner is gone) and forget them.
+stop_servers() {
+	local only_stale=${1:-} pid owner dir keep=() pids=() dirs=()
+	[[ -f $RUNNING ]] || return 0
+	while read -r pid owner dir; do
+		[[ -n $pid ]] || continue
+		if [[ -n $only_stale ]] && kill -0 "$owner" 2>/dev/null; then
+			keep+=("$pid $owner $dir")
+			continue
+		fi
+		if kill -0 "$pid" 2>/dev/null; then
+			[[ -n $only_stale ]] && log "stopping server $pid left by an earlier run"
+			pids+=("$pid")
+		fi
+		dirs+=("$dir")
+	done <"$RUNNING"
+	stop_pids "${pids[@]}"
+	for dir in "${dirs[@]}"; do
+		[[ $dir == "$STATE"/run.* ]] && rm -rf "$dir"
+	done
+	if ((${#keep[@]})); then
+		printf '%s\n' "${keep[@]}" >"$RUNNING"
+	else
+		rm -f "$RUNNING"
+	fi
+}
+
+# java_major: the major version of the java that will run the server.
+JAVA=java
+java_major() {
+	"$JAVA" -XshowSettings:properties -version 2>&1 |
+		awk -F'= ' '/java.specification.version/ {print $2}' | cut -d. -f1
+}
+
+# classpath: print the server's class path, from the cache or from Maven.
+classpath() {
+	local key cache cp missing=0 f logf
+	key=$(sha256sum "$POM" | cut -c1-16)
+	cache=$STATE/classpath-$key
+	if [[ -s $cache ]]; then
+		cp=$(<"$cache")
+		local IFS=:
+		for f in $cp; do
+			[[ -f $f ]] || {
+				missing=1
+				break
+			}
+		done
+		if ((!missing)); then
+			printf '%s' "$cp"
+			return 0
+		fi
+	fi
+	have mvn || fail "Maven (mvn) is not installed (Debian: apt-get install maven)"
+	log "resolving Neo4j from Maven Central ($(grep -o '<neo4j.version>[^<]*' "$POM" | cut -d'>' -f2)) ..."
+	logf=$STATE/maven.log
+	if ! mvn -B -q -C -f "$POM" dependency:build-classpath \
+		-Dmdep.outputFile="$cache.tmp" -Dmdep.includeScope=runtime >"$logf" 2>&1; then
+		tail -n 20 "$logf" | sed 's/^/    /' >&2
+		fail "Maven could not resolve the Neo4j artifacts (see $logf)"
+	fi
+	mv "$cache.tmp" "$cache"
+	cat "$cache"
+}
+
+port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# start_server DIR PORT CP PASSWORD: set the initial password and start one
+# server in the background; print its pid.
+start_server() {
+	local dir=$1 port=$2 cp=$3 password=$4
+	mkdir -p "$dir/conf" "$dir/data" "$dir/logs" "$dir/plugins" "$dir/import" "$dir/run"
+	cat >"$dir/conf/neo4j.conf" <<EOF
+# Written by scripts/provision-neo4j.sh for one test run.
+server.default_listen_address=127.0.0.1
+server.default_advertised_address=127.0.0.1
+server.bolt.listen_address=127.0.0.1:$port
+server.bolt.advertised_address=127.0.0.1:$port
+server.http.enabled=false
+server.https.enabled=false
+dbms.security.auth_enabled=true
+server.directories.data=$dir/data
+server.directories.logs=$dir/logs
+server.directories.plugins=$dir/plugins
+server.directories.import=$dir/import
+server.directories.run=$dir/run
+server.memory.pagecache.size=${CAIRN_TEST_NEO4J_PAGECACHE:-128m}
+db.tx_log.rotation.retention_policy=2 files
+db.logs.query.enabled=OFF
+dbms.usage_report.enabled=false
+EOF
+	local heap=${CAIRN_TEST_NEO4J_HEAP:-384m}
+	if ! NEO4J_HOME=$dir NEO4J_CONF=$dir/conf "$JAVA" -cp "$cp" org.neo4j.cli.AdminTool \
+		dbms set-initial-password "$password" >"$dir/logs/set-password.log" 2>&1; then
+		tail -n 20 "$dir/logs/set-password.log" | sed 's/^/    /' >&2
+		return 1
+	fi
+	# setsid and no inherited descriptors: the server outlives this script
+	# and must not hold the caller's stdout (an eval "$(...)" would wait).
+	NEO4J_HOME=$dir NEO4J_CONF=$dir/conf setsid "$JAVA" \
+		-Xms"$heap" -Xmx"$heap" -XX:+UseG1GC -XX:+ExitOnOutOfMemoryError \
+		-XX:-OmitStackTraceInFastThrow -Dfile.encoding=UTF-8 \
+		-Dio.netty.tryReflectionSetAccessible=true -Djdk.nio.maxCachedBufferSize=1024 \
+		--add-opens=java.base/java.nio=ALL-UNNAMED --add-opens=java.base/java.io=ALL-UNNAMED \
+		--add-opens=java.base/sun.nio.ch=ALL-UNNAMED --add-opens=java.base/java.lang=ALL-UNNAMED \
+		-cp "$cp" org.neo4j.server.CommunityEntryPoint \
+		--home-dir="$dir" --config-dir="$dir/conf" \
+		</dev/null >"$dir/logs/console.log" 2>&1 &
+	echo $!
+}
+
+# wait_ready PID DIR PORT: until Bolt answers, the process dies or 120 s pass.
+wait_ready() {
+	local pid=$1 dir=$2 port=$3 i
+	for ((i = 0; i < 1200; i++)); do
+		if ! kill -0 "$pid" 2>/dev/null; then
+			log "the server on port $port exited; last lines of its logs:"
+			tail -n 20 "$dir/logs/console.log" "$dir/logs/neo4j.log" 2>/dev/null | sed 's/^/    /' >&2
+			return 1
+		fi
+		if grep -q 'INFO  Started\.' "$dir/logs/neo4j.log" 2>/dev/null && ! port_free "$port"; then
+			return 0
+		fi
+		sleep 0.1
+	done
+	log "the server on port $port did not start in 120 s; last lines of its log:"
+	tail -n 20 "$dir/logs/neo4j.log" 2>/dev/null | sed 's/^/    /' >&2
+	return 1
+}
+
+start() {
+	local n=${CAIRN_TEST_NEO4J_SERVERS:-3} cp password major started=$SECONDS
+	[[ $n =~ ^[1-9][0-9]?$ ]] || fail "CAIRN_TEST_NEO4J_SERVERS must be a number from 1 to 99, not '$n'"
+	if [[ -n ${JAVA_HOME:-} ]]; then
+		JAVA=$JAVA_HOME/bin/java
+	fi
+	have "$JAVA" || fail "Java is not installed (Neo4j 5.26 needs Java 17 or 21; Debian: apt-get install openjdk-17-jre-headless)"
+	major=$(java_major)
+	[[ $major == 17 || $major == 21 ]] || fail "Neo4j 5.26 runs on Java 17 or 21, and $JAVA is Java ${major:-unknown} (set JAVA_HOME)"
+	mkdir -p "$STATE"
+	stop_servers stale
+	cp=$(classpath)
+	password=$(od -An -N18 -tx1 /dev/urandom | tr -d ' \n')
+
+	local pids=() dirs=() ports=() port=$FIRST_PORT i dir pid
+	for ((i = 0; i < n; i++)); do
+		while ! port_free "$port"; do
+			((port++))
+			((port < FIRST_PORT + 200)) || fail "no free port from $FIRST_PORT to $port"
+		done
+		dir=$(mktemp -d "$STATE/run.XXXXXX")
+		if ! pid=$(start_server "$dir" "$port" "$cp" "$password"); then
+			stop_servers
+			fail "cannot start Neo4j in $dir (the initial password could not be set)"
+		fi
+		# The owner is the shell that called us: when it is gone, a later
+		# start stops what it left.
+		echo "$pid $PPID $dir" >>"$RUNNING"
+		pids+=("$pid") dirs+=("$dir") ports+=("$port")
+		((port++))
+	done
+	for ((i = 0; i < n; i++)); do
+		if ! wait_ready "${pids[i]}" "${dirs[i]}" "${ports[i]}"; then
+			stop_servers
+			fail "Neo4j did not start"
+		fi
+	done
+	local uris=() rss=0 r
+	for ((i = 0; i < n; i++)); do
+		uris+=("bolt://127.0.0.1:${ports[i]}")
+		r=$(awk '/VmRSS/ {print $2}' "/proc/${pids[i]}/status" 2>/dev/null || echo 0)
+		rss=$((rss + r))
+	done
+	log "$n Neo4j $(grep -o '<neo4j.version>[^<]*' "$POM" | cut -d'>' -f2) server(s) ready on ${ports[*]} in $((SECONDS - started)) s, $((rss / 1024)) MB resident in all; stop them with scripts/provision-neo4j.sh --stop"
+	local IFS=,
+	printf 'export CAIRN_TEST_NEO4J_URI=%s\n' "${uris[*]}"
+	printf 'export CAIRN_TEST_NEO4J_USER=neo4j\n'
+	printf 'export CAIRN_TEST_NEO4J_PASSWORD=%s\n' "$password"
+}
+
+main() {
+	case "${1:-}" in
+	--stop)
+		stop_servers
+		return 0
+		;;
+	"") ;;
+	*)
+		log "usage: provision-neo4j.sh [--stop]"
+		exit 2
+		;;
+	esac
+	if [[ -n ${CAIRN_TEST_NEO4J_URI:-} ]]; then
+		log "using CAIRN_TEST_NEO4J_URI ($CAIRN_TEST_NEO4J_URI)"
+		printf 'export CAIRN_TEST_NEO4J_URI=%q\n' "$CAIRN_TEST_NEO4J_URI"
+		printf 'export CAIRN_TEST_NEO4J_USER=%q\n' "${CAIRN_TEST_NEO4J_USER:-neo4j}"
+		printf 'export CAIRN_TEST_NEO4J_PASSWORD=%q\n' "${CAIRN_TEST_NEO4J_PASSWORD:-}"
+		return 0
+	fi
+	start
+}
+
+main "$@"
