@@ -46,8 +46,7 @@ var CrossUser = map[string]string{
 	"migration_lock_constraint": "migration bookkeeping",
 	"migration_constraint":      "migration bookkeeping",
 	"server_version":            "reads the server's version at start",
-	"test_database_create":      "the conformance harness: a database per test (Enterprise)",
-	"test_database_drop":        "the conformance harness: a database per test (Enterprise)",
+	"test_database_clean":       "test harnesses empty a server's one database before a test takes it",
 }
 
 var statementName = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
