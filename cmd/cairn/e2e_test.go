@@ -20,6 +20,7 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/cairnkg/cairn/db/postgres/pgtest"
+	"github.com/cairnkg/cairn/graph/neo4j/neo4jtest"
 )
 
 // The end-to-end tests build the real binary and drive it with the official
@@ -316,13 +317,25 @@ type e2eBackend struct {
 	usesDataDir bool
 }
 
-// e2eBackends are the embedded default and PostgreSQL; the latter skips,
-// with pgtest's line, where no test server is configured.
+// e2eBackends are the embedded default, PostgreSQL, and the split
+// deployment (the graph in Neo4j, the rest in PostgreSQL); the latter two
+// skip, with pgtest's or neo4jtest's line, where no test server is
+// configured.
 var e2eBackends = []e2eBackend{
 	// An empty CAIRN_DATABASE_URL counts as unset, whatever the test's own
 	// environment holds.
 	{"Embedded", func(*testing.T) []string { return []string{"CAIRN_DATABASE_URL="} }, true},
 	{"Postgres", func(t *testing.T) []string { return []string{"CAIRN_DATABASE_URL=" + pgtest.URL(t)} }, false},
+	{"Neo4j", splitEnv, false},
+}
+
+// splitEnv selects the split deployment: a Neo4j server held by t alone
+// for the graph, and a PostgreSQL schema of t's own for everything else.
+func splitEnv(t *testing.T) []string {
+	t.Helper()
+	neo4jtest.SkipUnlessConfigured(t)
+	env := []string{"CAIRN_DATABASE_URL=" + pgtest.URL(t)}
+	return append(env, neo4jtest.Take(t).Env()...)
 }
 
 // forEachBackend runs fn once per backend, with a data directory that does
