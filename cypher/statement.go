@@ -46,7 +46,8 @@ var CrossUser = map[string]string{
 	"migration_lock_constraint": "migration bookkeeping",
 	"migration_constraint":      "migration bookkeeping",
 	"server_version":            "reads the server's version at start",
-	"test_database_clean":       "test harnesses empty a server's one database before a test takes it",
+	"database_clear":            "empties a scratch database (cairn bench, test harnesses)",
+	"database_holds_data":       "cairn bench checks that its scratch database is empty",
 }
 
 var statementName = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)

@@ -197,7 +197,7 @@ dbms.usage_report.enabled=false
 EOF
 	local heap=${CAIRN_TEST_NEO4J_HEAP:-384m}
 	if ! NEO4J_HOME=$dir NEO4J_CONF=$dir/conf "$JAVA" -cp "$cp" org.neo4j.cli.AdminTool \
-		dbms set-initial-password "$password" >"$dir/logs/set-password.log" 2>&1; then
+		dbms set-initial-password "$password" >"$dir/logs/set-password.log" 2>&1 9>&-; then
 		tail -n 20 "$dir/logs/set-password.log" | sed 's/^/    /' >&2
 		return 1
 	fi
@@ -211,7 +211,7 @@ EOF
 		--add-opens=java.base/sun.nio.ch=ALL-UNNAMED --add-opens=java.base/java.lang=ALL-UNNAMED \
 		-cp "$cp" org.neo4j.server.CommunityEntryPoint \
 		--home-dir="$dir" --config-dir="$dir/conf" \
-		</dev/null >"$dir/logs/console.log" 2>&1 &
+		</dev/null >"$dir/logs/console.log" 2>&1 9>&- &
 	echo $!
 }
 
@@ -244,33 +244,52 @@ start() {
 	major=$(java_major)
 	[[ $major == 17 || $major == 21 ]] || fail "Neo4j 5.26 runs on Java 17 or 21, and $JAVA is Java ${major:-unknown} (set JAVA_HOME)"
 	mkdir -p "$STATE"
+	# One provisioner at a time per state directory, from choosing ports
+	# until the servers listen: two runs started together would otherwise
+	# pick the same free ports. The descriptor is closed for the servers.
+	exec 9>"$STATE/lock"
+	if ! flock -w 300 9; then
+		fail "another provision-neo4j.sh has held $STATE/lock for 5 minutes"
+	fi
 	stop_servers stale
 	cp=$(classpath)
 	password=$(od -An -N18 -tx1 /dev/urandom | tr -d ' \n')
 
 	local pids=() dirs=() ports=() port=$FIRST_PORT i dir pid
+	# abandon REASON: stop this run's servers (only those), then fail.
+	abandon() {
+		local mine=("${pids[@]}")
+		stop_pids "${mine[@]}"
+		for dir in "${dirs[@]}"; do rm -rf "$dir"; done
+		if [[ -f $RUNNING ]]; then
+			awk -v mine="${mine[*]}" 'BEGIN { n = split(mine, a, " "); for (i = 1; i <= n; i++) m[a[i]] = 1 } !($1 in m)' \
+				"$RUNNING" >"$RUNNING.tmp"
+			mv "$RUNNING.tmp" "$RUNNING"
+		fi
+		fail "$1"
+	}
 	for ((i = 0; i < n; i++)); do
 		while ! port_free "$port"; do
 			((port++))
-			((port < FIRST_PORT + 200)) || fail "no free port from $FIRST_PORT to $port"
+			((port < FIRST_PORT + 200)) || abandon "no free port from $FIRST_PORT to $port"
 		done
 		dir=$(mktemp -d "$STATE/run.XXXXXX")
+		dirs+=("$dir")
 		if ! pid=$(start_server "$dir" "$port" "$cp" "$password"); then
-			stop_servers
-			fail "cannot start Neo4j in $dir (the initial password could not be set)"
+			abandon "cannot start Neo4j in $dir (the initial password could not be set)"
 		fi
 		# The owner is the shell that called us: when it is gone, a later
 		# start stops what it left.
 		echo "$pid $PPID $dir" >>"$RUNNING"
-		pids+=("$pid") dirs+=("$dir") ports+=("$port")
+		pids+=("$pid") ports+=("$port")
 		((port++))
 	done
 	for ((i = 0; i < n; i++)); do
 		if ! wait_ready "${pids[i]}" "${dirs[i]}" "${ports[i]}"; then
-			stop_servers
-			fail "Neo4j did not start"
+			abandon "Neo4j did not start"
 		fi
 	done
+	exec 9>&-
 	local uris=() rss=0 r
 	for ((i = 0; i < n; i++)); do
 		uris+=("bolt://127.0.0.1:${ports[i]}")

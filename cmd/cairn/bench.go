@@ -20,6 +20,7 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/cairnkg/cairn/consent"
+	graphneo4j "github.com/cairnkg/cairn/graph/neo4j"
 	"github.com/cairnkg/cairn/mcp"
 )
 
@@ -56,7 +57,10 @@ latency of a call at p50, p95 and p99 and its throughput:
 The workload never touches your data. On the embedded store it runs in a
 new temporary data directory; with --database-url it creates a scratch
 database on that server (the role needs CREATEDB) and drops it at the end;
---keep keeps either and prints where. It does not run with --neo4j-uri.
+with --neo4j-uri as well (the split deployment), the Neo4j database must
+be empty (a scratch one: Community Edition has one database, so a server of
+its own), and is emptied again at the end. --keep keeps them and prints
+where.
 
 Rate limits are off for the run; every other setting is serve's default.
 --json prints the figures as JSON instead of the table (progress goes to
@@ -81,9 +85,6 @@ stderr either way).`,
 				}
 				if w.Entities < 2 || w.Memories < 1 || w.Queries < 1 || w.Batch < 1 {
 					return usageError{"--entities must be 2 or more, --memories, --queries and --batch 1 or more"}
-				}
-				if common.neo4j.enabled() {
-					return usageError{"cairn bench does not run with --neo4j-uri yet: it cannot make a scratch Neo4j database"}
 				}
 				log, err := common.logger(io.Discard)
 				if err != nil {
@@ -205,6 +206,12 @@ func openScratch(ctx context.Context, cfg *appConfig, keep bool) (*scratch, erro
 	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
 		return nil, usageError{"cairn bench needs --database-url as a postgres:// URL"}
 	}
+	var graphScratch *scratch
+	if cfg.neo4j.enabled() {
+		if graphScratch, err = openNeo4jScratch(ctx, cfg, keep); err != nil {
+			return nil, err
+		}
+	}
 	conn, err := pgx.Connect(ctx, cfg.databaseURL)
 	if err != nil {
 		return nil, fmt.Errorf("bench: connect to make a scratch database: %w", err)
@@ -217,19 +224,74 @@ func openScratch(ctx context.Context, cfg *appConfig, keep bool) (*scratch, erro
 	admin := cfg.databaseURL
 	u.Path = "/" + name
 	cfg.databaseURL = u.String()
-	return &scratch{describe: "PostgreSQL " + postgresName(cfg.databaseURL), close: func() string {
-		if keep {
-			return "cairn bench: kept the scratch database " + name
+	describe := "PostgreSQL " + postgresName(cfg.databaseURL)
+	if graphScratch != nil {
+		describe += " with the graph in " + graphScratch.describe
+	}
+	return &scratch{describe: describe, close: func() string {
+		var msgs []string
+		if graphScratch != nil {
+			msgs = append(msgs, graphScratch.close())
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		msgs = append(msgs, dropScratchDatabase(admin, name, keep))
+		return strings.TrimSpace(strings.Join(msgs, "\n"))
+	}}, nil
+}
+
+// dropScratchDatabase drops the scratch database name (unless keep) and
+// returns what to tell the person, or "".
+func dropScratchDatabase(admin, name string, keep bool) string {
+	if keep {
+		return "cairn bench: kept the scratch database " + name
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, admin)
+	if err == nil {
+		defer conn.Close(ctx)
+		_, err = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
+	}
+	if err != nil {
+		return fmt.Sprintf("cairn bench: could not drop the scratch database %s: %v", name, err)
+	}
+	return ""
+}
+
+// openNeo4jScratch checks that the Neo4j database cfg names is empty, and
+// returns what clears it at the end. The database is the bench's to fill:
+// Community Edition has no second database to create, so the person names
+// an empty one, and one that holds data is refused rather than cleared.
+func openNeo4jScratch(ctx context.Context, cfg *appConfig, keep bool) (*scratch, error) {
+	nc, err := cfg.neo4j.config(cfg.databaseURL)
+	if err != nil {
+		return nil, usageError{err.Error()}
+	}
+	d, err := graphneo4j.Connect(ctx, nc)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close(context.WithoutCancel(ctx))
+	holds, err := graphneo4j.HoldsData(ctx, d, nc.Database)
+	if err != nil {
+		return nil, err
+	}
+	if holds {
+		return nil, usageError{fmt.Sprintf("cairn bench clears its Neo4j database when it ends, and %s/%s holds data: name an empty database (on Community Edition, a server of its own)", redactURI(nc.URI), nc.Database)}
+	}
+	where := fmt.Sprintf("Neo4j %s/%s", redactURI(nc.URI), nc.Database)
+	return &scratch{describe: where, close: func() string {
+		if keep {
+			return "cairn bench: kept the graph in " + where
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
-		conn, err := pgx.Connect(ctx, admin)
+		d, err := graphneo4j.Connect(ctx, nc)
 		if err == nil {
-			defer conn.Close(ctx)
-			_, err = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
+			defer d.Close(ctx)
+			_, err = graphneo4j.ClearDatabase(ctx, d, nc.Database)
 		}
 		if err != nil {
-			return fmt.Sprintf("cairn bench: could not drop the scratch database %s: %v", name, err)
+			return fmt.Sprintf("cairn bench: could not empty the Neo4j database %s: %v", where, err)
 		}
 		return ""
 	}}, nil

@@ -3,10 +3,16 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/cairnkg/cairn/db/postgres/pgtest"
+	graphneo4j "github.com/cairnkg/cairn/graph/neo4j"
+	"github.com/cairnkg/cairn/graph/neo4j/neo4jtest"
 )
 
 // TestBenchSmall runs cairn bench at a small size on each backend, as CI
@@ -63,4 +69,54 @@ func TestBenchSmall(t *testing.T) {
 			t.Errorf("cairn bench left %v behind", left)
 		}
 	})
+}
+
+// TestBenchNeo4jScratch checks what cairn bench does with the Neo4j
+// database of the split deployment, which it cannot create: it empties the
+// database it was given when it ends, keeps it with --keep, and refuses a
+// database that holds data rather than clear someone's graph.
+func TestBenchNeo4jScratch(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	srv := neo4jtest.Take(t)
+	env := append(append(os.Environ(), "CAIRN_DATABASE_URL="+pgtest.URL(t)), srv.Env()...)
+	bench := func(args ...string) (string, error) {
+		cmd := exec.Command(cairnBinary(t), append([]string{"bench", "--entities", "20", "--memories", "2", "--queries", "1"}, args...)...)
+		cmd.Env = append(env, "TMPDIR="+t.TempDir())
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		err := cmd.Run()
+		return out.String(), err
+	}
+	holds := func() bool {
+		t.Helper()
+		h, err := graphneo4j.HoldsData(t.Context(), srv.Driver, srv.Config.Database)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+
+	if out, err := bench(); err != nil {
+		t.Fatalf("cairn bench: %v\n%s", err, out)
+	}
+	if holds() {
+		t.Error("cairn bench left data in its Neo4j database")
+	}
+	out, err := bench("--keep")
+	if err != nil {
+		t.Fatalf("cairn bench --keep: %v\n%s", err, out)
+	}
+	if !holds() || !strings.Contains(out, "kept the graph in Neo4j") {
+		t.Errorf("cairn bench --keep: the graph was not kept, or the output does not say so:\n%s", out)
+	}
+	out, err = bench()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != exitUsage || !strings.Contains(out, "holds data") {
+		t.Errorf("cairn bench on a database with data: %v\n%s\nwant exit %d saying it holds data", err, out, exitUsage)
+	}
+	if !holds() {
+		t.Error("cairn bench cleared a database it refused")
+	}
 }

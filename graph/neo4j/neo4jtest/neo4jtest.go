@@ -31,7 +31,6 @@ import (
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
-	"github.com/cairnkg/cairn/cypher"
 	graphneo4j "github.com/cairnkg/cairn/graph/neo4j"
 )
 
@@ -182,7 +181,7 @@ func Take(t testing.TB) *Server {
 	if err != nil {
 		t.Fatalf("neo4j: %v", err)
 	}
-	if err := clean(ctx, d, cfg.Database); err != nil {
+	if _, err := graphneo4j.ClearDatabase(ctx, d, cfg.Database); err != nil {
 		t.Fatalf("neo4j: empty %s: %v", cfg.URI, err)
 	}
 	record(t)
@@ -232,17 +231,6 @@ func driver(ctx context.Context, c graphneo4j.Config) (neo4j.DriverWithContext, 
 	}
 	process.drivers[k] = d
 	return d, nil
-}
-
-var cleanDatabase = cypher.Must("test_database_clean")
-
-func clean(ctx context.Context, d neo4j.DriverWithContext, database string) error {
-	q, err := cleanDatabase.Cypher()
-	if err != nil {
-		return err
-	}
-	_, err = neo4j.ExecuteQuery(ctx, d, q, nil, neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(database))
-	return err
 }
 
 // Close closes the drivers the process made; TestMain may call it after
