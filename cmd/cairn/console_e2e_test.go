@@ -83,9 +83,9 @@ type consoleWorld struct {
 	companyID string
 }
 
-func newConsoleWorld(t *testing.T) consoleWorld {
+func newConsoleWorld(t *testing.T, env ...string) consoleWorld {
 	t.Helper()
-	base := strings.TrimSuffix(startServe(t, t.TempDir()), "/mcp")
+	base := strings.TrimSuffix(startServe(t, filepath.Join(t.TempDir(), "data"), env...), "/mcp")
 	owner := consoleClient{t: t, base: base, key: testOwnerKey}
 	w := consoleWorld{base: base, owner: owner, agentName: "claude"}
 
@@ -267,24 +267,36 @@ func TestConsoleInBrowser(t *testing.T) {
 	if _, err := os.Stat(chromium); err != nil {
 		skipOrFail(t, chromium+" is missing: run scripts/provision-browser.sh")
 	}
-	w := newConsoleWorld(t)
-
-	out := os.Getenv("CAIRN_CONSOLE_ARTIFACTS")
-	if out == "" {
-		if out, err = os.MkdirTemp("", "cairn-console-e2e-"); err != nil {
-			t.Fatal(err)
+	// The embedded store, and the split deployment (the graph in Neo4j),
+	// whose graph reads the console's views go through a driver of their
+	// own; PostgreSQL's are the ones TestConsoleHTTP and the other
+	// end-to-end scenarios cover.
+	for _, b := range e2eBackends {
+		if b.name == "Postgres" {
+			continue
 		}
+		t.Run(b.name, func(t *testing.T) {
+			w := newConsoleWorld(t, b.env(t)...)
+
+			out := os.Getenv("CAIRN_CONSOLE_ARTIFACTS")
+			if out == "" {
+				var err error
+				if out, err = os.MkdirTemp("", "cairn-console-e2e-"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			t.Logf("console screenshots in %s", out)
+			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, "node", filepath.Join(web, "e2e", "console.mjs"))
+			cmd.Dir = web
+			cmd.Env = append(os.Environ(), "CAIRN_URL="+w.base, "OWNER_KEY="+testOwnerKey, "AGENT_KEY="+w.agent.key, "AGENT_NAME="+w.agentName,
+				"COMPANY_ID="+w.companyID, "CHROMIUM="+chromium, "OUT_DIR="+out)
+			output, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("the browser scenario failed (%v); screenshots in %s:\n%s", err, out, output)
+			}
+			t.Logf("%s", bytes.TrimSpace(output))
+		})
 	}
-	t.Logf("console screenshots in %s", out)
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", filepath.Join(web, "e2e", "console.mjs"))
-	cmd.Dir = web
-	cmd.Env = append(os.Environ(), "CAIRN_URL="+w.base, "OWNER_KEY="+testOwnerKey, "AGENT_KEY="+w.agent.key, "AGENT_NAME="+w.agentName,
-		"COMPANY_ID="+w.companyID, "CHROMIUM="+chromium, "OUT_DIR="+out)
-	output, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("the browser scenario failed (%v); screenshots in %s:\n%s", err, out, output)
-	}
-	t.Logf("%s", bytes.TrimSpace(output))
 }

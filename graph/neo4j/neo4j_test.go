@@ -96,3 +96,12 @@ func TestTextSigBackfill(t *testing.T) {
 		}
 	})
 }
+
+// BenchmarkCycleCheck: see graphtest.BenchmarkCycleCheck. Each driver is
+// a server neo4jtest hands out, emptied.
+func BenchmarkCycleCheck(b *testing.B) {
+	graphtest.BenchmarkCycleCheck(b, func(tb testing.TB) graph.Driver {
+		srv := neo4jtest.Take(tb)
+		return graphneo4j.New(srv.Driver, srv.Config.Database)
+	})
+}
