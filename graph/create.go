@@ -64,7 +64,7 @@ func (tx *Tx) CreateRelationship(ctx context.Context, in NewRelationship) (rel R
 		}
 	}
 	id := RelationshipID(in.Type, src.ID, dst.ID)
-	existing, err := tx.Relationship(ctx, in.UserID, id)
+	existing, err := tx.relationshipOfType(ctx, in.UserID, in.Type, id)
 	switch {
 	case err == nil && existing.EndedAt.IsZero():
 		return existing, false, nil
@@ -95,6 +95,16 @@ func (tx *Tx) CreateRelationship(ctx context.Context, in NewRelationship) (rel R
 		return Relationship{}, false, err
 	}
 	return rel, true, nil
+}
+
+// relationshipOfType reads the relationship id of type typ with the
+// driver's TypedRelationshipGetter when it has one, and with Relationship
+// otherwise; both give the same answer.
+func (tx *Tx) relationshipOfType(ctx context.Context, userID, typ, id string) (Relationship, error) {
+	if g, ok := tx.DriverTx.(TypedRelationshipGetter); ok {
+		return g.RelationshipOfType(ctx, userID, typ, id)
+	}
+	return tx.Relationship(ctx, userID, id)
 }
 
 // reach answers a path query with the driver's Reacher when it has one, and

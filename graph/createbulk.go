@@ -56,36 +56,18 @@ func (tx *Tx) PrepareRelationships(ctx context.Context, ins []NewRelationship) (
 	return out, err
 }
 
-// prepareRelationships is CreateRelationships, returning the new periods
-// it would write in one statement rather than writing them.
-func (tx *Tx) prepareRelationships(ctx context.Context, ins []NewRelationship) ([]CreatedRelationship, []Relationship, error) {
-	out := make([]CreatedRelationship, len(ins))
-	var bulk []int
-	for i, in := range ins {
-		if ValidRelationshipTypeName(in.Type) && !IsAcyclic(in.Type) && !in.Acyclic {
-			bulk = append(bulk, i)
-			continue
-		}
-		rel, created, err := tx.CreateRelationship(ctx, in)
-		if err != nil && !isCreateError(err) {
-			return nil, nil, err
-		}
-		out[i] = CreatedRelationship{Relationship: rel, Created: created, Err: err}
-	}
-	if len(bulk) == 0 {
-		return out, nil, nil
-	}
-
-	// Lock each user and read every endpoint not read yet in one query per
-	// user; merged endpoints (rare) are then followed one at a time.
+// prefetchEndpoints locks the user of each of ins[which] and reads every
+// endpoint not read yet, in one query per user (PrefetchEntities); merged
+// endpoints (rare) are then followed one at a time by ResolveEntity.
+func (tx *Tx) prefetchEndpoints(ctx context.Context, ins []NewRelationship, which []int) error {
 	endpoints := map[string][]string{}
 	var users []string
-	for _, i := range bulk {
+	for _, i := range which {
 		in := ins[i]
 		if !slices.Contains(users, in.UserID) {
 			users = append(users, in.UserID)
 			if err := tx.LockUser(ctx, in.UserID); err != nil {
-				return nil, nil, err
+				return err
 			}
 		}
 		for _, id := range []string{in.SourceEntityID, in.TargetEntityID} {
@@ -97,9 +79,45 @@ func (tx *Tx) prepareRelationships(ctx context.Context, ins []NewRelationship) (
 	for _, u := range users {
 		if len(endpoints[u]) > 0 {
 			if err := tx.PrefetchEntities(ctx, u, endpoints[u]); err != nil {
-				return nil, nil, err
+				return err
 			}
 		}
+	}
+	return nil
+}
+
+// prepareRelationships is CreateRelationships, returning the new periods
+// it would write in one statement rather than writing them.
+func (tx *Tx) prepareRelationships(ctx context.Context, ins []NewRelationship) ([]CreatedRelationship, []Relationship, error) {
+	out := make([]CreatedRelationship, len(ins))
+	var bulk, acyclic []int
+	for i, in := range ins {
+		if ValidRelationshipTypeName(in.Type) && !IsAcyclic(in.Type) && !in.Acyclic {
+			bulk = append(bulk, i)
+		} else {
+			acyclic = append(acyclic, i)
+		}
+	}
+	// The acyclic ones are created one at a time, each resolving both its
+	// endpoints: read them all first, one query per user, so that a chain
+	// of a thousand edges costs one read of its entities, not two thousand.
+	if err := tx.prefetchEndpoints(ctx, ins, acyclic); err != nil {
+		return nil, nil, err
+	}
+	for _, i := range acyclic {
+		in := ins[i]
+		rel, created, err := tx.CreateRelationship(ctx, in)
+		if err != nil && !isCreateError(err) {
+			return nil, nil, err
+		}
+		out[i] = CreatedRelationship{Relationship: rel, Created: created, Err: err}
+	}
+	if len(bulk) == 0 {
+		return out, nil, nil
+	}
+
+	if err := tx.prefetchEndpoints(ctx, ins, bulk); err != nil {
+		return nil, nil, err
 	}
 	type resolved struct{ src, dst Entity }
 	ends := make(map[int]resolved, len(bulk))
@@ -128,10 +146,7 @@ func (tx *Tx) prepareRelationships(ctx context.Context, ins []NewRelationship) (
 
 	type relKey struct{ user, id string }
 	current := map[relKey]Relationship{}
-	for _, u := range users {
-		if len(relIDs[u]) == 0 {
-			continue
-		}
+	for _, u := range slices.Sorted(maps.Keys(relIDs)) {
 		rels, err := tx.Relationships(ctx, u, relIDs[u])
 		if err != nil {
 			return nil, nil, err

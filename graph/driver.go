@@ -246,6 +246,17 @@ type Reacher interface {
 	Reach(ctx context.Context, q PathQuery) ([]string, error)
 }
 
+// TypedRelationshipGetter is an optional capability of a DriverTx: it reads
+// a relationship whose type the caller knows, as CreateRelationship does,
+// where a backend finds it faster by type (Neo4j indexes relationship
+// properties per type, so an id alone means a scan of the user's
+// relationships).
+type TypedRelationshipGetter interface {
+	// RelationshipOfType returns exactly what Relationship returns for id
+	// when the relationship's type is typ, and a *NotFoundError otherwise.
+	RelationshipOfType(ctx context.Context, userID, typ, id string) (Relationship, error)
+}
+
 // Now returns the current time as every graph row records it: UTC, truncated
 // to the microsecond that every backend can store exactly.
 func Now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }

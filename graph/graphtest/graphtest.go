@@ -49,6 +49,7 @@ func Run(t *testing.T, newStore Harness) {
 		{"Edges", testEdges},
 		{"ShortestPath", testShortestPath},
 		{"Reach", testReach},
+		{"RelationshipOfType", testRelationshipOfType},
 		{"Traverse", testTraverse},
 		{"Outbox", testOutbox},
 		{"BulkWrites", testBulkWrites},

@@ -110,11 +110,16 @@ type tx struct {
 	write bool
 	// locked holds the users whose lock node this transaction wrote.
 	locked []string
+	// totals holds what entity_total counted per user, for Reach's bound,
+	// until the transaction writes an entity: a batch of cycle checks
+	// counts once.
+	totals map[string]int
 }
 
 var (
-	_ graph.DriverTx = (*tx)(nil)
-	_ graph.Reacher  = (*tx)(nil)
+	_ graph.DriverTx                = (*tx)(nil)
+	_ graph.Reacher                 = (*tx)(nil)
+	_ graph.TypedRelationshipGetter = (*tx)(nil)
 )
 
 var userLock = cypher.Must("user_lock")

@@ -119,6 +119,7 @@ func (t *tx) PutEntity(ctx context.Context, e graph.Entity) error {
 // same statement links each entity to the observations recorded for it
 // before it existed, so that provenance is a traversal.
 func (t *tx) PutEntities(ctx context.Context, es []graph.Entity) error {
+	t.totals = nil // Reach's count of the user's entities may be stale
 	type userType struct{ user, typ string }
 	for _, group := range groupBy(es, func(e graph.Entity) userType { return userType{e.UserID, e.Type} }) {
 		if err := t.putEntities(ctx, group); err != nil {

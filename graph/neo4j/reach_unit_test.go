@@ -54,7 +54,10 @@ func TestReachRebuildsTheSamePath(t *testing.T) {
 		"a": {"c", "b"}, "b": {"e"}, "c": {"d", "e"}, "d": {"z"}, "e": {"z"},
 	}}
 	l.reply("entity_total", map[string]any{"total": int64(6)})
-	l.reply("reach_hops_directed", map[string]any{"hops": int64(3)})
+	// Neo4j's own choice among the shortest paths is not the one, and
+	// reach_canonical says so (c is a better predecessor of d… of e).
+	l.reply("reach_hops_directed", map[string]any{"hops": int64(3), "path": []any{"a", "b", "e", "z"}})
+	l.reply("reach_canonical", map[string]any{"closer": int64(1)})
 	got, err := (&tx{r: l}).Reach(t.Context(), graph.PathQuery{UserID: "alice", From: "a", To: "z", Direction: graph.Outbound})
 	if err != nil {
 		t.Fatal(err)
@@ -62,7 +65,7 @@ func TestReachRebuildsTheSamePath(t *testing.T) {
 	if d := cmp.Diff([]string{"a", "c", "d", "z"}, got); d != "" {
 		t.Errorf("path (-want +got):\n%s", d)
 	}
-	if d := cmp.Diff([]string{"entity_total", "reach_hops_directed", "reach_level", "reach_level", "reach_level"}, l.names()); d != "" {
+	if d := cmp.Diff([]string{"entity_total", "reach_hops_directed", "reach_canonical", "reach_level", "reach_level", "reach_level"}, l.names()); d != "" {
 		t.Errorf("statements (-want +got):\n%s", d)
 	}
 	hops := l.last(t, "reach_hops_directed")
@@ -83,7 +86,43 @@ func TestReachInboundSwapsEnds(t *testing.T) {
 	if r.params["from"] != "b" || r.params["to"] != "a" {
 		t.Errorf("inbound reach asked from %v to %v, want from b to a", r.params["from"], r.params["to"])
 	}
-	if !strings.Contains(r.query, "*1..6]") {
-		t.Errorf("the pattern is not bounded by the user's entities less one:\n%s", r.query)
+	if !strings.Contains(r.query, "*1..8]") {
+		t.Errorf("the pattern is not bounded by the user's entities less one, rounded up to a power of two:\n%s", r.query)
+	}
+}
+
+// TestReachKeepsACanonicalPath checks that when reach_canonical finds no
+// better predecessor along Neo4j's path, Reach returns that path without a
+// breadth-first search, in the direction of the query: an inbound path is
+// found from the other end and reversed, and checked as reversed.
+func TestReachKeepsACanonicalPath(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		direction graph.Direction
+		found     []any
+		want      []string
+	}{
+		{"Outbound", graph.Outbound, []any{"a", "b", "c"}, []string{"a", "b", "c"}},
+		{"Inbound", graph.Inbound, []any{"c", "b", "a"}, []string{"a", "b", "c"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := (&fakeRunner{}).reply("entity_total", map[string]any{"total": int64(3)})
+			f.reply("reach_hops_directed", map[string]any{"hops": int64(2), "path": tc.found})
+			f.reply("reach_canonical", map[string]any{"closer": int64(0)})
+			got, err := (&tx{r: f}).Reach(t.Context(), graph.PathQuery{UserID: "alice", From: "a", To: "c", Direction: tc.direction})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tc.want, got); d != "" {
+				t.Errorf("path (-want +got):\n%s", d)
+			}
+			if d := cmp.Diff([]string{"entity_total", "reach_hops_directed", "reach_canonical"}, f.names()); d != "" {
+				t.Errorf("statements (-want +got):\n%s", d)
+			}
+			c := f.last(t, "reach_canonical")
+			if d := cmp.Diff(tc.want, c.params["path"]); d != "" || c.params["reversed"] != (tc.direction == graph.Inbound) {
+				t.Errorf("reach_canonical params %v", c.params)
+			}
+		})
 	}
 }

@@ -11,6 +11,7 @@ import (
 var (
 	relationshipPut        = cypher.Must("relationship_put")
 	relationshipGet        = cypher.Must("relationship_get")
+	relationshipGetTyped   = cypher.Must("relationship_get_typed")
 	relationshipsList      = cypher.Must("relationships_list")
 	relationshipsOfEntity  = cypher.Must("relationships_of_entity")
 	edgesStatement         = cypher.Must("edges")
@@ -74,6 +75,30 @@ func (t *tx) Relationship(ctx context.Context, userID, id string) (graph.Relatio
 		return graph.Relationship{}, err
 	}
 	rows, err := t.run(ctx, relationshipGet, cypher.Fill{}, map[string]any{"userId": userID, "id": id})
+	if err != nil {
+		return graph.Relationship{}, err
+	}
+	out, err := mapRows(rows, "relationship", toRelationship)
+	if err != nil {
+		return graph.Relationship{}, err
+	}
+	if len(out) == 0 {
+		return graph.Relationship{}, notFound("relationship", id)
+	}
+	return out[0], nil
+}
+
+// RelationshipOfType implements graph.TypedRelationshipGetter with
+// relationship_get_typed, which the per-type index on id serves, where
+// relationship_get, not knowing the type, reads the user's relationships.
+func (t *tx) RelationshipOfType(ctx context.Context, userID, typ, id string) (graph.Relationship, error) {
+	if err := t.enter(ctx, userID); err != nil {
+		return graph.Relationship{}, err
+	}
+	if !graph.ValidRelationshipTypeName(typ) {
+		return graph.Relationship{}, notFound("relationship", id)
+	}
+	rows, err := t.run(ctx, relationshipGetTyped, cypher.Fill{RelType: typ}, map[string]any{"userId": userID, "id": id})
 	if err != nil {
 		return graph.Relationship{}, err
 	}
