@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"errors"
 	"net"
 	"net/url"
@@ -106,10 +107,14 @@ func noVectorURL(t *testing.T) string {
 	}
 	defer conn.Close(ctx)
 	name := "cairn_novector_" + strings.ToLower(strings.NewReplacer("/", "_", "-", "_").Replace(t.Name()))
+	// A password, so that the role can sign in whether the server trusts
+	// loopback connections of every role or only of its superuser (what
+	// scripts/provision-postgres.sh configures on a fresh machine).
+	password := rand.Text()
 	for _, sql := range []string{
 		`DROP DATABASE IF EXISTS ` + name,
 		`DROP ROLE IF EXISTS ` + name,
-		`CREATE ROLE ` + name + ` LOGIN NOSUPERUSER`,
+		`CREATE ROLE ` + name + ` LOGIN NOSUPERUSER PASSWORD '` + password + `'`,
 		`CREATE DATABASE ` + name,
 	} {
 		if _, err := conn.Exec(ctx, sql); err != nil {
@@ -130,7 +135,7 @@ func noVectorURL(t *testing.T) string {
 		}
 	})
 	return withURL(t, base, func(u *url.URL) {
-		u.User = url.User(name)
+		u.User = url.UserPassword(name, password)
 		u.Path = "/" + name
 	})
 }
