@@ -13,6 +13,8 @@ import (
 	"github.com/cairnkg/cairn/db/postgres"
 	"github.com/cairnkg/cairn/db/sqlite"
 	"github.com/cairnkg/cairn/migrations"
+
+	graphneo4j "github.com/cairnkg/cairn/graph/neo4j"
 )
 
 func migrateCommand() *command {
@@ -24,7 +26,8 @@ func migrateCommand() *command {
 Apply every pending schema migration, print each one applied, and exit. The
 target is the embedded store in --data-dir, or the PostgreSQL database of
 --database-url (CAIRN_DATABASE_URL) when set; on PostgreSQL migrate first
-creates the vector extension if it is missing.
+creates the vector extension if it is missing. With --neo4j-uri
+(CAIRN_NEO4J_URI), the graph's Neo4j database is migrated too, first.
 
 serve and stdio migrate at start too, so running migrate is optional: it lets
 a deployment migrate once, before its cairn processes start, and shows what
@@ -64,6 +67,14 @@ store is created where none exists (it says there is none, and exits 1).`,
 					printStatus(env.stdout, target, list)
 					return nil
 				}
+				if common.neo4j.enabled() {
+					// Neo4j first, as at the start of serve and stdio: a
+					// wrong Neo4j setting is the one line migrate fails
+					// with, before PostgreSQL is touched.
+					if err := migrateNeo4j(ctx, env.stdout, common.neo4j, common.databaseURL); err != nil {
+						return err
+					}
+				}
 				var applied []migrations.Migration
 				var err error
 				if common.databaseURL != "" {
@@ -86,6 +97,34 @@ store is created where none exists (it says there is none, and exits 1).`,
 			}
 		},
 	}
+}
+
+// migrateNeo4j applies the pending Neo4j migrations of the split
+// deployment and says what it did, as migrate does for PostgreSQL.
+func migrateNeo4j(ctx context.Context, stdout io.Writer, n neo4jSettings, databaseURL string) error {
+	nc, err := n.config(databaseURL)
+	if err != nil {
+		return err
+	}
+	d, err := graphneo4j.Connect(ctx, nc)
+	if err != nil {
+		return err
+	}
+	defer d.Close(context.WithoutCancel(ctx))
+	applied, err := graphneo4j.Migrate(ctx, d, nc.Database, graphneo4j.MigrateOptions{})
+	if err != nil {
+		return err
+	}
+	target := fmt.Sprintf("neo4j %s/%s", redactURI(nc.URI), nc.Database)
+	for _, m := range applied {
+		fmt.Fprintf(stdout, "applied neo4j %03d_%s\n", m.Version, m.Name)
+	}
+	if len(applied) == 0 {
+		fmt.Fprintf(stdout, "%s: up to date, nothing to apply\n", target)
+	} else {
+		fmt.Fprintf(stdout, "%s: applied %d migration(s); up to date\n", target, len(applied))
+	}
+	return nil
 }
 
 // printStatus writes one line per migration, then a summary.
