@@ -34,6 +34,10 @@
 #                             instead of starting any; with _USER (default
 #                             neo4j) and _PASSWORD.
 #   CAIRN_TEST_NEO4J_SERVERS  how many servers to start (default 3).
+#   CAIRN_TEST_NEO4J_VERSION  another Neo4j release to start instead of the
+#                             pinned one (e.g. 2026.08.1, which needs Java
+#                             21 or newer: set JAVA_HOME); its artifacts are
+#                             resolved the same way, checksums verified.
 #   CAIRN_TEST_NEO4J_STATE    the state directory (default
 #                             ${XDG_CACHE_HOME:-~/.cache}/cairn/neo4j-test).
 #   JAVA_HOME                 the JDK to run (default: java on PATH); Neo4j
@@ -62,6 +66,15 @@ readonly POM=$ROOT/scripts/neo4j/pom.xml
 readonly STATE=${CAIRN_TEST_NEO4J_STATE:-${XDG_CACHE_HOME:-$HOME/.cache}/cairn/neo4j-test}
 readonly RUNNING=$STATE/running # one line per server: pid owner-pid scratch-dir
 readonly FIRST_PORT=17687
+VERSION=${CAIRN_TEST_NEO4J_VERSION:-$(grep -o '<neo4j.version>[^<]*' "$POM" | cut -d'>' -f2)}
+readonly VERSION
+# The community server's entry point (the class the neo4j script starts):
+# renamed in the calendar-versioned releases.
+case $VERSION in
+5.*) ENTRY_POINT=org.neo4j.server.CommunityEntryPoint ;;
+*) ENTRY_POINT=org.neo4j.server.Neo4jCommunity ;;
+esac
+readonly ENTRY_POINT
 readonly SKIP_HINT="the Neo4j tests will skip; set CAIRN_TEST_NEO4J_URI to a Neo4j 5 server, or install Java 17 and Maven and run scripts/provision-neo4j.sh"
 
 log() { printf '%s: %s\n' "$PROG" "$*" >&2; }
@@ -141,7 +154,7 @@ java_major() {
 # classpath: print the server's class path, from the cache or from Maven.
 classpath() {
 	local key cache cp missing=0 f logf
-	key=$(sha256sum "$POM" | cut -c1-16)
+	key=$( (cat "$POM" && echo "${CAIRN_TEST_NEO4J_VERSION:-}") | sha256sum | cut -c1-16)
 	cache=$STATE/classpath-$key
 	if [[ -s $cache ]]; then
 		cp=$(<"$cache")
@@ -158,9 +171,9 @@ classpath() {
 		fi
 	fi
 	have mvn || fail "Maven (mvn) is not installed (Debian: apt-get install maven)"
-	log "resolving Neo4j from Maven Central ($(grep -o '<neo4j.version>[^<]*' "$POM" | cut -d'>' -f2)) ..."
+	log "resolving Neo4j $VERSION from Maven Central ..."
 	logf=$STATE/maven.log
-	if ! mvn -B -q -C -f "$POM" dependency:build-classpath \
+	if ! mvn -B -q -C -f "$POM" ${CAIRN_TEST_NEO4J_VERSION:+"-Dneo4j.version=$CAIRN_TEST_NEO4J_VERSION"} dependency:build-classpath \
 		-Dmdep.outputFile="$cache.tmp" -Dmdep.includeScope=runtime >"$logf" 2>&1; then
 		tail -n 20 "$logf" | sed 's/^/    /' >&2
 		fail "Maven could not resolve the Neo4j artifacts (see $logf)"
@@ -209,7 +222,7 @@ EOF
 		-Dio.netty.tryReflectionSetAccessible=true -Djdk.nio.maxCachedBufferSize=1024 \
 		--add-opens=java.base/java.nio=ALL-UNNAMED --add-opens=java.base/java.io=ALL-UNNAMED \
 		--add-opens=java.base/sun.nio.ch=ALL-UNNAMED --add-opens=java.base/java.lang=ALL-UNNAMED \
-		-cp "$cp" org.neo4j.server.CommunityEntryPoint \
+		-cp "$cp" "$ENTRY_POINT" \
 		--home-dir="$dir" --config-dir="$dir/conf" \
 		</dev/null >"$dir/logs/console.log" 2>&1 9>&- &
 	echo $!
@@ -242,7 +255,10 @@ start() {
 	fi
 	have "$JAVA" || fail "Java is not installed (Neo4j 5.26 needs Java 17 or 21; Debian: apt-get install openjdk-17-jre-headless)"
 	major=$(java_major)
-	[[ $major == 17 || $major == 21 ]] || fail "Neo4j 5.26 runs on Java 17 or 21, and $JAVA is Java ${major:-unknown} (set JAVA_HOME)"
+	case $VERSION in
+	5.*) [[ $major == 17 || $major == 21 ]] || fail "Neo4j $VERSION runs on Java 17 or 21, and $JAVA is Java ${major:-unknown} (set JAVA_HOME)" ;;
+	*) [[ -n $major ]] && ((major >= 21)) || fail "Neo4j $VERSION needs Java 21 or newer, and $JAVA is Java ${major:-unknown} (set JAVA_HOME)" ;;
+	esac
 	mkdir -p "$STATE"
 	# One provisioner at a time per state directory, from choosing ports
 	# until the servers listen: two runs started together would otherwise
@@ -296,7 +312,7 @@ start() {
 		r=$(awk '/VmRSS/ {print $2}' "/proc/${pids[i]}/status" 2>/dev/null || echo 0)
 		rss=$((rss + r))
 	done
-	log "$n Neo4j $(grep -o '<neo4j.version>[^<]*' "$POM" | cut -d'>' -f2) server(s) ready on ${ports[*]} in $((SECONDS - started)) s, $((rss / 1024)) MB resident in all; stop them with scripts/provision-neo4j.sh --stop"
+	log "$n Neo4j $VERSION server(s) ready on ${ports[*]} in $((SECONDS - started)) s, $((rss / 1024)) MB resident in all; stop them with scripts/provision-neo4j.sh --stop"
 	local IFS=,
 	printf 'export CAIRN_TEST_NEO4J_URI=%s\n' "${uris[*]}"
 	printf 'export CAIRN_TEST_NEO4J_USER=neo4j\n'
