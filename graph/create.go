@@ -97,10 +97,14 @@ func (tx *Tx) CreateRelationship(ctx context.Context, in NewRelationship) (rel R
 	return rel, true, nil
 }
 
-// relationshipOfType reads the relationship id of type typ with the
-// driver's TypedRelationshipGetter when it has one, and with Relationship
-// otherwise; both give the same answer.
+// relationshipOfType reads the relationship id of type typ: from what
+// prefetchRelationships read when it holds id, else with the driver's
+// TypedRelationshipGetter when it has one, and with Relationship
+// otherwise; all give the same answer.
 func (tx *Tx) relationshipOfType(ctx context.Context, userID, typ, id string) (Relationship, error) {
+	if r, ok, err := tx.knownRelationshipOf(userID, id); ok {
+		return r, err
+	}
 	if g, ok := tx.DriverTx.(TypedRelationshipGetter); ok {
 		return g.RelationshipOfType(ctx, userID, typ, id)
 	}

@@ -86,6 +86,36 @@ func (tx *Tx) prefetchEndpoints(ctx context.Context, ins []NewRelationship, whic
 	return nil
 }
 
+// prefetchAcyclic reads, in one query per user, the relationships that
+// ins[which] would create, as their endpoints resolve now, so that
+// CreateRelationship finds whether each exists without a query of its own.
+// An edge whose endpoint is missing, or whose type is malformed, is left
+// for CreateRelationship to report.
+func (tx *Tx) prefetchAcyclic(ctx context.Context, ins []NewRelationship, which []int) error {
+	ids := map[string][]string{}
+	for _, i := range which {
+		in := ins[i]
+		if !ValidRelationshipTypeName(in.Type) {
+			continue
+		}
+		src, err := tx.ResolveEntity(ctx, in.UserID, in.SourceEntityID)
+		if err != nil {
+			continue
+		}
+		dst, err := tx.ResolveEntity(ctx, in.UserID, in.TargetEntityID)
+		if err != nil {
+			continue
+		}
+		ids[in.UserID] = append(ids[in.UserID], RelationshipID(in.Type, src.ID, dst.ID))
+	}
+	for _, u := range slices.Sorted(maps.Keys(ids)) {
+		if err := tx.prefetchRelationships(ctx, u, ids[u]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // prepareRelationships is CreateRelationships, returning the new periods
 // it would write in one statement rather than writing them.
 func (tx *Tx) prepareRelationships(ctx context.Context, ins []NewRelationship) ([]CreatedRelationship, []Relationship, error) {
@@ -102,6 +132,9 @@ func (tx *Tx) prepareRelationships(ctx context.Context, ins []NewRelationship) (
 	// endpoints: read them all first, one query per user, so that a chain
 	// of a thousand edges costs one read of its entities, not two thousand.
 	if err := tx.prefetchEndpoints(ctx, ins, acyclic); err != nil {
+		return nil, nil, err
+	}
+	if err := tx.prefetchAcyclic(ctx, ins, acyclic); err != nil {
 		return nil, nil, err
 	}
 	for _, i := range acyclic {

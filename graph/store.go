@@ -31,6 +31,9 @@ type Tx struct {
 	// read holds the entities PrefetchEntities read, for Entity, until the
 	// transaction writes an entity.
 	read map[entityKey]Entity
+	// rels holds what prefetchRelationships read (and what the transaction
+	// wrote since) of the relationships CreateRelationships will look up.
+	rels map[entityKey]knownRelationship
 }
 
 type entityKey struct{ user, id string }
