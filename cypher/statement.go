@@ -48,6 +48,7 @@ var CrossUser = map[string]string{
 	"server_version":            "reads the server's version at start",
 	"database_clear":            "empties a scratch database (cairn bench, test harnesses)",
 	"database_holds_data":       "cairn bench checks that its scratch database is empty",
+	"test_outbox_expire":        "the crash test moves a killed process's outbox leases into the past",
 }
 
 var statementName = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)

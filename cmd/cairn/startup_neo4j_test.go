@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"net"
 	"os"
 	"os/exec"
@@ -76,30 +74,9 @@ func TestNeo4jStartupErrors(t *testing.T) {
 					cmd.Env = append(os.Environ(), "CAIRN_DATABASE_URL="+pg, "CAIRN_OWNER_KEY="+testOwnerKey,
 						"CAIRN_NEO4J_URI="+c.URI, "CAIRN_NEO4J_USER="+c.User, "CAIRN_NEO4J_PASSWORD="+c.Password,
 						"CAIRN_NEO4J_DATABASE="+c.Database)
-					var stdout, stderr bytes.Buffer
-					cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(""), &stdout, &stderr
-					err := cmd.Run()
-					var exit *exec.ExitError
-					if !errors.As(err, &exit) || exit.ExitCode() != exitError {
-						t.Fatalf("exit: %v, want status %d\nstderr:\n%s", err, exitError, stderr.String())
-					}
-					msg := withoutModelWarning(stderr.String())
-					if strings.Contains(msg, "\n") || !strings.HasPrefix(msg, "cairn "+command+": neo4j: ") {
-						t.Errorf("stderr is not one line starting with %q:\n%s", "cairn "+command+": neo4j: ", msg)
-					}
-					for _, w := range tc.want {
-						if !strings.Contains(msg, w) {
-							t.Errorf("stderr %q does not say %q", msg, w)
-						}
-					}
-					if strings.Contains(msg, "goroutine") || strings.Contains(msg, "panic") {
-						t.Errorf("stderr shows a stack trace:\n%s", msg)
-					}
-					if c.Password != "" && strings.Contains(stderr.String(), c.Password) {
-						t.Errorf("stderr shows the password:\n%s", stderr.String())
-					}
-					if stdout.Len() > 0 {
-						t.Errorf("stdout is not empty:\n%s", stdout.String())
+					line := runStartupError(t, cmd, "cairn "+command+": neo4j: ", tc.want)
+					if c.Password != "" && strings.Contains(line, c.Password) {
+						t.Errorf("stderr shows the password:\n%s", line)
 					}
 					if n := tablesIn(t, pg); n > 0 {
 						t.Errorf("PostgreSQL has %d tables after a failed Neo4j start, want none (Neo4j is checked first)", n)

@@ -57,31 +57,41 @@ func TestStartupErrors(t *testing.T) {
 					cmd.Args = append(cmd.Args, "--addr", "127.0.0.1:0")
 				}
 				cmd.Env = append(os.Environ(), "CAIRN_DATABASE_URL="+tc.url(t), "CAIRN_OWNER_KEY="+testOwnerKey)
-				var stdout, stderr bytes.Buffer
-				cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(""), &stdout, &stderr
-				err := cmd.Run()
-				var exit *exec.ExitError
-				if !errors.As(err, &exit) || exit.ExitCode() != exitError {
-					t.Fatalf("exit: %v, want status %d\nstderr:\n%s", err, exitError, stderr.String())
-				}
-				msg := strings.TrimSuffix(stderr.String(), "\n")
-				if strings.Contains(msg, "\n") || !strings.HasPrefix(msg, "cairn "+command+": ") {
-					t.Errorf("stderr is not one line starting with %q:\n%s", "cairn "+command+": ", msg)
-				}
-				for _, w := range tc.want {
-					if !strings.Contains(msg, w) {
-						t.Errorf("stderr %q does not say %q", msg, w)
-					}
-				}
-				if strings.Contains(msg, "goroutine") || strings.Contains(msg, "panic") {
-					t.Errorf("stderr shows a stack trace:\n%s", msg)
-				}
-				if stdout.Len() > 0 {
-					t.Errorf("stdout is not empty:\n%s", stdout.String())
-				}
+				runStartupError(t, cmd, "cairn "+command+": ", tc.want)
 			})
 		}
 	}
+}
+
+// runStartupError runs cmd, a start that must fail, and checks what a
+// person sees: exit status 1, one line on stderr (the model warning of a
+// build without the model aside) that starts with prefix and says each of
+// want, no stack trace, nothing on stdout. It returns the line.
+func runStartupError(t *testing.T, cmd *exec.Cmd, prefix string, want []string) string {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(""), &stdout, &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != exitError {
+		t.Fatalf("exit: %v, want status %d\nstderr:\n%s", err, exitError, stderr.String())
+	}
+	msg := withoutModelWarning(stderr.String())
+	if strings.Contains(msg, "\n") || !strings.HasPrefix(msg, prefix) {
+		t.Errorf("stderr is not one line starting with %q:\n%s", prefix, msg)
+	}
+	for _, w := range want {
+		if !strings.Contains(msg, w) {
+			t.Errorf("stderr %q does not say %q", msg, w)
+		}
+	}
+	if strings.Contains(msg, "goroutine") || strings.Contains(msg, "panic") {
+		t.Errorf("stderr shows a stack trace:\n%s", msg)
+	}
+	if stdout.Len() > 0 {
+		t.Errorf("stdout is not empty:\n%s", stdout.String())
+	}
+	return msg
 }
 
 // withURL returns raw changed by edit.

@@ -74,7 +74,13 @@ func (t *tx) Relationship(ctx context.Context, userID, id string) (graph.Relatio
 	if err := t.enter(ctx, userID); err != nil {
 		return graph.Relationship{}, err
 	}
-	rows, err := t.run(ctx, relationshipGet, cypher.Fill{}, map[string]any{"userId": userID, "id": id})
+	return t.oneRelationship(ctx, relationshipGet, cypher.Fill{}, userID, id)
+}
+
+// oneRelationship runs a lookup of relationship id (relationship_get or
+// relationship_get_typed) and returns its one row, or a *NotFoundError.
+func (t *tx) oneRelationship(ctx context.Context, s cypher.Statement, f cypher.Fill, userID, id string) (graph.Relationship, error) {
+	rows, err := t.run(ctx, s, f, map[string]any{"userId": userID, "id": id})
 	if err != nil {
 		return graph.Relationship{}, err
 	}
@@ -98,18 +104,7 @@ func (t *tx) RelationshipOfType(ctx context.Context, userID, typ, id string) (gr
 	if !graph.ValidRelationshipTypeName(typ) {
 		return graph.Relationship{}, notFound("relationship", id)
 	}
-	rows, err := t.run(ctx, relationshipGetTyped, cypher.Fill{RelType: typ}, map[string]any{"userId": userID, "id": id})
-	if err != nil {
-		return graph.Relationship{}, err
-	}
-	out, err := mapRows(rows, "relationship", toRelationship)
-	if err != nil {
-		return graph.Relationship{}, err
-	}
-	if len(out) == 0 {
-		return graph.Relationship{}, notFound("relationship", id)
-	}
-	return out[0], nil
+	return t.oneRelationship(ctx, relationshipGetTyped, cypher.Fill{RelType: typ}, userID, id)
 }
 
 // relationshipFilterParams are the parameters of relationships_list, or of
