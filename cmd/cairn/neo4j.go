@@ -72,8 +72,9 @@ func (n neo4jSettings) config(databaseURL string) (graphneo4j.Config, error) {
 // PostgreSQL is touched. The graph's outbox lives with the graph, in Neo4j:
 // a store writes its entries in the same Neo4j transaction as the change,
 // and the entity-embedding worker claims them there and writes the vectors
-// to pgvector, so a crash between the two stores is repaired at the next
-// start.
+// to pgvector, so a crash between the two stores is repaired: entries the
+// dead process had not claimed, by the next worker at once; those it had
+// claimed, once their lease (knowledge.EntityEmbedLease) ends.
 func openNeo4jBackend(ctx context.Context, cfg appConfig) (*backend, error) {
 	nc, err := cfg.neo4j.config(cfg.databaseURL)
 	if err != nil {
