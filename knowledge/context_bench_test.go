@@ -17,6 +17,8 @@ import (
 	"github.com/cairnkg/cairn/db/sqlite/sqlitetest"
 	"github.com/cairnkg/cairn/graph"
 	"github.com/cairnkg/cairn/graph/embedded"
+	graphneo4j "github.com/cairnkg/cairn/graph/neo4j"
+	"github.com/cairnkg/cairn/graph/neo4j/neo4jtest"
 	graphpostgres "github.com/cairnkg/cairn/graph/postgres"
 	"github.com/cairnkg/cairn/knowledge"
 	"github.com/cairnkg/cairn/migrations"
@@ -150,6 +152,21 @@ var contextBenchBackends = []struct {
 				tb.Fatal(err)
 			}
 		}
+		tb.Cleanup(func() { st.memories.Close(); st.graph.Close(); pg.Close() })
+		return st
+	}},
+	// The split deployment: the graph in Neo4j (a server neo4jtest hands
+	// out, emptied), the rest in PostgreSQL, as cmd/cairn wires it.
+	{"neo4j", func(tb testing.TB) contextBenchStores {
+		srv := neo4jtest.Take(tb)
+		pg, err := postgres.Open(tb.Context(), pgtest.URL(tb), postgres.Options{})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		vd := pgvector.New(pg.Pool, pgvector.Options{})
+		control := controlplane.New(pg.SQL, migrations.Postgres)
+		st := contextBenchStores{graph: graph.NewStore(graphneo4j.New(srv.Driver, srv.Config.Database)), memories: vector.NewStore(vd),
+			entityVecs: vector.NewEntityStore(vd), control: control, contradictions: control.WithReader(pg.SQL)}
 		tb.Cleanup(func() { st.memories.Close(); st.graph.Close(); pg.Close() })
 		return st
 	}},

@@ -36,8 +36,11 @@ func New(d neo4j.DriverWithContext, database string) *Driver {
 
 // session opens a session in the driver's database, always named.
 func (d *Driver) session(ctx context.Context, mode neo4j.AccessMode) neo4j.SessionWithContext {
+	// Every statement's records are read whole (managedRunner.run): fetched
+	// at once, rather than a thousand at a time, a listing of 10,000 rows
+	// saves nine round trips.
 	return d.d.NewSession(ctx, neo4j.SessionConfig{
-		AccessMode: mode, DatabaseName: d.database, BookmarkManager: d.bookmarks,
+		AccessMode: mode, DatabaseName: d.database, BookmarkManager: d.bookmarks, FetchSize: neo4j.FetchAll,
 	})
 }
 

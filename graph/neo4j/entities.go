@@ -19,6 +19,7 @@ var (
 	entityCount          = cypher.Must("entity_count")
 	entityList           = cypher.Must("entity_list")
 	entityStatsList      = cypher.Must("entity_stats_list")
+	entityStatsDegrees   = cypher.Must("entity_stats_degrees")
 	identifiersSet       = cypher.Must("identifiers_set")
 	entitiesByIdentifier = cypher.Must("entities_by_identifier")
 	entityTypeCounts     = cypher.Must("entity_type_counts")
@@ -247,7 +248,58 @@ func (t *tx) ListEntityStats(ctx context.Context, f graph.EntityFilter) ([]graph
 	if err != nil {
 		return nil, err
 	}
-	return mapRows(rows, "", toEntityStat)
+	if len(rows) != 1 {
+		return nil, fmt.Errorf("graph/neo4j: entity_stats_list returned %d rows", len(rows))
+	}
+	r := record{m: rows[0]}
+	entries := r.rows("stats", entityStatColumns...)
+	if r.err != nil {
+		return nil, r.err
+	}
+	stats, err := mapRows(entries, "", toEntityStat)
+	if err != nil || len(stats) == 0 || f.WithoutDegrees {
+		return stats, err
+	}
+	return stats, t.countDegrees(ctx, f.UserID, stats)
+}
+
+// entityStatColumns name the members of each entry of entity_stats_list.
+var entityStatColumns = []string{"id", "entity_type", "observation_count", "last_observation_at", "merged_into", "text_sig"}
+
+// countDegrees fills the Degrees of stats from the user's live
+// relationships (entity_stats_degrees): each counts at its source, by its
+// target's type, and at its target, by its source's type.
+func (t *tx) countDegrees(ctx context.Context, userID string, stats []graph.EntityStat) error {
+	rows, err := t.run(ctx, entityStatsDegrees, cypher.Fill{}, map[string]any{"userId": userID})
+	if err != nil {
+		return err
+	}
+	if len(rows) != 1 {
+		return fmt.Errorf("graph/neo4j: entity_stats_degrees returned %d rows", len(rows))
+	}
+	r := record{m: rows[0]}
+	ends := r.rows("ends", "source_id", "source_type", "target_id", "target_type")
+	if r.err != nil {
+		return r.err
+	}
+	at := make(map[string]int, len(stats))
+	for i, e := range stats {
+		at[e.ID] = i
+	}
+	for _, end := range ends {
+		r := record{m: end}
+		src, srcType, dst, dstType := r.str("source_id"), r.str("source_type"), r.str("target_id"), r.str("target_type")
+		if r.err != nil {
+			return r.err
+		}
+		if i, ok := at[src]; ok {
+			stats[i].Degrees = graph.AddDegree(stats[i].Degrees, dstType, 1)
+		}
+		if i, ok := at[dst]; ok {
+			stats[i].Degrees = graph.AddDegree(stats[i].Degrees, srcType, 1)
+		}
+	}
+	return nil
 }
 
 // SetIdentifiers implements graph.DriverTx: a batch of one.

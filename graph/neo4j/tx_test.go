@@ -570,10 +570,11 @@ func TestEntityStatTextSig(t *testing.T) {
 func TestListEntityStatsAsksForTextSigs(t *testing.T) {
 	sig := []byte(graph.EntityTextSig(graph.Entity{Type: "person", CanonicalName: "Ada"}))
 	for _, want := range []bool{false, true} {
-		f := (&fakeRunner{}).reply("entity_stats_list", map[string]any{"id": "ent_1", "text_sig": sig})
+		f := (&fakeRunner{}).reply("entity_stats_list", map[string]any{"stats": []any{[]any{"ent_1", "person", int64(1), nil, nil, sig}}}).
+			reply("entity_stats_degrees", map[string]any{"ends": []any{[]any{"ent_1", "person", "ent_2", "company"}}})
 		tx := &tx{r: f}
 		got, err := tx.ListEntityStats(t.Context(), graph.EntityFilter{UserID: "alice", TextSigs: want})
-		if err != nil || len(got) != 1 || !bytes.Equal(got[0].TextSig, sig) {
+		if err != nil || len(got) != 1 || !bytes.Equal(got[0].TextSig, sig) || !slices.Equal(got[0].Degrees, []graph.Degree{{Type: "company", Count: 1}}) {
 			t.Fatalf("ListEntityStats = %+v, %v", got, err)
 		}
 		if p := f.last(t, "entity_stats_list").params["textSigs"]; p != want {

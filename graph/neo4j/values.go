@@ -161,6 +161,32 @@ func (r *record) sub(key string) map[string]any {
 	return m
 }
 
+// rows returns the list of lists field key (a statement that returns many
+// rows as one, such as entity_stats_list), each list as a map from the
+// names columns gives its members, in order, so that the usual mappers read
+// it; a list of another length is an error.
+func (r *record) rows(key string, columns ...string) []map[string]any {
+	list, ok := r.m[key].([]any)
+	if !ok {
+		r.fail(key, r.m[key], "a list")
+		return nil
+	}
+	out := make([]map[string]any, 0, len(list))
+	for _, v := range list {
+		row, ok := v.([]any)
+		if !ok || len(row) != len(columns) {
+			r.fail(key, v, fmt.Sprintf("a list of lists of %d", len(columns)))
+			return nil
+		}
+		m := make(map[string]any, len(columns))
+		for i, c := range columns {
+			m[c] = row[i]
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
 // maps returns the list of maps field key (a page of projections).
 func (r *record) maps(key string) []map[string]any {
 	list, ok := r.m[key].([]any)
@@ -203,8 +229,8 @@ func toEntity(m map[string]any) (graph.Entity, error) {
 	return e, r.err
 }
 
-// toEntityStat maps a row of entity_stats_list, counting the types of the
-// neighbours into Degrees (nil when there are none).
+// toEntityStat maps an entry of entity_stats_list (see
+// entityStatColumns); Degrees are counted apart (countDegrees).
 func toEntityStat(m map[string]any) (graph.EntityStat, error) {
 	r := record{m: m}
 	e := graph.EntityStat{
@@ -214,9 +240,6 @@ func toEntityStat(m map[string]any) (graph.EntityStat, error) {
 	}
 	if sig := r.bytes("text_sig"); len(sig) > 0 {
 		e.TextSig = sig
-	}
-	for _, typ := range r.strings("neighbour_types") {
-		e.Degrees = graph.AddDegree(e.Degrees, typ, 1)
 	}
 	return e, r.err
 }
