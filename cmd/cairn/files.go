@@ -20,6 +20,7 @@ import (
 	"github.com/cairnkg/cairn/knowledge"
 	"github.com/cairnkg/cairn/knowledge/files"
 	"github.com/cairnkg/cairn/knowledge/interpret"
+	"github.com/cairnkg/cairn/knowledge/interpret/isolate"
 	"github.com/cairnkg/cairn/mcp"
 )
 
@@ -37,6 +38,10 @@ type fileSettings struct {
 	roots      []string
 	publicURL  string
 	llm        *interpret.LLMConfig
+	// interpretTimeout and interpretMemory bound the parse of one file in
+	// its worker process (isolate.Options).
+	interpretTimeout time.Duration
+	interpretMemory  int64
 }
 
 // fileFlags are the flags of file storage and interpretation.
@@ -49,6 +54,8 @@ type fileFlags struct {
 	llmURL         string
 	llmModel       string
 	llmTemperature float64
+	interpTimeout  time.Duration
+	interpMemory   int64
 }
 
 func (f *fileFlags) register(fs *flag.FlagSet) {
@@ -60,18 +67,24 @@ func (f *fileFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.llmURL, "llm-url", "", "OpenAI-compatible API root that reads free text into entities (e.g. http://localhost:11434/v1); the key comes from "+llmAPIKeyEnv)
 	fs.StringVar(&f.llmModel, "llm-model", "", "chat model of --llm-url")
 	fs.Float64Var(&f.llmTemperature, "llm-temperature", 0, "sampling temperature of --llm-model")
+	fs.DurationVar(&f.interpTimeout, "interpret-timeout", isolate.DefaultTimeout, "longest a file's parse may take before its job fails with FILE_TOO_COMPLEX (files are parsed in a worker process, killed at the limit)")
+	fs.Int64Var(&f.interpMemory, "interpret-memory", isolate.DefaultMemoryBytes, "memory in bytes a file's parse may take before its job fails with FILE_TOO_COMPLEX (enforced on Linux)")
 }
 
 var fileEnv = []envVar{
 	{"blob-url", "CAIRN_BLOB_URL"}, {"max-file-bytes", "CAIRN_MAX_FILE_BYTES"}, {"file-quota-bytes", "CAIRN_FILE_QUOTA_BYTES"},
 	{"job-workers", "CAIRN_JOB_WORKERS"}, {"job-lease", "CAIRN_JOB_LEASE"}, {"llm-url", "CAIRN_LLM_URL"}, {"llm-model", "CAIRN_LLM_MODEL"},
-	{"llm-temperature", "CAIRN_LLM_TEMPERATURE"},
+	{"llm-temperature", "CAIRN_LLM_TEMPERATURE"}, {"interpret-timeout", "CAIRN_INTERPRET_TIMEOUT"}, {"interpret-memory", "CAIRN_INTERPRET_MEMORY"},
 }
 
 func (f *fileFlags) apply(cfg *appConfig, getenv func(string) string) error {
 	if f.maxBytes <= 0 || f.quotaBytes < 0 || f.workers < 0 || f.lease < time.Second {
 		return usageError{"--max-file-bytes must be positive, --file-quota-bytes and --job-workers 0 or more, --job-lease at least 1s"}
 	}
+	if f.interpTimeout < time.Second || f.interpMemory < 64<<20 {
+		return usageError{"--interpret-timeout must be at least 1s, --interpret-memory at least 64 MiB (67108864)"}
+	}
+	cfg.files.interpretTimeout, cfg.files.interpretMemory = f.interpTimeout, f.interpMemory
 	if (f.llmURL == "") != (f.llmModel == "") {
 		return usageError{"--llm-url and --llm-model go together"}
 	}
@@ -121,6 +134,8 @@ func (a *app) openFiles(ctx context.Context, cfg appConfig, deps *mcp.Deps) erro
 		Bucket: bucket, Meta: a.control, Jobs: a.control, Knowledge: a.knowledge, MaxFileBytes: cfg.files.maxBytes,
 		QuotaBytes: cfg.files.quotaBytes, SpoolDir: spool, Logger: a.log,
 		Interpreters: interpret.NewSet(interpretConfig(a.knowledge.Schemas(), cfg.files.llm)),
+		Parser: isolate.New(isolate.Options{Timeout: cfg.files.interpretTimeout, MemoryBytes: cfg.files.interpretMemory,
+			MaxOutputBytes: 4 * cfg.files.maxBytes}), // 0: isolate.DefaultMaxOutputBytes
 	})
 	deps.Files, deps.FileRoots = a.files, cfg.files.roots
 	return nil

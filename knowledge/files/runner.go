@@ -23,7 +23,8 @@ type RunnerOptions struct {
 	// Workers is how many jobs run at once in this process; 0 means 1.
 	Workers int
 	// Lease is how long a job stays leased without a sign of life from its
-	// worker; 0 means 30 s. A worker renews it with every batch.
+	// worker; 0 means 30 s. A worker renews it with every batch, and every
+	// Lease/3 while the file is interpreted.
 	Lease time.Duration
 	// Poll is how often an idle worker looks for jobs queued by other
 	// processes; 0 means 1 s.
@@ -163,7 +164,7 @@ func (r *run) interpret(ctx context.Context) (interpret.Result, error) {
 	if err := r.progress(ctx, Progress{Stage: "interpreting", ItemsDone: j.Progress.ItemsDone, ItemsTotal: j.Progress.ItemsTotal}); err != nil {
 		return interpret.Result{}, err
 	}
-	res, err := r.s.interpreters.Interpret(ctx, interpret.Document{Data: data, MimeType: f.MimeType, Filename: f.Filename, Config: j.Config, UserID: j.UserID})
+	res, err := r.read(ctx, interpret.Document{Data: data, MimeType: f.MimeType, Filename: f.Filename, Config: j.Config, UserID: j.UserID})
 	if err != nil {
 		return res, err
 	}
@@ -215,6 +216,83 @@ func (r *run) interpret(ctx context.Context) (interpret.Result, error) {
 		return res, err
 	}
 	return res, r.progress(ctx, Progress{Stage: "done", ItemsDone: total, ItemsTotal: total, Percent: 100})
+}
+
+// cancelPoll is how often a job being interpreted looks whether it was
+// cancelled.
+const cancelPoll = time.Second
+
+// read parses the file (in a worker process, with the service's Parser)
+// and enriches it with the model. Neither reports progress, so meanwhile a
+// heartbeat renews the lease every Lease/3 and looks every second whether
+// the job was cancelled: a cancelled job, or one whose lease was lost,
+// stops its interpretation (the worker is killed) and read returns
+// errCancelled or ErrLeaseLost.
+func (r *run) read(ctx context.Context, d interpret.Document) (interpret.Result, error) {
+	ictx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	beat := make(chan struct{})
+	go func() {
+		defer close(beat)
+		r.heartbeat(ictx, stop, r.job.Progress)
+	}()
+	res, err := r.s.parser.Parse(ictx, d)
+	if err == nil {
+		res, err = r.s.interpreters.Enrich(ictx, d, res)
+	}
+	stop(nil)
+	<-beat
+	if cause := context.Cause(ictx); ctx.Err() == nil && (errors.Is(cause, errCancelled) || errors.Is(cause, ErrLeaseLost)) {
+		return res, cause
+	}
+	return res, err
+}
+
+// heartbeat keeps the lease of a job whose file is being interpreted and
+// stops the interpretation (stop) when the job is cancelled or its lease
+// lost. It returns when ctx ends.
+func (r *run) heartbeat(ctx context.Context, stop context.CancelCauseFunc, p Progress) {
+	renewEvery := max(r.o.Lease/3, time.Millisecond)
+	t := time.NewTicker(min(renewEvery, cancelPoll))
+	defer t.Stop()
+	renewed := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		var (
+			cancel bool
+			err    error
+		)
+		if time.Since(renewed) >= renewEvery {
+			now := r.s.clock()
+			cancel, err = r.s.jobs.ProgressJob(ctx, r.job.ID, r.owner, p, now, now.Add(r.o.Lease))
+			if err == nil {
+				renewed = time.Now()
+			}
+		} else {
+			var j Job
+			j, err = r.s.jobs.Job(ctx, r.job.UserID, r.job.ID)
+			cancel = err == nil && j.CancelRequested
+			if err == nil && j.LeaseOwner != r.owner {
+				err = ErrLeaseLost
+			}
+		}
+		switch {
+		case ctx.Err() != nil:
+			return
+		case errors.Is(err, ErrLeaseLost):
+			stop(ErrLeaseLost)
+			return
+		case err != nil:
+			r.s.log.Warn("job heartbeat", "job", r.job.ID, "err", err)
+		case cancel:
+			stop(errCancelled)
+			return
+		}
+	}
 }
 
 // finishExtras saves the file's text as a memory for search and stores
@@ -328,8 +406,12 @@ func classify(err error) (code, msg string, transient bool) {
 		forbid *knowledge.ForbiddenError
 		access *knowledge.AccessError
 		terr   *interpret.TransientError
+		tooBig *interpret.TooComplexError
 	)
 	switch {
+	case errors.As(err, &tooBig):
+		// Before ErrUnreadable, which the parsers' input budgets also wrap.
+		return "FILE_TOO_COMPLEX", fmt.Sprintf("the file is too complex to interpret: it went over the %s limit (%v)", tooBig.Limit, err), false
 	case errors.As(err, &verr):
 		return "VALIDATION_ERROR", err.Error(), false
 	case errors.As(err, &forbid), errors.As(err, &access):

@@ -2,6 +2,7 @@ package files
 
 import (
 	"cmp"
+	"context"
 	"log/slog"
 	"time"
 
@@ -39,8 +40,15 @@ type Options struct {
 	// http://127.0.0.1:7400): signed URLs point to BaseURL/files/{id}.
 	// Empty means the bucket's own signed URLs, where it has them.
 	BaseURL string
-	// Interpreters read files; nil means interpret.NewSet(interpret.Config{}).
+	// Interpreters enrich what Parser read with the model (Set.Enrich);
+	// nil means interpret.NewSet(interpret.Config{}).
 	Interpreters *interpret.Set
+	// Parser runs the deterministic interpreters on a file; nil means
+	// interpret.Parse in this process, which a hostile file can hang or
+	// exhaust and which a cancelled job cannot stop. The service
+	// (cmd/cairn) sets an isolate.Runner, which parses in a worker process
+	// it kills at the end of the job's context or at a limit.
+	Parser Parser
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now.
@@ -59,6 +67,7 @@ type Service struct {
 	spool        string
 	baseURL      string
 	interpreters *interpret.Set
+	parser       Parser
 	log          *slog.Logger
 	now          func() time.Time
 	// wake nudges local workers when a job is queued.
@@ -70,11 +79,14 @@ func New(o Options) *Service {
 	s := &Service{
 		bucket: o.Bucket, meta: o.Meta, jobs: o.Jobs, know: o.Knowledge,
 		maxBytes: cmp.Or(o.MaxFileBytes, DefaultMaxFileBytes), quota: o.QuotaBytes,
-		spool: o.SpoolDir, baseURL: o.BaseURL, interpreters: o.Interpreters, log: o.Logger, now: o.Now,
+		spool: o.SpoolDir, baseURL: o.BaseURL, interpreters: o.Interpreters, parser: o.Parser, log: o.Logger, now: o.Now,
 		wake: make(chan struct{}, 1),
 	}
 	if s.interpreters == nil {
 		s.interpreters = interpret.NewSet(interpret.Config{})
+	}
+	if s.parser == nil {
+		s.parser = inProcess{}
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -83,6 +95,35 @@ func New(o Options) *Service {
 		s.now = time.Now
 	}
 	return s
+}
+
+// Parser runs the deterministic interpreters (interpret.Parse) on a file.
+// Parse must return promptly once ctx ends.
+type Parser interface {
+	Parse(ctx context.Context, d interpret.Document) (interpret.Result, error)
+}
+
+// inProcess is interpret.Parse in this process. It cannot stop a parse
+// once started: when ctx ends it returns at once and leaves the parse to
+// finish, or not, in the background.
+type inProcess struct{}
+
+func (inProcess) Parse(ctx context.Context, d interpret.Document) (interpret.Result, error) {
+	type parsed struct {
+		r   interpret.Result
+		err error
+	}
+	done := make(chan parsed, 1)
+	go func() {
+		r, err := interpret.Parse(d)
+		done <- parsed{r, err}
+	}()
+	select {
+	case p := <-done:
+		return p.r, p.err
+	case <-ctx.Done():
+		return interpret.Result{}, context.Cause(ctx)
+	}
 }
 
 // MaxFileBytes is the largest file the service accepts.

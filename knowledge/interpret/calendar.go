@@ -14,8 +14,12 @@ import (
 // from EventSchema, whose start and end yield timeline events (EventStart,
 // EventEnd); a type the user or the operator registered is used as it is.
 func interpretICS(d Document) (Result, error) {
-	lines := contentLines(d.Data)
-	if len(lines) == 0 || lines[0].name != "BEGIN" || !strings.EqualFold(lines[0].value, "VCALENDAR") {
+	lines := newContentLineReader(d.Data)
+	first, ok := lines.next()
+	if lines.err != nil {
+		return Result{}, lines.err
+	}
+	if !ok || first.name != "BEGIN" || !strings.EqualFold(first.value, "VCALENDAR") {
 		return Result{}, unreadable("ics: no BEGIN:VCALENDAR")
 	}
 	r := Result{Interpreter: "ics", EntityType: "event", Schema: EventSchema()}
@@ -23,13 +27,16 @@ func interpretICS(d Document) (Result, error) {
 	var ev map[string]any
 	var start int64
 	var attendees []any
-	for _, cl := range lines {
+	for cl, ok := lines.next(); ok; cl, ok = lines.next() {
 		switch {
 		case cl.name == "BEGIN" && strings.EqualFold(cl.value, "VEVENT"):
 			ev, start, attendees = map[string]any{}, cl.first, nil
 		case cl.name == "END" && strings.EqualFold(cl.value, "VEVENT") && ev != nil:
 			if len(attendees) > 0 {
 				ev["attendees"] = attendees
+			}
+			if len(r.Records) == maxRecords {
+				return Result{}, tooComplex(limitRecords, "ics: more than %d events", maxRecords)
 			}
 			rec := eventRecord(ev)
 			r.Records = append(r.Records, Record{Entity: rec, Range: Range{Unit: "line", Start: start, End: cl.last}})
@@ -64,6 +71,9 @@ func interpretICS(d Document) (Result, error) {
 				ev["recurrence"] = v
 			}
 		}
+	}
+	if lines.err != nil {
+		return Result{}, lines.err
 	}
 	if len(r.Records) == 0 {
 		r.Skipped = "the calendar holds no events"

@@ -56,7 +56,11 @@ func interpretEmail(d Document) (Result, error) {
 			})
 		}
 	}
-	body, attachments, err := readBody(textproto(msg.Header), msg.Body)
+	body, attachments, err := new(mimeWalker).read(textproto(msg.Header), msg.Body, 0)
+	var budget *TooComplexError
+	if errors.As(err, &budget) {
+		return Result{}, err
+	}
 	if err != nil {
 		return Result{}, unreadable("eml: %v", err)
 	}
@@ -65,7 +69,7 @@ func interpretEmail(d Document) (Result, error) {
 	if subject == "" {
 		subject = "(no subject)"
 	}
-	note := map[string]any{"entity_type": "note", "content": clip(body, noteContentBytes), "tags": []any{"email"}}
+	note := map[string]any{"entity_type": "note", "content": clipEncoded(body, noteContentBytes), "tags": []any{"email"}}
 	title := subject
 	if t, err := msg.Header.Date(); err == nil {
 		note["created_date"] = t.UTC().Format(time.RFC3339)
@@ -98,14 +102,25 @@ type partHeader interface{ Get(string) string }
 
 func textproto(h mail.Header) partHeader { return h }
 
-// readBody returns the text of a MIME entity and its attachments, walking
-// multiparts.
-func readBody(h partHeader, body io.Reader) (string, []Attachment, error) {
+// mimeWalker walks the MIME entities of one message within the budgets of
+// maxMIMEDepth, maxMIMEParts and maxAttachments, counting as it reads:
+// each level of nesting wraps another reader around the body, so a message
+// deeper than the budget is refused before its inner levels are read.
+type mimeWalker struct {
+	parts, attachments int
+}
+
+// read returns the text of a MIME entity at depth (the number of
+// multiparts it is inside) and its attachments, walking multiparts.
+func (w *mimeWalker) read(h partHeader, body io.Reader, depth int) (string, []Attachment, error) {
 	mediaType, params, err := mime.ParseMediaType(h.Get("Content-Type"))
 	if err != nil {
 		mediaType = "text/plain"
 	}
 	if strings.HasPrefix(mediaType, "multipart/") {
+		if depth >= maxMIMEDepth {
+			return "", nil, tooComplex(limitMIMEDepth, "eml: multiparts nested more than %d deep", maxMIMEDepth)
+		}
 		mr := multipart.NewReader(body, params["boundary"])
 		var plain, html string
 		var atts []Attachment
@@ -117,6 +132,9 @@ func readBody(h partHeader, body io.Reader) (string, []Attachment, error) {
 			if err != nil {
 				return "", nil, err
 			}
+			if w.parts++; w.parts > maxMIMEParts {
+				return "", nil, tooComplex(limitMIMEParts, "eml: more than %d MIME parts", maxMIMEParts)
+			}
 			disp, dparams, _ := mime.ParseMediaType(p.Header.Get("Content-Disposition"))
 			ct, cparams, _ := mime.ParseMediaType(p.Header.Get("Content-Type"))
 			name := dparams["filename"]
@@ -124,6 +142,9 @@ func readBody(h partHeader, body io.Reader) (string, []Attachment, error) {
 				name = cparams["name"]
 			}
 			if disp == "attachment" || (name != "" && !strings.HasPrefix(ct, "text/")) {
+				if w.attachments++; w.attachments > maxAttachments {
+					return "", nil, tooComplex(limitAttachments, "eml: more than %d attachments", maxAttachments)
+				}
 				data, err := io.ReadAll(decodeTransfer(p.Header.Get("Content-Transfer-Encoding"), p))
 				if err != nil {
 					return "", nil, err
@@ -134,7 +155,7 @@ func readBody(h partHeader, body io.Reader) (string, []Attachment, error) {
 				atts = append(atts, Attachment{Filename: name, MimeType: ct, Data: data})
 				continue
 			}
-			text, inner, err := readBody(p.Header, p)
+			text, inner, err := w.read(p.Header, p, depth+1)
 			if err != nil {
 				return "", nil, err
 			}

@@ -122,8 +122,26 @@ func NewSet(cfg Config) *Set {
 // when what they produce from the same bytes changes.
 const Version = "1"
 
-// Interpret reads a document.
+// Interpret reads a document: Parse, then Enrich. It runs the parsers in
+// this process; a service that reads untrusted files runs Parse in a
+// child process it can kill (package isolate) and Enrich here.
 func (s *Set) Interpret(ctx context.Context, d Document) (Result, error) {
+	r, err := Parse(d)
+	if err != nil {
+		return r, err
+	}
+	return s.Enrich(ctx, d, r)
+}
+
+// Parse runs the deterministic interpreters on a document: every parser
+// (CSV, JSON, iCalendar, vCard, e-mail, text, PDF, DOCX), no network and
+// no configuration beyond the document. The same bytes give the same
+// Result. Free text is kept as a note (and an invoice where one is
+// labelled); Enrich reads entities from it with a model.
+//
+// Parse reads hostile input with third-party parsers that may loop or
+// allocate without bound; it has no time or memory limit of its own.
+func Parse(d Document) (Result, error) {
 	var (
 		r   Result
 		err error
@@ -140,18 +158,18 @@ func (s *Set) Interpret(ctx context.Context, d Document) (Result, error) {
 	case "message/rfc822":
 		r, err = interpretEmail(d)
 	case "text/plain", "text/markdown":
-		r, err = s.freeText(ctx, d, "text", string(d.Data))
+		r = freeText(d, "text", string(d.Data))
 	case "application/pdf":
 		var text string
 		var pages int
 		if text, pages, err = pdfText(d.Data); err == nil {
-			r, err = s.freeText(ctx, d, "pdf", text)
+			r = freeText(d, "pdf", text)
 			r.Meta = map[string]any{"page_count": pages}
 		}
 	case "application/vnd.openxmlformats-officedocument.wordprocessingml.document":
 		var text string
 		if text, err = docxText(d.Data); err == nil {
-			r, err = s.freeText(ctx, d, "docx", text)
+			r = freeText(d, "docx", text)
 		}
 	default:
 		r = Result{Interpreter: "none", Skipped: "no interpreter for " + d.MimeType + " (images are stored, not read: there is no OCR)"}
@@ -171,23 +189,26 @@ func (s *Set) Interpret(ctx context.Context, d Document) (Result, error) {
 	return r, nil
 }
 
-// freeText keeps a text as one note (and as the memory's text) and, with a
-// model configured, reads entities from it.
-func (s *Set) freeText(ctx context.Context, d Document, name, text string) (Result, error) {
+// noModel is the Skipped reason of free text read with no model.
+const noModel = "no model is configured (--llm-url): the text is kept as a note and searchable; only labelled invoices are read from it without one"
+
+// freeText keeps a text as one note (and as the memory's text), and an
+// invoice where the text labels one.
+func freeText(d Document, name, text string) Result {
 	text = strings.ToValidUTF8(text, "\uFFFD")
 	lines := int64(strings.Count(text, "\n") + 1)
 	title := titleOf(text, d.Filename)
 	r := Result{Interpreter: name, Text: text, Title: title}
 	if strings.TrimSpace(text) == "" {
 		r.Skipped = "the file holds no text"
-		return r, nil
+		return r
 	}
 	unit, end := "line", lines
 	if name == "pdf" || name == "docx" {
 		unit, end = "byte", int64(len(d.Data))
 	}
 	r.Records = []Record{{Entity: map[string]any{
-		"entity_type": "note", "title": title, "content": clip(text, noteContentBytes),
+		"entity_type": "note", "title": title, "content": clipEncoded(text, noteContentBytes),
 	}, Range: Range{Unit: unit, Start: min(1, end), End: end}}}
 	if unit == "byte" {
 		r.Records[0].Range.Start = 0
@@ -196,16 +217,27 @@ func (s *Set) freeText(ctx context.Context, d Document, name, text string) (Resu
 		r.Records = append(r.Records, Record{Entity: inv, Range: r.Records[0].Range})
 		r.Interpreter += "+invoice"
 	}
-	if s.llm == nil {
-		r.Skipped = "no model is configured (--llm-url): the text is kept as a note and searchable; only labelled invoices are read from it without one"
+	r.Skipped = noModel
+	return r
+}
+
+// Enrich reads entities from the free text Parse kept (a text, PDF or
+// DOCX note) with the model, when one is configured; any other Result is
+// returned as it is. It needs the network and the Set's configuration,
+// and runs in the service's process on the text Parse returned.
+func (s *Set) Enrich(ctx context.Context, d Document, r Result) (Result, error) {
+	name, _, _ := strings.Cut(r.Interpreter, "+")
+	if s.llm == nil || r.Skipped != noModel || (name != "text" && name != "pdf" && name != "docx") || len(r.Records) == 0 {
 		return r, nil
 	}
-	recs, cfg, err := s.llm.extract(ctx, d.UserID, text)
+	r.Skipped = ""
+	recs, cfg, err := s.llm.extract(ctx, d.UserID, r.Text)
 	if err != nil {
 		return r, err
 	}
+	rg := r.Records[0].Range
 	for _, e := range recs {
-		r.Records = append(r.Records, Record{Entity: e, Range: Range{Unit: unit, Start: r.Records[0].Range.Start, End: end}})
+		r.Records = append(r.Records, Record{Entity: e, Range: rg})
 	}
 	r.Config = cfg
 	r.Interpreter = name + "+llm"

@@ -91,11 +91,18 @@ func readCSV(data []byte) (table, error) {
 	cr.FieldsPerRecord = -1
 	cr.ReuseRecord = false
 	cr.Comma = sniffComma(data)
+	if err := checkCSVShape(data, byte(cr.Comma)); err != nil {
+		return table{}, err
+	}
 	header, err := cr.Read()
 	if err != nil {
 		return table{}, unreadable("csv: no header row: %v", err)
 	}
+	if len(header) > maxTableColumns {
+		return table{}, tooComplex(limitColumns, "csv: %d columns, at most %d", len(header), maxTableColumns)
+	}
 	t := table{columns: header}
+	cells := len(header)
 	for {
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {
@@ -107,12 +114,58 @@ func readCSV(data []byte) (table, error) {
 		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
 			continue
 		}
+		if len(rec) > maxTableColumns {
+			line, _ := cr.FieldPos(0)
+			return table{}, tooComplex(limitColumns, "csv: line %d: %d cells, at most %d columns", line, len(rec), maxTableColumns)
+		}
+		if cells += len(rec); cells > maxTableCells {
+			return table{}, tooComplex(limitCells, "csv: more than %d cells", maxTableCells)
+		}
+		if len(t.rows) == maxRecords {
+			return table{}, tooComplex(limitRecords, "csv: more than %d rows", maxRecords)
+		}
 		start, _ := cr.FieldPos(0)
 		end, _ := cr.FieldPos(len(rec) - 1)
 		t.rows = append(t.rows, rec)
 		t.ranges = append(t.ranges, Range{Unit: "line", Start: int64(start), End: int64(end)})
 	}
 	return t, nil
+}
+
+// checkCSVShape refuses a CSV with a record of more than maxTableColumns
+// fields, or more than maxTableCells fields in all, before the CSV reader
+// allocates them: one pass over the bytes counts the delimiters outside
+// quotes (a doubled quote inside a quoted field toggles twice), a record
+// ending at a line break outside quotes. Empty lines, which the reader
+// skips, count for nothing. A malformed file may be counted short; the
+// reader refuses it.
+func checkCSVShape(data []byte, comma byte) error {
+	quoted, fields, cells, line, empty := false, 1, 0, 1, true
+	for _, b := range data {
+		switch {
+		case b == '"':
+			quoted, empty = !quoted, false
+		case quoted:
+			if b == '\n' {
+				line++
+			}
+		case b == comma:
+			if fields, empty = fields+1, false; fields > maxTableColumns {
+				return tooComplex(limitColumns, "csv: line %d: more than %d columns", line, maxTableColumns)
+			}
+		case b == '\n':
+			if !empty {
+				if cells += fields; cells > maxTableCells {
+					return tooComplex(limitCells, "csv: more than %d cells", maxTableCells)
+				}
+			}
+			fields, empty = 1, true
+			line++
+		case b != '\r':
+			empty = false
+		}
+	}
+	return nil
 }
 
 // sniffComma picks the delimiter the header line uses most: comma,
@@ -156,6 +209,9 @@ func interpretJSON(d Document) (Result, error) {
 	default:
 		return Result{}, unreadable("json: expected an object or an array of objects")
 	}
+	if len(items) > maxRecords {
+		return Result{}, tooComplex(limitRecords, "json: %d objects, at most %d", len(items), maxRecords)
+	}
 	var objs []map[string]any
 	for _, it := range items {
 		if m, ok := it.(map[string]any); ok {
@@ -174,12 +230,23 @@ func interpretJSON(d Document) (Result, error) {
 		return r, nil
 	}
 	var cols []string
+	known := map[string]bool{}
 	for _, o := range objs {
+		if len(o) > maxTableColumns {
+			return Result{}, tooComplex(limitColumns, "json: an object of %d keys, at most %d columns", len(o), maxTableColumns)
+		}
 		for _, k := range sortedKeys(o) {
-			if !slices.Contains(cols, k) {
+			if !known[k] {
+				known[k] = true
 				cols = append(cols, k)
 			}
 		}
+		if len(cols) > maxTableColumns {
+			return Result{}, tooComplex(limitColumns, "json: more than %d distinct keys", maxTableColumns)
+		}
+	}
+	if len(objs)*len(cols) > maxTableCells {
+		return Result{}, tooComplex(limitCells, "json: %d objects of %d columns, at most %d cells", len(objs), len(cols), maxTableCells)
 	}
 	t := table{columns: cols}
 	for i, o := range objs {

@@ -14,7 +14,8 @@ func interpretVCard(d Document) (Result, error) {
 	var card map[string]any
 	var start int64
 	var text strings.Builder
-	for _, cl := range contentLines(d.Data) {
+	lines := newContentLineReader(d.Data)
+	for cl, ok := lines.next(); ok; cl, ok = lines.next() {
 		v := unescapeText(cl.value)
 		switch {
 		case cl.name == "BEGIN" && strings.EqualFold(cl.value, "VCARD"):
@@ -27,6 +28,9 @@ func interpretVCard(d Document) (Result, error) {
 					card = nil
 					continue
 				}
+			}
+			if len(r.Records) == maxRecords {
+				return Result{}, tooComplex(limitRecords, "vcard: more than %d cards", maxRecords)
 			}
 			r.Records = append(r.Records, Record{Entity: card, Range: Range{Unit: "line", Start: start, End: cl.last}})
 			text.WriteString(card["name"].(string) + "\n")
@@ -68,6 +72,9 @@ func interpretVCard(d Document) (Result, error) {
 			}
 			card["labels"] = labels
 		}
+	}
+	if lines.err != nil {
+		return Result{}, lines.err
 	}
 	if len(r.Records) == 0 {
 		return Result{}, unreadable("vcard: no BEGIN:VCARD … END:VCARD")

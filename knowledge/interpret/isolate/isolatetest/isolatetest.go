@@ -1,0 +1,91 @@
+// Package isolatetest helps tests run interpretation in worker processes:
+// the test binary is its own worker, and the hostile files of issue #34 are
+// generated here (no binary fixture is committed).
+package isolatetest
+
+import (
+	"archive/zip"
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/cairnkg/cairn/knowledge/interpret/isolate"
+)
+
+// PIDFileEnv, when set in a worker's environment, names a file the worker
+// writes its process id to, so that a test can check it is gone.
+const PIDFileEnv = "CAIRN_TEST_WORKER_PIDFILE"
+
+// ServeIfWorker makes a test binary a worker when the Runner started it:
+// call it first in TestMain. It returns only in the test process itself.
+func ServeIfWorker() {
+	if os.Getenv(isolate.WorkerEnv) != "1" {
+		return
+	}
+	if f := os.Getenv(PIDFileEnv); f != "" {
+		_ = os.WriteFile(f, []byte(strconv.Itoa(os.Getpid())), 0o600)
+	}
+	if err := isolate.ServeWorker(os.Stdin, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// Options returns Runner options that run the test binary as the worker,
+// with PIDFileEnv when the test set it.
+func Options(o isolate.Options) isolate.Options {
+	o.Command = os.Args[0]
+	if f := os.Getenv(PIDFileEnv); f != "" {
+		o.Env = append(o.Env, PIDFileEnv+"="+f)
+	}
+	return o
+}
+
+// SelfReferencingPDF is issue #34's hostile PDF (233 bytes here): its page
+// tree's /Kids and /Parent hold the page tree itself, on which the PDF
+// library loops forever, using CPU but no memory (checked by hand: pdfText
+// had not returned after 5 s, with 3 MB of heap).
+func SelfReferencingPDF() []byte {
+	return pdf(
+		"<</Type/Catalog/Pages 2 0 R>>",
+		"<</Type/Pages/Kids[2 0 R]/Count 1/Parent 2 0 R>>",
+	)
+}
+
+// NestedDOCX is a DOCX whose word/document.xml opens n paragraphs, each
+// inside the last: kilobytes compressed, and encoding/xml keeps a frame
+// for every open element (10 million take 2.3 GB; 3 million took 367 MB
+// in process, by hand).
+func NestedDOCX(n int) []byte {
+	var b bytes.Buffer
+	zw := zip.NewWriter(&b)
+	w, _ := zw.Create("word/document.xml")
+	_, _ = w.Write([]byte(`<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>`))
+	chunk := []byte(strings.Repeat("<w:p>", 10000))
+	for i := 0; i < n; i += 10000 {
+		_, _ = w.Write(chunk)
+	}
+	_ = zw.Close()
+	return b.Bytes()
+}
+
+// pdf writes objects 1… as a PDF with a correct cross-reference table.
+func pdf(objs ...string) []byte {
+	var b bytes.Buffer
+	b.WriteString("%PDF-1.4\n")
+	offsets := make([]int, len(objs))
+	for i, o := range objs {
+		offsets[i] = b.Len()
+		fmt.Fprintf(&b, "%d 0 obj%sendobj\n", i+1, o)
+	}
+	xref := b.Len()
+	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(objs)+1)
+	for _, off := range offsets {
+		fmt.Fprintf(&b, "%010d 00000 n \n", off)
+	}
+	fmt.Fprintf(&b, "trailer<</Size %d/Root 1 0 R>>\nstartxref\n%d\n%%%%EOF\n", len(objs)+1, xref)
+	return b.Bytes()
+}
