@@ -91,10 +91,30 @@ func BenchmarkUserContext(b *testing.B) {
 			// word of, "rocket launch" one that none names, so that the
 			// keyword scan reads every candidate's snapshot: the worst
 			// case.
-			for _, topic := range []string{"", "company detail 42", "rocket launch"} {
-				b.Run(fmt.Sprintf("topic=%q/embedder=use-lite/embeddings=stored", topic), func(b *testing.B) {
+			// Each case loads the same context again and again; "after a
+			// write" stores an entity before each load (untimed), as an
+			// agent that writes between loads does, which a backend's
+			// caches must not hide.
+			cases := []struct {
+				topic string
+				write bool
+			}{{"", false}, {"company detail 42", false}, {"rocket launch", false}, {"", true}, {"company detail 42", true}}
+			for _, tc := range cases {
+				topic, name := tc.topic, fmt.Sprintf("topic=%q/embedder=use-lite/embeddings=stored", tc.topic)
+				if tc.write {
+					name += "/after-a-write"
+				}
+				b.Run(name, func(b *testing.B) {
 					var lat []time.Duration
+					n := 0
 					for b.Loop() {
+						if tc.write {
+							n++
+							req := knowledge.StoreRequest{Entities: []map[string]any{{"entity_type": "note", "title": fmt.Sprintf("bench note %s %d", b.Name(), n)}}}
+							if _, err := svc.Store(b.Context(), alice, req); err != nil {
+								b.Fatal(err)
+							}
+						}
 						start := time.Now()
 						out, err := svc.UserContext(b.Context(), alice, knowledge.ContextRequest{Topic: topic})
 						lat = append(lat, time.Since(start))

@@ -4,6 +4,8 @@
 // writers run one at a time and a cycle check and the edge it guards are
 // atomic. MERGE is safe under concurrency because UserLock.user_id is
 // unique (migrations/neo4j/001).
+// l.writes and l.epoch are the version of the user's graph that read
+// caches key on (user_version).
 MERGE (l:UserLock {user_id: $userId})
-  ON CREATE SET l.writes = 0
+  ON CREATE SET l.writes = 0, l.epoch = randomUUID()
 SET l.writes = l.writes + 1

@@ -19,6 +19,9 @@ type Driver struct {
 	// starts after an Update committed sees its writes, even when a cluster
 	// serves the read from another member.
 	bookmarks neo4j.BookmarkManager
+	// stats caches what read transactions' ListEntityStats answered
+	// (statsCache).
+	stats *statsCache
 }
 
 var _ graph.Driver = (*Driver)(nil)
@@ -31,7 +34,8 @@ func New(d neo4j.DriverWithContext, database string) *Driver {
 	if database == "" {
 		database = DefaultDatabase
 	}
-	return &Driver{d: d, database: database, bookmarks: neo4j.NewBookmarkManager(neo4j.BookmarkManagerConfig{})}
+	return &Driver{d: d, database: database, bookmarks: neo4j.NewBookmarkManager(neo4j.BookmarkManagerConfig{}),
+		stats: newStatsCache(statsCacheEntries)}
 }
 
 // session opens a session in the driver's database, always named.
@@ -57,7 +61,7 @@ func (d *Driver) Update(ctx context.Context, fn func(graph.DriverTx) error) erro
 // View implements graph.Driver with a managed read transaction.
 func (d *Driver) View(ctx context.Context, fn func(graph.DriverTx) error) error {
 	return d.execute(ctx, neo4j.AccessModeRead, func(r txRunner) error {
-		return fn(&tx{r: r})
+		return fn(&tx{r: r, stats: d.stats})
 	})
 }
 
@@ -117,6 +121,9 @@ type tx struct {
 	// until the transaction writes an entity: a batch of cycle checks
 	// counts once.
 	totals map[string]int
+	// stats is the Driver's cache of entity statistics, in read
+	// transactions; nil in write transactions.
+	stats *statsCache
 }
 
 var (

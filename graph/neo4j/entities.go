@@ -242,6 +242,11 @@ func (t *tx) ListEntityStats(ctx context.Context, f graph.EntityFilter) ([]graph
 	if f.Types != nil && len(f.Types) == 0 {
 		return []graph.EntityStat{}, nil
 	}
+	return t.cachedEntityStats(ctx, f)
+}
+
+// listEntityStats reads ListEntityStats' answer from the server.
+func (t *tx) listEntityStats(ctx context.Context, f graph.EntityFilter) ([]graph.EntityStat, error) {
 	params := entityFilterParams(f)
 	params["textSigs"] = f.TextSigs
 	rows, err := t.run(ctx, entityStatsList, cypher.Fill{}, params)

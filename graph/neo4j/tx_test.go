@@ -536,20 +536,35 @@ func TestEntitiesKeepsOrderOfIDs(t *testing.T) {
 	}
 }
 
+// ListEntityStats counts each listed entity's Degrees from the ends of the
+// user's relationships (entity_stats_degrees): at both ends, by the other
+// end's type, a relationship from an entity to itself twice, and ends
+// outside the page not at all; WithoutDegrees skips the statement.
 func TestEntityStatDegrees(t *testing.T) {
-	got, err := toEntityStat(map[string]any{
-		"id": "ent_1", "entity_type": "person", "last_observation_at": t0,
-		"neighbour_types": []any{"company", "person", "company"},
-	})
-	if err != nil {
-		t.Fatal(err)
+	stat := func(id string) []any { return []any{id, "person", int64(1), t0, nil, nil} }
+	f := (&fakeRunner{}).reply("entity_stats_list", map[string]any{"stats": []any{stat("ent_1"), stat("ent_2")}}).
+		reply("entity_stats_degrees", map[string]any{"ends": []any{
+			[]any{"ent_1", "person", "ent_c", "company"},
+			[]any{"ent_d", "company", "ent_1", "person"},
+			[]any{"ent_1", "person", "ent_1", "person"},
+			[]any{"ent_x", "company", "ent_y", "company"},
+		}})
+	got, err := (&tx{r: f}).ListEntityStats(t.Context(), graph.EntityFilter{UserID: "alice"})
+	if err != nil || len(got) != 2 {
+		t.Fatalf("ListEntityStats = %+v, %v", got, err)
 	}
-	if d := cmp.Diff([]graph.Degree{{Type: "company", Count: 2}, {Type: "person", Count: 1}}, got.Degrees); d != "" {
+	if d := cmp.Diff([]graph.Degree{{Type: "company", Count: 2}, {Type: "person", Count: 2}}, got[0].Degrees); d != "" {
 		t.Errorf("degrees (-want +got):\n%s", d)
 	}
-	got, _ = toEntityStat(map[string]any{"id": "ent_1", "neighbour_types": []any{}})
-	if got.Degrees != nil {
-		t.Errorf("degrees without neighbours = %v, want nil", got.Degrees)
+	if got[1].Degrees != nil {
+		t.Errorf("degrees without neighbours = %v, want nil", got[1].Degrees)
+	}
+	f = (&fakeRunner{}).reply("entity_stats_list", map[string]any{"stats": []any{stat("ent_1")}})
+	if _, err := (&tx{r: f}).ListEntityStats(t.Context(), graph.EntityFilter{UserID: "alice", WithoutDegrees: true}); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]string{"entity_stats_list"}, f.names()); d != "" {
+		t.Errorf("statements without degrees (-want +got):\n%s", d)
 	}
 }
 
