@@ -16,6 +16,8 @@ import (
 	"github.com/cairnkg/cairn/db/sqlite/sqlitetest"
 	"github.com/cairnkg/cairn/graph"
 	"github.com/cairnkg/cairn/graph/embedded"
+	graphneo4j "github.com/cairnkg/cairn/graph/neo4j"
+	"github.com/cairnkg/cairn/graph/neo4j/neo4jtest"
 	graphpostgres "github.com/cairnkg/cairn/graph/postgres"
 	"github.com/cairnkg/cairn/knowledge"
 	"github.com/cairnkg/cairn/mcp"
@@ -26,9 +28,9 @@ import (
 	"github.com/cairnkg/cairn/vector/pgvector"
 )
 
-// storeBackend is a store the tests run on: the embedded one, and
-// PostgreSQL with pgvector (which skips, with pgtest's line, where no test
-// server is configured).
+// storeBackend is a store the tests run on: the embedded one, PostgreSQL
+// with pgvector (which skips, with pgtest's line, where no test server is
+// configured), and Neo4j with PostgreSQL (the same, with neo4jtest's).
 type storeBackend struct {
 	name string
 	open func(t testing.TB) backendStores
@@ -69,7 +71,27 @@ var (
 		})
 		return st
 	}}
-	storeBackends = []storeBackend{embeddedBackend, postgresBackend}
+	// neo4jBackend is the split deployment: the graph in Neo4j (a server
+	// neo4jtest hands out, emptied; skips without one, as pgtest does),
+	// memories and the control plane in PostgreSQL.
+	neo4jBackend = storeBackend{"Neo4j", func(t testing.TB) backendStores {
+		srv := neo4jtest.Take(t)
+		pg, err := postgres.Open(t.Context(), pgtest.URL(t), postgres.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := backendStores{graph: graph.NewStore(graphneo4j.New(srv.Driver, srv.Config.Database)),
+			memories: vector.NewStore(pgvector.New(pg.Pool, pgvector.Options{}))}
+		st.control = controlplane.New(pg.SQL, migrations.Postgres)
+		st.contradictions = st.control.WithReader(pg.SQL)
+		t.Cleanup(func() {
+			st.memories.Close()
+			st.graph.Close()
+			pg.Close()
+		})
+		return st
+	}}
+	storeBackends = []storeBackend{embeddedBackend, postgresBackend, neo4jBackend}
 )
 
 // forEachBackend runs fn once per backend.

@@ -36,6 +36,7 @@ SET e = row.snapshot_props,
     e.merged_into = row.merged_into,
     e.merged_at = row.merged_at,
     e.text_sig = row.text_sig,
+    e.user_write = $userWrite,
     e:__LABEL__
 WITH e
 OPTIONAL MATCH (o:Observation {user_id: $userId, entity_id: e.id})

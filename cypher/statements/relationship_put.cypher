@@ -16,5 +16,7 @@ SET r = $metadataProps,
     r.provenance_json = $provenanceJson,
     r.observation_count = $observationCount,
     r.last_observation_at = $lastObservationAt,
-    r.ended_at = $endedAt
+    r.ended_at = $endedAt,
+    s.user_write = $userWrite,
+    t.user_write = $userWrite
 RETURN r.id AS id

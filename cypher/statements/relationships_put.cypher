@@ -15,5 +15,7 @@ SET r = row.metadata_props,
     r.provenance_json = row.provenance_json,
     r.observation_count = row.observation_count,
     r.last_observation_at = row.last_observation_at,
-    r.ended_at = row.ended_at
+    r.ended_at = row.ended_at,
+    s.user_write = $userWrite,
+    t.user_write = $userWrite
 RETURN count(r) AS written

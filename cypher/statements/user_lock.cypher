@@ -5,7 +5,9 @@
 // atomic. MERGE is safe under concurrency because UserLock.user_id is
 // unique (migrations/neo4j/001).
 // l.writes and l.epoch are the version of the user's graph that read
-// caches key on (user_version).
+// caches key on (user_version); the transaction stamps what it writes
+// with the count it returns (user_write).
 MERGE (l:UserLock {user_id: $userId})
   ON CREATE SET l.writes = 0, l.epoch = randomUUID()
 SET l.writes = l.writes + 1
+RETURN l.writes AS writes

@@ -117,6 +117,10 @@ type tx struct {
 	write bool
 	// locked holds the users whose lock node this transaction wrote.
 	locked []string
+	// userWrites holds, by user, the count of the user's write that this
+	// transaction is (user_lock), which it stamps on the entities whose
+	// statistics it changes (user_write).
+	userWrites map[string]int64
 	// totals holds what entity_total counted per user, for Reach's bound,
 	// until the transaction writes an entity: a batch of cycle checks
 	// counts once.
@@ -147,8 +151,18 @@ func (t *tx) enter(ctx context.Context, userID string) error {
 	if !t.write || slices.Contains(t.locked, userID) {
 		return nil
 	}
-	if _, err := t.run(ctx, userLock, cypher.Fill{}, map[string]any{"userId": userID}); err != nil {
+	rows, err := t.run(ctx, userLock, cypher.Fill{}, map[string]any{"userId": userID})
+	if err != nil {
 		return err
+	}
+	if len(rows) == 1 {
+		r := record{m: rows[0]}
+		if w := r.int64("writes"); r.err == nil {
+			if t.userWrites == nil {
+				t.userWrites = map[string]int64{}
+			}
+			t.userWrites[userID] = w
+		}
 	}
 	t.locked = append(t.locked, userID)
 	return nil

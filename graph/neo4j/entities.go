@@ -83,7 +83,7 @@ func (t *tx) source(ctx context.Context, st cypher.Statement, params map[string]
 var entityProps = map[string]bool{
 	"id": true, "user_id": true, "entity_type": true, "canonical_name": true, "search_name": true, "search_text": true, "schema_version": true,
 	"snapshot_json": true, "provenance_json": true, "observation_count": true, "last_observation_at": true,
-	"created_at": true, "computed_at": true, "merged_into": true, "merged_at": true, "text_sig": true,
+	"created_at": true, "computed_at": true, "merged_into": true, "merged_at": true, "text_sig": true, "user_write": true,
 }
 
 // entityPutRow is the row of $rows in entities_put for e.
@@ -144,7 +144,7 @@ func (t *tx) putEntities(ctx context.Context, es []graph.Entity) error {
 		}
 		rows[i] = row
 	}
-	recs, err := t.run(ctx, entitiesPut, cypher.Fill{EntityType: typ}, map[string]any{"userId": userID, "rows": rows})
+	recs, err := t.run(ctx, entitiesPut, cypher.Fill{EntityType: typ}, map[string]any{"userId": userID, "rows": rows, "userWrite": t.userWrites[userID]})
 	if err != nil {
 		return err
 	}

@@ -58,6 +58,7 @@ func (t *tx) PutRelationship(ctx context.Context, r graph.Relationship) error {
 	if err != nil {
 		return err
 	}
+	params["userWrite"] = t.userWrites[r.UserID]
 	rows, err := t.run(ctx, relationshipPut, cypher.Fill{RelType: r.Type}, params)
 	if err != nil {
 		return err

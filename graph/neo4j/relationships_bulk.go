@@ -66,7 +66,7 @@ func (t *tx) putRelationships(ctx context.Context, rs []graph.Relationship) erro
 			"ended_at": nullTime(r.EndedAt),
 		}
 	}
-	recs, err := t.run(ctx, relationshipsPut, cypher.Fill{RelType: typ}, map[string]any{"userId": userID, "rows": rows})
+	recs, err := t.run(ctx, relationshipsPut, cypher.Fill{RelType: typ}, map[string]any{"userId": userID, "rows": rows, "userWrite": t.userWrites[userID]})
 	if err != nil {
 		return err
 	}
