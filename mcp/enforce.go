@@ -64,7 +64,11 @@ func (s *Server) Handle(ctx context.Context, req Request) (resp Response) {
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			s.log.ErrorContext(ctx, "tool panicked", "tool", req.Tool, "trace_id", resp.RequestID, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			stack := debug.Stack()
+			if hp, ok := r.(handlerPanic); ok {
+				r, stack = hp.value, hp.stack
+			}
+			s.log.ErrorContext(ctx, "tool panicked", "tool", req.Tool, "trace_id", resp.RequestID, "panic", fmt.Sprint(r), "stack", string(stack))
 			fail(newError(http.StatusInternalServerError, CodeInternal, "internal error; the server log has the cause under this trace id", nil))
 		}
 		latency := time.Since(start)
@@ -135,7 +139,7 @@ func (s *Server) Handle(ctx context.Context, req Request) (resp Response) {
 	}
 	callCtx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	res, err = t.handle(callCtx, call, args.raw)
+	res, err = runHandler(callCtx, t, call, args.raw)
 	if err != nil {
 		e := toError(err)
 		if errors.Is(callCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
@@ -155,6 +159,52 @@ func (s *Server) Handle(ctx context.Context, req Request) (resp Response) {
 	}
 	resp.Output = out
 	return resp
+}
+
+// runHandler runs t's handler and returns what it returns, or ctx's error
+// as soon as ctx is done: a handler stuck in a call that does not watch
+// its context (a blocking read, a driver that ignores cancellation) must
+// not hold the answer past the call's deadline, on any transport. Such a
+// handler is left to finish on its own goroutine, and what it returns is
+// dropped. A panic of the handler is raised again here, as a handlerPanic
+// that carries the handler's stack, for Handle to recover.
+func runHandler(ctx context.Context, t *Tool, call *Call, args json.RawMessage) (any, error) {
+	type result struct {
+		res      any
+		err      error
+		panicked *handlerPanic
+	}
+	done := make(chan result, 1) // the handler never waits to hand it over
+	go func() {
+		var r result
+		defer func() {
+			if p := recover(); p != nil {
+				r.panicked = &handlerPanic{value: p, stack: debug.Stack()}
+			}
+			done <- r
+		}()
+		r.res, r.err = t.handle(ctx, call, args)
+	}()
+	var r result
+	select {
+	case r = <-done:
+	case <-ctx.Done():
+		select {
+		case r = <-done: // it ended with the context
+		default:
+			return nil, ctx.Err()
+		}
+	}
+	if r.panicked != nil {
+		panic(*r.panicked)
+	}
+	return r.res, r.err
+}
+
+// handlerPanic is a handler's panic, carried from its goroutine to Handle.
+type handlerPanic struct {
+	value any
+	stack []byte
 }
 
 // audit records a call and every consent decision it made, and returns

@@ -33,8 +33,21 @@ func (s *Server) guardHTTP(opts HTTPOptions, next http.Handler) http.Handler {
 		shape := shapeOf(r.URL.Path)
 		gw, r := guardBody(w, r, opts.ReadTimeout, shape)
 		chains[shape].ServeHTTP(gw, r)
-		if g, ok := gw.(*guardedWriter); ok && !g.wroteHeader && g.body.timedOut.Load() {
+		g, ok := gw.(*guardedWriter)
+		if !ok {
+			return
+		}
+		if !g.wroteHeader && g.body.timedOut.Load() {
 			g.WriteHeader(http.StatusRequestTimeout) // answered as 408 whatever the status
+		}
+		if g.refused {
+			// Connection: close stops net/http from draining the body
+			// before it answers, but not from reading up to 256 KB of it
+			// when it closes the body after the handler: a body of a
+			// declared 100 KB that never comes would hold the connection
+			// until the read deadline. An expired deadline makes that
+			// read fail at once, and the connection closes.
+			_ = g.body.rc.SetReadDeadline(time.Now())
 		}
 	})
 }
@@ -86,8 +99,8 @@ func isLoopback(hostport string) bool {
 //     it starts watching the connection for a hang-up, but only when its
 //     own body reaches EOF);
 //   - an error answer written before the body was read closes the
-//     connection instead of making net/http read (up to 256 KB of) a body
-//     the client may be trickling;
+//     connection at once instead of making net/http read (up to 256 KB
+//     of) a body the client may be trickling or never send;
 //   - a body that misses the deadline is answered 408 REQUEST_TIMEOUT,
 //     whatever the handler that saw the read error wrote, and the
 //     connection is closed.
@@ -142,6 +155,9 @@ type guardedWriter struct {
 	shape       errorShape
 	wroteHeader bool
 	discard     bool // the handler's answer was replaced by the 408
+	// refused: an error was answered before the body was read, and the
+	// connection closes after it without reading the rest.
+	refused bool
 }
 
 func (w *guardedWriter) WriteHeader(status int) {
@@ -154,7 +170,7 @@ func (w *guardedWriter) WriteHeader(status int) {
 	}
 	w.wroteHeader = true
 	if w.body.timedOut.Load() {
-		w.discard = true
+		w.discard, w.refused = true, true
 		w.Header().Set("Connection", "close")
 		sendError(w.ResponseWriter, newError(http.StatusRequestTimeout, CodeRequestTimeout,
 			"the request body did not arrive within the server's read timeout", nil), w.shape)
@@ -163,6 +179,7 @@ func (w *guardedWriter) WriteHeader(status int) {
 	if status >= 400 && !w.body.done.Load() {
 		// Checked by net/http before it would read the rest of the body.
 		w.Header().Set("Connection", "close")
+		w.refused = true
 	}
 	w.ResponseWriter.WriteHeader(status)
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -174,15 +175,43 @@ func openUnderRoots(call *Call, roots []string, p string) (*os.File, string, err
 	if !inside {
 		return nil, "", bad("is not under a directory open to file_path (--file-roots)")
 	}
-	f, err := os.Open(real)
+	f, err := openRegular(real)
+	if errors.Is(err, errNotRegular) {
+		return nil, "", bad("is not a regular file (a directory, FIFO, socket or device cannot be stored)")
+	}
 	if err != nil {
 		return nil, "", newError(http.StatusInternalServerError, CodeFileReadError, "the file could not be read", nil)
 	}
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		f.Close()
-		return nil, "", bad("is not a regular file")
-	}
 	return f, filepath.Base(real), nil
+}
+
+// errNotRegular is openRegular's error for anything but a regular file.
+var errNotRegular = errors.New("not a regular file")
+
+// openRegular opens p for reading only if it is a regular file. It opens
+// with O_NONBLOCK, so that opening a FIFO with no writer does not block,
+// and then checks the opened descriptor, not the path, so that the file
+// cannot be swapped for another between the check and the read. Reads of
+// a regular file ignore O_NONBLOCK.
+func openRegular(p string) (*os.File, error) {
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		// A socket cannot be opened at all.
+		if st, serr := os.Stat(p); serr == nil && !st.Mode().IsRegular() {
+			return nil, fmt.Errorf("%s: %w", p, errNotRegular)
+		}
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", p, errNotRegular)
+	}
+	return f, nil
 }
 
 func runID(j files.Job) string { return "run_" + j.ID }

@@ -15,13 +15,31 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go exitIfStuck(ctx, stopTimeout, os.Stderr, os.Exit)
 	code := run(ctx, os.Args[1:], &environment{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv})
 	stop()
 	os.Exit(code)
+}
+
+// stopTimeout bounds how long the process may take to end once Ctrl-C or
+// SIGTERM asks it to: the shutdownTimeout in-flight requests get, and time
+// to close the stores after them.
+const stopTimeout = shutdownTimeout + 5*time.Second
+
+// exitIfStuck ends the process with exitError, saying so on stderr, if it
+// is still running the given time after ctx is cancelled. A call stuck in
+// a blocking read, or an answer stdout no longer takes, must not keep alive
+// a server that was told to stop: nothing but SIGKILL would end it.
+func exitIfStuck(ctx context.Context, after time.Duration, stderr io.Writer, exit func(int)) {
+	<-ctx.Done()
+	time.Sleep(after)
+	fmt.Fprintf(stderr, "cairn: still running %v after the signal to stop (a call or a write is stuck); exiting without finishing it\n", after)
+	exit(exitError)
 }
 
 // Exit codes, decided here and nowhere else.

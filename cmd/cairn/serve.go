@@ -33,7 +33,8 @@ The embedded store is one SQLite file in --data-dir; nothing else needs to
 be installed. With --database-url (or CAIRN_DATABASE_URL), the control plane,
 the graph and the memories live in that PostgreSQL database instead
 (memories with pgvector), migrated at start, and /readyz pings it. Stop with
-Ctrl-C: in-flight requests get 10 seconds to finish.
+Ctrl-C or SIGTERM: in-flight requests get 10 seconds to finish, and a
+process still running 15 seconds after the signal exits anyway (status 1).
 
 Every call is checked against the agent's consent rules (cairn admin
 consent), rate-limited per key (429 with Retry-After; X-RateLimit-* headers
@@ -46,8 +47,8 @@ rebinding). GET /.well-known/oauth-protected-resource describes /mcp
 
 A request body must arrive within --read-timeout, and one address may hold
 at most --max-conns-per-client connections; a request refused before its
-body is read (no key, a foreign origin) is answered at once and its
-connection closed.
+body is read (no key, a foreign origin, too large) is answered at once and
+its connection closed, without reading the body, whatever its length.
 
 GET /console/ serves the web console (/ redirects there): sign in with an
 API key to explore the graph, the memories, provenance and the context an
@@ -188,6 +189,10 @@ func httpServer(h http.Handler) *http.Server {
 	}
 }
 
+// shutdownTimeout is how long in-flight requests get to finish once serve
+// is asked to stop.
+const shutdownTimeout = 10 * time.Second
+
 // serveUntilDone serves until ctx is cancelled, then shuts down gracefully.
 func serveUntilDone(ctx context.Context, srv *http.Server, ln net.Listener) error {
 	errc := make(chan error, 1)
@@ -197,7 +202,7 @@ func serveUntilDone(ctx context.Context, srv *http.Server, ln net.Listener) erro
 		return fmt.Errorf("http server: %w", err)
 	case <-ctx.Done():
 	}
-	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		return fmt.Errorf("shutdown: %w", err)

@@ -25,7 +25,12 @@ asked for. With --agent NAME it runs as that agent of the owner instead,
 under that agent's consent rules (create it with cairn admin agent create).
 --database-url (or CAIRN_DATABASE_URL) selects PostgreSQL, as for serve. On
 first run it creates the owner and prints the owner key to stderr, for use
-over HTTP.`,
+over HTTP.
+
+Every call answers by its --call-timeout deadline, even when its work is
+stuck (a blocking read). Ctrl-C or SIGTERM stops the process: one still
+running 15 seconds after the signal exits anyway (status 1), saying so on
+stderr.`,
 		env: append(append(append(append(append([]envVar{{"agent", "CAIRN_AGENT"}}, toolEnv...), commonEnv...), embedEnv...), fieldEnv...), append(retentionEnv, append(fileEnv, envVar{"file-roots", "CAIRN_FILE_ROOTS"})...)...),
 		setup: func(fs *flag.FlagSet) runFunc {
 			var common commonFlags
