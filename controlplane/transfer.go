@@ -89,16 +89,31 @@ func (s *Store) ExportRows(ctx context.Context, table TransferTable, userID stri
 // already as it is, and returns how many it wrote: importing the same rows
 // twice writes them once.
 func (s *Store) ImportRows(ctx context.Context, table TransferTable, rows []map[string]any) (int, error) {
+	created, err := s.ImportRowsEach(ctx, table, rows)
 	n := 0
+	for _, c := range created {
+		if c {
+			n++
+		}
+	}
+	return n, err
+}
+
+// ImportRowsEach is ImportRows that says which rows it wrote: created[i]
+// is false for a row whose key (or unique name) the table held already.
+// An import needs to know which agents it created, since it writes
+// consent rules only for those.
+func (s *Store) ImportRowsEach(ctx context.Context, table TransferTable, rows []map[string]any) ([]bool, error) {
+	var created []bool
 	err := s.tx(ctx, 0, func(tx *sql.Tx) error {
-		n = 0
+		created = make([]bool, len(rows))
 		ph := make([]string, len(table.Columns))
 		for i := range ph {
 			ph[i] = fmt.Sprintf("$%d", i+1)
 		}
 		q := `INSERT INTO ` + table.Name + ` (` + strings.Join(table.Columns, ", ") + `) VALUES (` +
 			strings.Join(ph, ", ") + `) ON CONFLICT DO NOTHING`
-		for _, row := range rows {
+		for j, row := range rows {
 			args := make([]any, len(table.Columns))
 			for i, c := range table.Columns {
 				v, err := columnValue(row[c])
@@ -115,11 +130,40 @@ func (s *Store) ImportRows(ctx context.Context, table TransferTable, rows []map[
 			if err != nil {
 				return wrap("import "+table.Name, err)
 			}
-			n += int(k)
+			created[j] = k > 0
 		}
 		return nil
 	})
-	return n, err
+	return created, err
+}
+
+// CheckTransferRow applies to a row of an import the checks the API
+// applies to the same row when an agent or a rule is set: an agent needs
+// an id and a valid name; a consent rule an id, an agent, and a pattern,
+// action and effect that SetRule accepts. Other tables are checked by
+// their columns' types only.
+func CheckTransferRow(table TransferTable, row map[string]any) error {
+	str := func(c string) string { s, _ := row[c].(string); return s }
+	switch table.Name {
+	case TableAgents.Name:
+		if str("id") == "" {
+			return errors.New("controlplane: an agent without an id")
+		}
+		return checkName("agent", str("name"))
+	case TableConsentRules.Name:
+		if str("id") == "" || str("agent_id") == "" {
+			return errors.New("controlplane: a consent rule without an id or an agent")
+		}
+		if _, err := consent.NormalizePattern(str("pattern")); err != nil {
+			return err
+		}
+		if _, err := consent.ParseAction(str("action")); err != nil {
+			return err
+		}
+		_, err := consent.ParseEffect(str("effect"))
+		return err
+	}
+	return nil
 }
 
 // columnValue turns a decoded JSON value into a column value: integers to

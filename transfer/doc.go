@@ -16,6 +16,15 @@
 // Import is idempotent: what the store holds already is left as it is, so
 // running it twice changes nothing.
 //
+// Import trusts nothing in the file: an export line never changes a row
+// the store holds (an entity, its observations, a relationship, a control
+// row), every value passes the checks a tool call applies (ids, type
+// names, the field size bound), a new entity is written only if its
+// snapshot agrees with its observations, lines are read with a bounded
+// buffer, and agents, consent rules and audit records are written only
+// when ImportOptions asks for them. A line that fails is refused and
+// counted (Stats.Skipped, Stats.Refused); the import goes on.
+//
 // Ids are kept. Entity and source ids are hashes that include the user id,
 // so an export is imported under the user ids it names; a user of the
 // target with the same name but another id (or the same id but another

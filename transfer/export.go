@@ -3,9 +3,12 @@ package transfer
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"time"
 
@@ -62,7 +65,9 @@ type VectorReader interface {
 
 // exportWriter writes lines and counts them.
 type exportWriter struct {
-	w        *bufio.Writer
+	w *bufio.Writer
+	// sum is the SHA-256 of the lines written but the end line.
+	sum      hash.Hash
 	counts   map[string]int
 	lines    int
 	progress func(string, int)
@@ -77,7 +82,11 @@ func (e *exportWriter) line(kind, user string, data any) error {
 	if err != nil {
 		return fmt.Errorf("transfer: encode %s: %w", kind, err)
 	}
-	if _, err := e.w.Write(append(l, '\n')); err != nil {
+	l = append(l, '\n')
+	if kind != KindEnd {
+		e.sum.Write(l)
+	}
+	if _, err := e.w.Write(l); err != nil {
 		return fmt.Errorf("transfer: write: %w", err)
 	}
 	e.counts[kind]++
@@ -114,7 +123,7 @@ func Export(ctx context.Context, s Stores, w io.Writer, opts ExportOptions) (map
 	if nfiles > 0 && s.Bucket == nil {
 		return nil, fmt.Errorf("transfer: export: %d stored files, and no bucket to read their bytes from (configure the file bucket: --blob-url)", nfiles)
 	}
-	ew := &exportWriter{w: bufio.NewWriterSize(w, 1<<16), counts: map[string]int{}, progress: opts.Progress}
+	ew := &exportWriter{w: bufio.NewWriterSize(w, 1<<16), sum: sha256.New(), counts: map[string]int{}, progress: opts.Progress}
 	err := ew.line(KindHeader, "", Header{
 		Format: Format, Version: Version, CairnVersion: opts.CairnVersion, ExportedAt: opts.Now.UTC(),
 		Users: opts.Users, Vectors: opts.Vectors, Consent: opts.Consent, Audit: opts.Audit, Files: nfiles,
@@ -135,7 +144,7 @@ func Export(ctx context.Context, s Stores, w io.Writer, opts ExportOptions) (map
 	}
 	counts := ew.counts
 	ew.counts = map[string]int{}
-	if err := ew.line(KindEnd, "", End{Counts: counts}); err != nil {
+	if err := ew.line(KindEnd, "", End{Counts: counts, SHA256: hex.EncodeToString(ew.sum.Sum(nil))}); err != nil {
 		return nil, err
 	}
 	if err := ew.w.Flush(); err != nil {

@@ -96,9 +96,16 @@ type Row struct {
 }
 
 // End is the data of the last line: how many lines of each kind came
-// before it, so that a truncated file is noticed.
+// before it, so that a truncated file is noticed, and the SHA-256 of every
+// line before it (the header included, each with its newline), so that an
+// accidental edit is noticed. It is in the last line because an export
+// streams: the header is written before the records are read. The sum
+// proves nothing against someone who edits a line on purpose, who can
+// compute it again; that is why an import checks every line on its own.
 type End struct {
 	Counts map[string]int `json:"counts"`
+	// SHA256 is hex; absent in exports of cairn versions before it.
+	SHA256 string `json:"sha256,omitempty"`
 }
 
 // sortObservations orders observations by id, so that an export of the

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -33,16 +35,79 @@ type ImportOptions struct {
 	// SpoolDir holds a file's bytes while its blob lines are read, until
 	// they are checked and put in the bucket; empty means os.TempDir().
 	SpoolDir string
+	// MaxFieldBytes bounds one field value (the bytes of its JSON
+	// encoding), as --max-field-bytes does for tool calls: a line with a
+	// larger one is refused. 0 means knowledge.DefaultMaxFieldBytes.
+	MaxFieldBytes int
+	// MaxLineBytes bounds one line of the file: a longer line is refused
+	// as it is read, never held whole. 0 means 64 field bounds, and at
+	// least 4 MiB (a blob line is about 1 MiB).
+	MaxLineBytes int
+	// Agents imports the agents of the export; without it agent rows are
+	// skipped (and counted as not asked for).
+	Agents bool
+	// Consent imports the consent rules of the export, only those of an
+	// agent this import created (so it needs Agents to import any): a rule
+	// never grants an agent the store held before the import.
+	Consent bool
+	// Audit imports the audit log of the export.
+	Audit bool
 }
 
-// Stats says what an import did: lines read by kind, and rows written
-// (what the store did not hold already) by kind.
+// Reasons a line is not written, the keys of Stats.Skipped.
+const (
+	// SkipHeld: the store holds the row already, or holds the entity or
+	// relationship it belongs to (whose rows the import leaves alone).
+	SkipHeld = "held"
+	// SkipInvalid: the line fails a check a tool call would apply, its
+	// snapshot disagrees with its observations, or it is too long;
+	// Stats.Refused says why.
+	SkipInvalid = "invalid"
+	// SkipNotAsked: agents, consent rules and audit records are imported
+	// only when ImportOptions asks for them.
+	SkipNotAsked = "not_asked"
+)
+
+// Stats says what an import did: lines read by kind, rows written (what
+// the store did not hold already) by kind, and lines skipped by reason and
+// kind.
 type Stats struct {
 	Read    map[string]int
 	Written map[string]int
+	// Skipped counts the lines not written, by reason (SkipHeld,
+	// SkipInvalid, SkipNotAsked) then kind.
+	Skipped map[string]map[string]int
+	// Refused lists the first MaxRefusals invalid lines with the reason.
+	Refused []Refusal
 	// Embedded counts memories embedded again by the target's embedder.
 	Embedded int
+	// Checksum says whether the file's SHA-256 is the one its end line
+	// holds. It is known once the file is read, after the lines were
+	// written: a mismatch says the file was changed after export (each
+	// line was checked all the same); it cannot say the file is genuine,
+	// since whoever edits it can compute the sum again.
+	Checksum string
 }
+
+// The values of Stats.Checksum.
+const (
+	ChecksumVerified = "verified"
+	ChecksumMismatch = "mismatch"
+	// ChecksumAbsent: an export of a cairn version before the sum.
+	ChecksumAbsent = "absent"
+)
+
+// MaxRefusals bounds Stats.Refused; Stats.Skipped counts every one.
+const MaxRefusals = 100
+
+// Refusal is one line an import refused.
+type Refusal struct {
+	Line   int
+	Kind   string
+	Reason string
+}
+
+func (r Refusal) String() string { return fmt.Sprintf("line %d (%s): %s", r.Line, r.Kind, r.Reason) }
 
 // ErrFormat is wrapped by the errors of a file that is not an export this
 // version reads.
@@ -60,16 +125,23 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// maxHeaderBytes bounds the header line (it lists the users).
+const maxHeaderBytes = 4 << 20
+
 // ReadHeader reads the header line of an export from r, which it leaves
-// after that line.
+// after that line. It reads at most 4 MiB of it.
 func ReadHeader(r *bufio.Reader) (Header, error) {
-	b, err := r.ReadBytes('\n')
-	if err != nil && (len(b) == 0 || !errors.Is(err, io.EOF)) {
+	return readHeader(&lineReader{r: r, max: maxHeaderBytes})
+}
+
+func readHeader(lr *lineReader) (Header, error) {
+	b, tooLong, err := lr.next()
+	if err != nil {
 		return Header{}, fmt.Errorf("%w: %v", ErrFormat, err)
 	}
 	var l Line
 	var h Header
-	if json.Unmarshal(b, &l) != nil || l.Kind != KindHeader || json.Unmarshal(l.Data, &h) != nil || h.Format != Format {
+	if tooLong || json.Unmarshal(b, &l) != nil || l.Kind != KindHeader || json.Unmarshal(l.Data, &h) != nil || h.Format != Format {
 		return Header{}, fmt.Errorf("%w: the first line is not a %s header", ErrFormat, Format)
 	}
 	if h.Version != Version {
@@ -78,56 +150,130 @@ func ReadHeader(r *bufio.Reader) (Header, error) {
 	return h, nil
 }
 
+// item is one line's data and its line number.
+type item struct {
+	line int
+	data json.RawMessage
+}
+
 // importer holds one batch of lines of one kind and user.
 type importer struct {
 	s     Stores
 	opts  ImportOptions
+	check checker
 	stats Stats
 	kind  string
 	user  string
-	batch []json.RawMessage
+	batch []item
 	users map[string]bool
 	// spool holds the bytes of the file whose blob lines are being read.
 	spool *spool
+	// The state of the user whose graph lines are being read.
+	graphUser string
+	// pending are the new entities whose observations are being read:
+	// they are written once their snapshot is checked against them.
+	pending    []pendingEntity
+	pendingObs []pendingObservation
+	// pendingBytes bounds what pending holds.
+	pendingBytes int
+	// merged are the new merged entities: their observations moved to the
+	// entity they were merged into, which may come later in the file, so
+	// they are checked when the user's entity lines end.
+	merged []pendingEntity
+	// created are the entities this import wrote, whose observations,
+	// timelines and raw fragments it writes; createdRels the
+	// relationships, whose observations it writes.
+	created, createdRels map[string]bool
+	// waiting are the ids of pending and merged.
+	waiting map[string]bool
+	// agents are the agents this import created, whose consent rules it
+	// writes.
+	agents map[string]bool
 }
 
+type pendingEntity struct {
+	line int
+	e    Entity
+}
+
+type pendingObservation struct {
+	line int
+	o    graph.Observation
+}
+
+// maxPendingBytes bounds the entity and observation lines held until
+// their entities are checked; past it they are checked with what was read.
+const maxPendingBytes = 64 << 20
+
 // Import reads an export from r into the stores, a batch at a time, and
-// returns what it read and wrote. It is idempotent: rows the stores hold
-// already are left as they are.
+// returns what it read, wrote and skipped. An export line never changes
+// what the stores hold: an entity, observation, relationship period or row
+// the stores hold already is left as it is, and so are the observations,
+// timelines and raw fragments of an entity they hold. Running it twice
+// changes nothing. Every value is checked as a tool call checks it; a
+// line that fails is refused (counted in Stats.Skipped, listed in
+// Stats.Refused) and the import goes on. A new entity is written only if
+// its snapshot agrees with its observations: each field's value is the
+// value of the observation its provenance names, an observation of that
+// entity in the same file.
 func Import(ctx context.Context, s Stores, r io.Reader, opts ImportOptions) (Stats, error) {
 	if opts.BatchSize <= 0 {
 		opts.BatchSize = 500
 	}
+	if opts.MaxFieldBytes <= 0 {
+		opts.MaxFieldBytes = knowledge.DefaultMaxFieldBytes
+	}
+	if opts.MaxLineBytes <= 0 {
+		opts.MaxLineBytes = max(64*opts.MaxFieldBytes, 4<<20)
+	}
 	cr := &countingReader{r: r}
-	br := bufio.NewReaderSize(cr, 1<<16)
-	h, err := ReadHeader(br)
+	lr := &lineReader{r: bufio.NewReaderSize(cr, 1<<16), max: maxHeaderBytes, sum: sha256.New()}
+	h, err := readHeader(lr)
 	if err != nil {
 		return Stats{}, err
 	}
+	lr.max = opts.MaxLineBytes
 	if h.Files > 0 && s.Bucket == nil {
 		return Stats{}, fmt.Errorf("transfer: the export holds %d files and this store has no file bucket: configure one (--blob-url) and import again; nothing was written", h.Files)
 	}
-	im := &importer{s: s, opts: opts, stats: Stats{Read: map[string]int{}, Written: map[string]int{}}, users: map[string]bool{}}
+	im := &importer{s: s, opts: opts, check: checker{maxFieldBytes: opts.MaxFieldBytes},
+		stats: Stats{Read: map[string]int{}, Written: map[string]int{}, Skipped: map[string]map[string]int{}},
+		users: map[string]bool{}, agents: map[string]bool{}}
 	defer im.closeSpool()
 	for _, u := range h.Users {
 		im.users[u.ID] = false
 	}
-	dec := json.NewDecoder(br)
-	dec.UseNumber()
 	var end *End
-	lines := 1
 	for {
-		var l Line
-		if err := dec.Decode(&l); errors.Is(err, io.EOF) {
+		b, tooLong, err := lr.next()
+		if errors.Is(err, io.EOF) {
 			break
 		} else if err != nil {
-			return im.stats, fmt.Errorf("%w: line %d: %v", ErrFormat, lines+1, err)
+			return im.stats, fmt.Errorf("transfer: line %d: %w", lr.n+1, err)
 		}
-		lines++
+		if tooLong {
+			// Counted as read under the kind it starts with, so that the
+			// end line's counts still add up.
+			kind := kindPrefix(b)
+			if kind == "" {
+				return im.stats, fmt.Errorf("%w: line %d is longer than %d bytes", ErrFormat, lr.n, opts.MaxLineBytes)
+			}
+			im.stats.Read[kind]++
+			im.refuse(kind, lr.n, fmt.Sprintf("the line is longer than %d bytes (the import's line bound, from --max-field-bytes); it was not read", opts.MaxLineBytes))
+			continue
+		}
+		if len(bytes.TrimSpace(b)) == 0 {
+			continue
+		}
+		var l Line
+		if err := json.Unmarshal(b, &l); err != nil {
+			return im.stats, fmt.Errorf("%w: line %d: %v", ErrFormat, lr.n, err)
+		}
 		if end != nil {
-			return im.stats, fmt.Errorf("%w: line %d comes after the end line", ErrFormat, lines)
+			return im.stats, fmt.Errorf("%w: line %d comes after the end line", ErrFormat, lr.n)
 		}
 		if l.Kind == KindEnd {
+			lr.unsum()
 			end = &End{}
 			if err := decode(l.Data, end); err != nil {
 				return im.stats, err
@@ -140,18 +286,25 @@ func Import(ctx context.Context, s Stores, r io.Reader, opts ImportOptions) (Sta
 			if err := im.flush(ctx); err != nil {
 				return im.stats, err
 			}
+			if err := im.settle(ctx, l.Kind, l.User); err != nil {
+				return im.stats, err
+			}
 			if opts.Progress != nil {
-				opts.Progress(cr.n, lines)
+				opts.Progress(cr.n, lr.n)
 			}
 			im.kind, im.user = l.Kind, l.User
 		}
-		im.batch = append(im.batch, l.Data)
+		// json.Unmarshal copied the data out of the reader's buffer.
+		im.batch = append(im.batch, item{line: lr.n, data: l.Data})
 	}
 	if err := im.flush(ctx); err != nil {
 		return im.stats, err
 	}
+	if err := im.settle(ctx, "", ""); err != nil {
+		return im.stats, err
+	}
 	if opts.Progress != nil {
-		opts.Progress(cr.n, lines)
+		opts.Progress(cr.n, lr.n)
 	}
 	if end == nil {
 		return im.stats, fmt.Errorf("%w: no end line: the file is truncated", ErrFormat)
@@ -161,7 +314,34 @@ func Import(ctx context.Context, s Stores, r io.Reader, opts ImportOptions) (Sta
 			return im.stats, fmt.Errorf("%w: %d %s lines, the end line says %d", ErrFormat, im.stats.Read[kind], kind, n)
 		}
 	}
+	switch {
+	case end.SHA256 == "":
+		im.stats.Checksum = ChecksumAbsent
+	case end.SHA256 == hex.EncodeToString(lr.sum.Sum(nil)):
+		im.stats.Checksum = ChecksumVerified
+	default:
+		im.stats.Checksum = ChecksumMismatch
+	}
 	return im.stats, nil
+}
+
+// skip counts n lines of kind not written, for reason.
+func (im *importer) skip(reason, kind string, n int) {
+	if n == 0 {
+		return
+	}
+	if im.stats.Skipped[reason] == nil {
+		im.stats.Skipped[reason] = map[string]int{}
+	}
+	im.stats.Skipped[reason][kind] += n
+}
+
+// refuse counts an invalid line and says why.
+func (im *importer) refuse(kind string, line int, why string) {
+	im.skip(SkipInvalid, kind, 1)
+	if len(im.stats.Refused) < MaxRefusals {
+		im.stats.Refused = append(im.stats.Refused, Refusal{Line: line, Kind: kind, Reason: why})
+	}
 }
 
 // decode decodes one line's data, numbers kept exact (json.Number), as
@@ -176,14 +356,39 @@ func decode(data json.RawMessage, v any) error {
 }
 
 // decodeAll decodes every line of a batch into a T.
-func decodeAll[T any](batch []json.RawMessage) ([]T, error) {
+func decodeAll[T any](batch []item) ([]T, error) {
 	out := make([]T, len(batch))
 	for i, b := range batch {
-		if err := decode(b, &out[i]); err != nil {
-			return nil, err
+		if err := decode(b.data, &out[i]); err != nil {
+			return nil, fmt.Errorf("line %d: %w", b.line, err)
 		}
 	}
 	return out, nil
+}
+
+// lineOf is a decoded line and its number.
+type lineOf[T any] struct {
+	line int
+	v    T
+}
+
+// decodeValid decodes the lines of the batch into a T and keeps those
+// that check accepts; the others are refused.
+func decodeValid[T any](im *importer, check func(T) error) []lineOf[T] {
+	out := make([]lineOf[T], 0, len(im.batch))
+	for _, b := range im.batch {
+		var v T
+		if err := decode(b.data, &v); err != nil {
+			im.refuse(im.kind, b.line, err.Error())
+			continue
+		}
+		if err := check(v); err != nil {
+			im.refuse(im.kind, b.line, err.Error())
+			continue
+		}
+		out = append(out, lineOf[T]{b.line, v})
+	}
+	return out
 }
 
 func (im *importer) flush(ctx context.Context) error {
@@ -201,9 +406,23 @@ func (im *importer) flush(ctx context.Context) error {
 	return err
 }
 
+// ownedBy returns a check that a row of the lines of user belongs to user,
+// then applies check.
+func ownedBy[T any](user string, rowUser func(T) string, check func(T) error) func(T) error {
+	return func(v T) error {
+		if u := rowUser(v); u != user {
+			return fmt.Errorf("a row of user %q in the lines of user %q", u, user)
+		}
+		return check(v)
+	}
+}
+
 // write writes the batch and returns how many rows were new.
 func (im *importer) write(ctx context.Context) (int, error) {
 	user := im.user
+	if im.kind != KindUser && im.kind != KindSchema {
+		im.startUser(user)
+	}
 	switch im.kind {
 	case KindUser:
 		us, err := decodeAll[consent.User](im.batch)
@@ -222,28 +441,25 @@ func (im *importer) write(ctx context.Context) (int, error) {
 			im.users[u.ID] = true
 			if created {
 				n++
+			} else {
+				im.skip(SkipHeld, KindUser, 1)
 			}
 		}
 		return n, nil
 	case KindSource:
-		srcs, err := decodeAll[graph.Source](im.batch)
-		if err != nil {
-			return 0, err
-		}
+		srcs := decodeValid(im, ownedBy(user, func(s graph.Source) string { return s.UserID }, im.check.source))
 		return im.update(ctx, func(tx *graph.Tx, _ graph.Exporter) (int, error) {
 			n := 0
 			for _, src := range srcs {
-				if err := owned(user, src.UserID); err != nil {
-					return 0, err
-				}
-				_, err := tx.Source(ctx, user, src.ID)
+				_, err := tx.Source(ctx, user, src.v.ID)
 				if err == nil {
+					im.skip(SkipHeld, KindSource, 1)
 					continue
 				}
 				if !graph.IsNotFound(err) {
 					return 0, err
 				}
-				if err := tx.InsertSource(ctx, src); err != nil {
+				if err := tx.InsertSource(ctx, src.v); err != nil {
 					return 0, err
 				}
 				n++
@@ -251,167 +467,133 @@ func (im *importer) write(ctx context.Context) (int, error) {
 			return n, nil
 		})
 	case KindEntity:
-		es, err := decodeAll[Entity](im.batch)
-		if err != nil {
-			return 0, err
-		}
-		return im.update(ctx, func(tx *graph.Tx, _ graph.Exporter) (int, error) {
-			ids := make([]string, len(es))
-			put := make([]graph.Entity, len(es))
-			sets := make([]graph.EntityIdentifiers, len(es))
-			for i, e := range es {
-				if err := owned(user, e.UserID); err != nil {
-					return 0, err
-				}
-				ids[i], put[i] = e.ID, e.Entity
-				sets[i] = graph.EntityIdentifiers{EntityID: e.ID, Identifiers: e.Identifiers}
-			}
-			have, err := tx.Entities(ctx, user, ids)
-			if err != nil {
-				return 0, err
-			}
-			var fresh []string
-			for _, id := range ids {
-				if !slices.ContainsFunc(have, func(e graph.Entity) bool { return e.ID == id }) {
-					fresh = append(fresh, id)
-				}
-			}
-			if err := tx.PutEntities(ctx, put); err != nil {
-				return 0, err
-			}
-			if err := tx.SetEntityIdentifiers(ctx, user, sets); err != nil {
-				return 0, err
-			}
-			// Embeddings are derived: the outbox has the worker (or
-			// cairn reembed) compute them for the new entities.
-			if err := tx.EnqueueOutbox(ctx, user, fresh, graph.Now()); err != nil {
-				return 0, err
-			}
-			return len(fresh), nil
-		})
+		return 0, im.readEntities(ctx)
 	case KindObservation:
-		obs, err := decodeAll[graph.Observation](im.batch)
-		if err != nil {
-			return 0, err
+		im.readObservations()
+		return 0, nil
+	case KindTimeline:
+		tls := decodeValid(im, func(tl graph.EntityTimeline) error {
+			if err := im.check.id("entity_id", tl.EntityID); err != nil {
+				return err
+			}
+			for _, ev := range tl.Events {
+				if ev.UserID != user {
+					return fmt.Errorf("an event of user %q in the lines of user %q", ev.UserID, user)
+				}
+			}
+			return nil
+		})
+		// Only the timelines of the entities this import created: the
+		// timeline of an entity the store held is left as it is.
+		var mine []graph.EntityTimeline
+		n := 0
+		for _, tl := range tls {
+			if !im.created[tl.v.EntityID] {
+				im.skip(SkipHeld, KindTimeline, 1)
+				continue
+			}
+			mine = append(mine, tl.v)
+			n += len(tl.v.Events)
+		}
+		if len(mine) == 0 {
+			return 0, nil
 		}
 		return im.update(ctx, func(tx *graph.Tx, _ graph.Exporter) (int, error) {
-			ids := make([]string, len(obs))
-			for i, o := range obs {
-				if err := owned(user, o.UserID); err != nil {
-					return 0, err
-				}
-				ids[i] = o.ID
-			}
-			have, err := tx.ObservationsByID(ctx, user, ids)
-			if err != nil {
-				return 0, err
-			}
-			missing := without(obs, have, func(o graph.Observation) string { return o.ID })
-			if len(missing) == 0 {
-				return 0, nil
-			}
-			return len(missing), tx.InsertObservations(ctx, missing)
-		})
-	case KindTimeline:
-		tls, err := decodeAll[graph.EntityTimeline](im.batch)
-		if err != nil {
-			return 0, err
-		}
-		return im.update(ctx, func(tx *graph.Tx, ex graph.Exporter) (int, error) {
-			ids := make([]string, len(tls))
-			for i, tl := range tls {
-				ids[i] = tl.EntityID
-				for _, ev := range tl.Events {
-					if err := owned(user, ev.UserID); err != nil {
-						return 0, err
-					}
-				}
-			}
-			stored, err := ex.EntitiesTimelines(ctx, user, ids)
-			if err != nil {
-				return 0, err
-			}
-			have := map[string]string{}
-			for _, tl := range stored {
-				have[tl.EntityID] = sameJSON(tl)
-			}
-			var changed []graph.EntityTimeline
-			n := 0
-			for _, tl := range tls {
-				if have[tl.EntityID] != sameJSON(tl) {
-					changed = append(changed, tl)
-					n += len(tl.Events)
-				}
-			}
-			if len(changed) == 0 {
-				return 0, nil
-			}
-			return n, tx.ReplaceEntityTimelines(ctx, user, changed)
+			return n, tx.ReplaceEntityTimelines(ctx, user, mine)
 		})
 	case KindRawFragment:
-		fs, err := decodeAll[graph.RawFragment](im.batch)
-		if err != nil {
-			return 0, err
+		fs := decodeValid(im, ownedBy(user, func(f graph.RawFragment) string { return f.UserID }, im.check.rawFragment))
+		fs = slices.DeleteFunc(fs, func(f lineOf[graph.RawFragment]) bool {
+			if !im.created[f.v.EntityID] {
+				im.skip(SkipHeld, KindRawFragment, 1)
+				return true
+			}
+			return false
+		})
+		if len(fs) == 0 {
+			return 0, nil
 		}
 		return im.update(ctx, func(tx *graph.Tx, ex graph.Exporter) (int, error) {
 			ids := make([]string, len(fs))
+			all := make([]graph.RawFragment, len(fs))
 			for i, f := range fs {
-				if err := owned(user, f.UserID); err != nil {
-					return 0, err
-				}
-				ids[i] = f.ID
+				ids[i], all[i] = f.v.ID, f.v
 			}
 			have, err := ex.RawFragmentsByID(ctx, user, ids)
 			if err != nil {
 				return 0, err
 			}
-			missing := without(fs, have, func(f graph.RawFragment) string { return f.ID })
+			missing := without(all, have, func(f graph.RawFragment) string { return f.ID })
+			im.skip(SkipHeld, KindRawFragment, len(all)-len(missing))
 			if len(missing) == 0 {
 				return 0, nil
 			}
 			return len(missing), tx.InsertRawFragments(ctx, missing)
 		})
 	case KindRelationship:
-		rels, err := decodeAll[graph.Relationship](im.batch)
-		if err != nil {
-			return 0, err
-		}
+		rels := decodeValid(im, ownedBy(user, func(r graph.Relationship) string { return r.UserID }, im.check.relationship))
 		return im.update(ctx, func(tx *graph.Tx, ex graph.Exporter) (int, error) {
-			n := 0
-			for _, r := range rels {
-				if err := owned(user, r.UserID); err != nil {
+			// Both ends must be entities this import created or the store
+			// holds: a relationship of a refused entity is refused too.
+			var ends []string
+			for _, rl := range rels {
+				for _, id := range []string{rl.v.SourceEntityID, rl.v.TargetEntityID} {
+					if !im.created[id] && !slices.Contains(ends, id) {
+						ends = append(ends, id)
+					}
+				}
+			}
+			held := map[string]bool{}
+			if len(ends) > 0 {
+				es, err := tx.Entities(ctx, user, ends)
+				if err != nil {
 					return 0, err
+				}
+				for _, e := range es {
+					held[e.ID] = true
+				}
+			}
+			n := 0
+			for _, rl := range rels {
+				r := rl.v
+				if i := slices.IndexFunc([]string{r.SourceEntityID, r.TargetEntityID}, func(id string) bool { return !im.created[id] && !held[id] }); i >= 0 {
+					im.refuse(KindRelationship, rl.line, fmt.Sprintf("relationship %s: entity %s is neither in the store nor imported", r.ID, []string{r.SourceEntityID, r.TargetEntityID}[i]))
+					continue
 				}
 				// The periods of the relationship that the store holds.
 				stored, err := ex.RelationshipPeriodsAfter(ctx, user, graph.PeriodKey{ID: r.ID}, 1000)
 				if err != nil {
 					return 0, err
 				}
+				// A period is keyed by (id, CreatedAt): one the store
+				// holds, whatever it holds, is left as it is; so is a
+				// relationship the store held before this import.
 				if slices.ContainsFunc(stored, func(p graph.Relationship) bool {
-					return p.ID == r.ID && p.CreatedAt.Equal(r.CreatedAt) && sameJSON(p) == sameJSON(r)
+					return p.ID == r.ID && (p.CreatedAt.Equal(r.CreatedAt) || !im.createdRels[r.ID])
 				}) {
+					im.skip(SkipHeld, KindRelationship, 1)
 					continue
 				}
-				// PutRelationship keys a period by (id, CreatedAt): a
-				// period the store holds differently is replaced.
 				if err := tx.PutRelationship(ctx, r); err != nil {
 					return 0, err
 				}
+				im.createdRels[r.ID] = true
 				n++
 			}
 			return n, nil
 		})
 	case KindRelationshipObservation:
-		obs, err := decodeAll[graph.RelationshipObservation](im.batch)
-		if err != nil {
-			return 0, err
-		}
+		obs := decodeValid(im, ownedBy(user, func(o graph.RelationshipObservation) string { return o.UserID }, im.check.relationshipObservation))
 		return im.update(ctx, func(tx *graph.Tx, _ graph.Exporter) (int, error) {
 			have := map[string]bool{}
 			n := 0
-			for _, o := range obs {
-				if err := owned(user, o.UserID); err != nil {
-					return 0, err
+			for _, ol := range obs {
+				o := ol.v
+				// Only the observations of relationships this import
+				// created: those of one the store held are left alone.
+				if !im.createdRels[o.RelationshipID] {
+					im.skip(SkipHeld, KindRelationshipObservation, 1)
+					continue
 				}
 				if _, ok := have[o.RelationshipID+"\x00"]; !ok {
 					stored, err := tx.RelationshipObservations(ctx, user, o.RelationshipID)
@@ -424,6 +606,7 @@ func (im *importer) write(ctx context.Context) (int, error) {
 					}
 				}
 				if have[o.ID] {
+					im.skip(SkipHeld, KindRelationshipObservation, 1)
 					continue
 				}
 				if err := tx.InsertRelationshipObservation(ctx, o); err != nil {
@@ -444,7 +627,11 @@ func (im *importer) write(ctx context.Context) (int, error) {
 				return 0, fmt.Errorf("%w: a schema of owner %q in the lines of %q", ErrFormat, v.Owner, user)
 			}
 		}
-		return im.s.Control.ImportSchemaVersions(ctx, vs)
+		n, err := im.s.Control.ImportSchemaVersions(ctx, vs)
+		if err == nil {
+			im.skip(SkipHeld, KindSchema, len(vs)-n)
+		}
+		return n, err
 	case KindBlob:
 		return 0, im.writeBlobs()
 	case KindFile:
@@ -452,41 +639,80 @@ func (im *importer) write(ctx context.Context) (int, error) {
 	case KindMemory:
 		return im.writeMemories(ctx)
 	case KindRow:
-		rows, err := decodeAll[Row](im.batch)
-		if err != nil {
-			return 0, err
-		}
-		n := 0
-		for len(rows) > 0 {
-			// Consecutive rows of one table in one call.
-			k := 1
-			for k < len(rows) && rows[k].Table == rows[0].Table {
-				k++
-			}
-			t, ok := controlplane.TransferTableNamed(rows[0].Table)
-			if !ok {
-				return n, fmt.Errorf("%w: unknown table %q", ErrFormat, rows[0].Table)
-			}
-			batch := make([]map[string]any, k)
-			for i, r := range rows[:k] {
-				if r.Row["user_id"] != user {
-					return n, fmt.Errorf("%w: a %s row of user %v in the lines of user %s", ErrFormat, t.Name, r.Row["user_id"], user)
-				}
-				batch[i] = r.Row
-			}
-			w, err := im.s.Control.ImportRows(ctx, t, batch)
-			n += w
-			if err != nil {
-				return n, err
-			}
-			rows = rows[k:]
-		}
-		return n, nil
+		return im.writeRows(ctx)
 	case KindAudit:
+		if !im.opts.Audit {
+			im.skip(SkipNotAsked, KindAudit, len(im.batch))
+			return 0, nil
+		}
 		return im.writeAudit(ctx)
 	default:
 		return 0, fmt.Errorf("%w: unknown line kind %q", ErrFormat, im.kind)
 	}
+}
+
+// writeRows writes control-plane rows: agents only when asked for,
+// consent rules only when asked for and only those of agents this import
+// created.
+func (im *importer) writeRows(ctx context.Context) (int, error) {
+	user := im.user
+	rows := decodeValid(im, func(r Row) error {
+		t, ok := controlplane.TransferTableNamed(r.Table)
+		if !ok {
+			return fmt.Errorf("unknown table %q", truncate(r.Table, 64))
+		}
+		if r.Row["user_id"] != user {
+			return fmt.Errorf("a %s row of user %v in the lines of user %s", t.Name, r.Row["user_id"], user)
+		}
+		// A profile is many fields in one column, each bounded when it
+		// was set: the line bound is its bound here.
+		if t.Name != controlplane.TableProfiles.Name && t.Name != controlplane.TableProfileLog.Name {
+			if err := im.check.row(r); err != nil {
+				return err
+			}
+		}
+		return controlplane.CheckTransferRow(t, r.Row)
+	})
+	n := 0
+	for len(rows) > 0 {
+		// Consecutive rows of one table in one call.
+		k := 1
+		for k < len(rows) && rows[k].v.Table == rows[0].v.Table {
+			k++
+		}
+		t, _ := controlplane.TransferTableNamed(rows[0].v.Table)
+		var batch []map[string]any
+		for _, r := range rows[:k] {
+			switch {
+			case t.Name == controlplane.TableAgents.Name && !im.opts.Agents,
+				t.Name == controlplane.TableConsentRules.Name && !im.opts.Consent:
+				im.skip(SkipNotAsked, KindRow, 1)
+			case t.Name == controlplane.TableConsentRules.Name && !im.agents[fmt.Sprint(r.v.Row["agent_id"])]:
+				im.skip(SkipNotAsked, KindRow, 1)
+			default:
+				batch = append(batch, r.v.Row)
+			}
+		}
+		rows = rows[k:]
+		if len(batch) == 0 {
+			continue
+		}
+		created, err := im.s.Control.ImportRowsEach(ctx, t, batch)
+		if err != nil {
+			return n, err
+		}
+		for i, c := range created {
+			if !c {
+				im.skip(SkipHeld, KindRow, 1)
+				continue
+			}
+			n++
+			if t.Name == controlplane.TableAgents.Name {
+				im.agents[fmt.Sprint(batch[i]["id"])] = true
+			}
+		}
+	}
+	return n, nil
 }
 
 // update runs fn in one graph transaction with the driver's Exporter.
@@ -504,7 +730,8 @@ func (im *importer) update(ctx context.Context, fn func(*graph.Tx, graph.Exporte
 	return n, err
 }
 
-// owned checks that a row of the lines of user belongs to user.
+// owned checks that a row of the lines of user belongs to user (files and
+// memories).
 func owned(user, rowUser string) error {
 	if rowUser != user {
 		return fmt.Errorf("%w: a row of user %q in the lines of user %q", ErrFormat, rowUser, user)
@@ -531,16 +758,14 @@ func (im *importer) writeMemories(ctx context.Context) (int, error) {
 	if im.s.Memories == nil {
 		return 0, errors.New("transfer: the export holds memories and this store keeps none")
 	}
-	ms, err := decodeAll[Memory](im.batch)
-	if err != nil {
-		return 0, err
+	valid := decodeValid(im, ownedBy(im.user, func(m Memory) string { return m.UserID }, im.check.memory))
+	ms := make([]Memory, len(valid))
+	ids := make([]string, len(valid))
+	for i, m := range valid {
+		ms[i], ids[i] = m.v, m.v.ID
 	}
-	ids := make([]string, len(ms))
-	for i, m := range ms {
-		if err := owned(im.user, m.UserID); err != nil {
-			return 0, err
-		}
-		ids[i] = m.ID
+	if len(ms) == 0 {
+		return 0, nil
 	}
 	have, err := im.s.Memories.Get(ctx, im.user, ids)
 	if err != nil {
@@ -551,6 +776,7 @@ func (im *importer) writeMemories(ctx context.Context) (int, error) {
 		stored[i] = Memory{Memory: m}
 	}
 	missing := without(ms, stored, func(m Memory) string { return m.ID })
+	im.skip(SkipHeld, KindMemory, len(ms)-len(missing))
 	if len(missing) == 0 {
 		return 0, nil
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -113,60 +114,140 @@ func isExportFile(path string) bool {
 	return err == nil
 }
 
-// importExport reads the export at path into the configured store: what
-// cairn import runs for a file whose first line is an export header.
-func importExport(ctx context.Context, env *environment, a *app, embedder embed.Embedder, path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
+// exportImportFlags choose what cairn import takes from an export beyond
+// the user's data: agents, consent rules and the audit log are imported
+// only when asked for.
+type exportImportFlags struct {
+	withAgents, withConsent, withAudit bool
+}
+
+func (f *exportImportFlags) register(fs *flag.FlagSet) {
+	fs.BoolVar(&f.withAgents, "with-agents", false, "import the export's agents (never over an agent this store holds)")
+	fs.BoolVar(&f.withConsent, "with-consent", false, "import the consent rules of the agents this import creates (needs --with-agents)")
+	fs.BoolVar(&f.withAudit, "with-audit", false, "import the export's audit log")
+}
+
+// importExport reads the export at path ("-": standard input) into the
+// configured store: what cairn import runs for a file whose first line is
+// an export header.
+func importExport(ctx context.Context, env *environment, a *app, embedder embed.Embedder, path string, flags exportImportFlags, maxFieldBytes int) error {
+	var r io.Reader = env.stdin
 	size := int64(0)
-	if st, err := f.Stat(); err == nil {
-		size = st.Size()
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if st, err := f.Stat(); err == nil {
+			size = st.Size()
+		}
+		r = f
 	}
 	p := newTransferProgress(env.stderr, "import")
-	stats, err := transfer.Import(ctx, transfer.Stores{Graph: a.graph, Control: a.control, Memories: a.memories, Bucket: a.bucket}, f,
-		transfer.ImportOptions{Embedder: embedder, Progress: func(read int64, lines int) {
-			if size > 0 {
-				p.update(fmt.Sprintf("%3.0f%% %d lines", 100*float64(read)/float64(size), lines))
-			} else {
-				p.update(fmt.Sprintf("%d lines", lines))
-			}
-		}})
+	stats, err := transfer.Import(ctx, transfer.Stores{Graph: a.graph, Control: a.control, Memories: a.memories, Bucket: a.bucket}, r,
+		transfer.ImportOptions{Embedder: embedder, MaxFieldBytes: maxFieldBytes,
+			Agents: flags.withAgents, Consent: flags.withConsent, Audit: flags.withAudit,
+			Progress: func(read int64, lines int) {
+				if size > 0 {
+					p.update(fmt.Sprintf("%3.0f%% %d lines", 100*float64(read)/float64(size), lines))
+				} else {
+					p.update(fmt.Sprintf("%d lines", lines))
+				}
+			}})
 	p.done()
+	printImportStats(env.stdout, stats)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(env.stdout, "read:    %s\nwritten: %s\n", countsText(stats.Read), countsText(stats.Written))
-	if stats.Embedded > 0 {
-		fmt.Fprintf(env.stdout, "%d memories embedded with this store's embedder\n", stats.Embedded)
+	if stats.Checksum == transfer.ChecksumMismatch {
+		return errors.New("import: the file's SHA-256 is not the one its end line holds: it was changed after export (every line was checked as above all the same)")
 	}
 	return nil
+}
+
+// printImportStats says what an import read, wrote and skipped, and why
+// it refused the lines it refused.
+func printImportStats(w io.Writer, stats transfer.Stats) {
+	if stats.Read == nil {
+		return
+	}
+	fmt.Fprintf(w, "read:    %s\nwritten: %s\n", countsText(stats.Read), countsText(stats.Written))
+	for _, why := range []struct{ reason, text string }{
+		{transfer.SkipHeld, "skipped, already held"},
+		{transfer.SkipInvalid, "refused, invalid"},
+		{transfer.SkipNotAsked, "skipped, not asked for (--with-agents, --with-consent, --with-audit)"},
+	} {
+		if counts := stats.Skipped[why.reason]; len(counts) > 0 {
+			fmt.Fprintf(w, "%s: %s\n", why.text, nonZeroCounts(counts))
+		}
+	}
+	for _, r := range stats.Refused {
+		fmt.Fprintf(w, "refused %s\n", r)
+	}
+	if n := total(stats.Skipped[transfer.SkipInvalid]); n > len(stats.Refused) {
+		fmt.Fprintf(w, "… and %d more refused lines\n", n-len(stats.Refused))
+	}
+	if stats.Embedded > 0 {
+		fmt.Fprintf(w, "%d memories embedded with this store's embedder\n", stats.Embedded)
+	}
+	switch stats.Checksum {
+	case transfer.ChecksumVerified:
+		fmt.Fprintln(w, "checksum: verified (the file is the one exported, unless someone computed the sum again)")
+	case transfer.ChecksumAbsent:
+		fmt.Fprintln(w, "checksum: absent (an export of an older cairn)")
+	case transfer.ChecksumMismatch:
+		fmt.Fprintln(w, "checksum: MISMATCH: the file was changed after export")
+	}
+}
+
+func nonZeroCounts(counts map[string]int) string {
+	var parts []string
+	for _, k := range countKinds {
+		if counts[k] != 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func total(counts map[string]int) int {
+	n := 0
+	for _, c := range counts {
+		n += c
+	}
+	return n
 }
 
 func importCommand() *command {
 	return &command{
 		name:    "import",
 		summary: "read a cairn export, or store and interpret files, into the configured store, idempotently",
-		usage:   "import EXPORT | FILE…|DIR [flags]",
+		usage:   "import EXPORT|- | FILE…|DIR [flags]",
 		help: `
-With one file whose first line is an export header: reads an export written
-by cairn export (docs/export.md) into the store these flags configure,
-embedded, PostgreSQL or Neo4j. Ids are kept; a user whose name or id belongs
-to another user of this store is refused. Rows the store holds already are
-left alone, so running it twice changes nothing. Memories whose vectors are
-missing or of another embedder are embedded with this store's embedder;
-entity embeddings are rebuilt by the outbox. An export with files needs a
-file bucket (--blob-url on PostgreSQL): without one it fails before
-writing anything.
+With one file whose first line is an export header, or - for an export on
+standard input: reads an export written by cairn export (docs/export.md)
+into the store these flags configure, embedded, PostgreSQL or Neo4j. Ids
+are kept; a user whose name or id belongs to another user of this store is
+refused. An export line never changes what the store holds: entities,
+observations, relationships and rows it holds already are left alone (and
+counted as skipped), so running it twice changes nothing. Every value is
+checked as a tool call checks it (ids, type names, --max-field-bytes); a
+new entity is written only if its snapshot agrees with its observations;
+a line that fails is refused, with its line number, and the rest goes on.
+Agents, consent rules and the audit log are imported only with
+--with-agents, --with-consent (rules of agents this import creates) and
+--with-audit. Memories whose vectors are missing or of another embedder
+are embedded with this store's embedder; entity embeddings are rebuilt by
+the outbox. An export with files needs a file bucket (--blob-url on
+PostgreSQL): without one it fails before writing anything.
 
 Otherwise: stores the files (directories are walked, hidden files skipped)
 for the owner, queues their interpretation, runs the jobs and waits for
 them, with a progress bar on a terminal and plain lines otherwise
 (docs/files.md). Files stored before are deduplicated and not queued again,
 so after an interruption the same command carries on where it stopped.`,
-		env: append(append(commonEnv[:len(commonEnv):len(commonEnv)], embedEnv...), fileEnv...),
+		env: append(append(append(commonEnv[:len(commonEnv):len(commonEnv)], embedEnv...), fileEnv...), fieldEnv...),
 		setup: func(fs *flag.FlagSet) runFunc {
 			var common commonFlags
 			common.register(fs)
@@ -174,13 +255,23 @@ so after an interruption the same command carries on where it stopped.`,
 			emb.register(fs)
 			var fileImp fileImportFlags
 			fileImp.register(fs)
+			var fieldF fieldFlags
+			fieldF.register(fs)
+			var expImp exportImportFlags
+			expImp.register(fs)
 			return func(ctx context.Context, env *environment) error {
 				if fs.NArg() == 0 {
-					return usageError{"import takes an export file, or files and directories to store"}
+					return usageError{"import takes an export file (- for standard input), or files and directories to store"}
+				}
+				if expImp.withConsent && !expImp.withAgents {
+					return usageError{"--with-consent imports the rules of the agents the import creates: add --with-agents"}
 				}
 				path := fs.Arg(0)
-				if fs.NArg() > 1 || !isExportFile(path) {
+				if fs.NArg() > 1 || (path != "-" && !isExportFile(path)) {
 					cfg := common.appConfig()
+					if err := fieldF.apply(&cfg); err != nil {
+						return err
+					}
 					embedder, err := emb.open(ctx, env.getenv, slog.New(slog.DiscardHandler))
 					if err != nil {
 						return err
@@ -192,11 +283,14 @@ so after an interruption the same command carries on where it stopped.`,
 				if err != nil {
 					return err
 				}
+				cfg := common.appConfig()
+				if err := fieldF.apply(&cfg); err != nil {
+					return err
+				}
 				embedder, err := emb.open(ctx, env.getenv, log)
 				if err != nil {
 					return err
 				}
-				cfg := common.appConfig()
 				cfg.embedder = embedder
 				if err := fileImp.files.apply(&cfg, env.getenv); err != nil {
 					return err
@@ -206,7 +300,7 @@ so after an interruption the same command carries on where it stopped.`,
 					return err
 				}
 				defer a.Close()
-				return importExport(ctx, env, a, embedder.Embedder, path)
+				return importExport(ctx, env, a, embedder.Embedder, path, expImp, fieldF.maxFieldBytes)
 			}
 		},
 	}
@@ -261,11 +355,14 @@ func (p *transferProgress) done() {
 	}
 }
 
+// countKinds are the kinds of line in the order counts are printed.
+var countKinds = []string{transfer.KindUser, transfer.KindSchema, transfer.KindSource, transfer.KindEntity, transfer.KindObservation,
+	transfer.KindTimeline, transfer.KindRawFragment, transfer.KindRelationship, transfer.KindRelationshipObservation,
+	transfer.KindBlob, transfer.KindFile, transfer.KindMemory, transfer.KindRow, transfer.KindAudit}
+
 func countsText(counts map[string]int) string {
 	var parts []string
-	for _, k := range []string{transfer.KindUser, transfer.KindSchema, transfer.KindSource, transfer.KindEntity, transfer.KindObservation,
-		transfer.KindTimeline, transfer.KindRawFragment, transfer.KindRelationship, transfer.KindRelationshipObservation,
-		transfer.KindBlob, transfer.KindFile, transfer.KindMemory, transfer.KindRow, transfer.KindAudit} {
+	for _, k := range countKinds {
 		parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
 	}
 	return strings.Join(parts, ", ")

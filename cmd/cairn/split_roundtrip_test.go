@@ -286,7 +286,8 @@ func checkAsOfMatters(t *testing.T, reads map[string]any, d roundTripData) {
 }
 
 // exportLines are the lines of an export, the header without the time the
-// export was made.
+// export was made and the end line without the checksum, which covers the
+// header (import checks the checksum).
 func exportLines(t *testing.T, path string) []string {
 	t.Helper()
 	f, err := os.Open(path)
@@ -320,5 +321,18 @@ func exportLines(t *testing.T, path string) []string {
 		t.Fatal(err)
 	}
 	lines[0] = string(b)
+	var end map[string]any
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &end); err != nil || end["kind"] != "end" {
+		t.Fatalf("%s: the last line is not the end line (%v): %s", path, err, lines[len(lines)-1])
+	}
+	if data, ok := end["data"].(map[string]any); !ok || data["sha256"] == nil {
+		t.Fatalf("%s: the end line has no checksum: %s", path, lines[len(lines)-1])
+	} else {
+		delete(data, "sha256")
+	}
+	if b, err = json.Marshal(end); err != nil {
+		t.Fatal(err)
+	}
+	lines[len(lines)-1] = string(b)
 	return lines
 }
