@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"time"
 
 	"github.com/cairnkg/cairn/knowledge/files"
@@ -14,8 +15,9 @@ import (
 
 // The Store keeps file metadata and jobs for the files service.
 var (
-	_ files.Meta     = (*Store)(nil)
-	_ files.JobStore = (*Store)(nil)
+	_ files.Meta      = (*Store)(nil)
+	_ files.QuotaMeta = (*Store)(nil)
+	_ files.JobStore  = (*Store)(nil)
 )
 
 const fileCols = `user_id, id, content_hash, blob_key, size, mime_type, filename, state, agent_id, created_at`
@@ -43,10 +45,69 @@ func (s *Store) BeginFile(ctx context.Context, f files.File) (files.File, bool, 
 	return prev, err == nil, err
 }
 
-// FinishFile marks a file stored.
+// BeginFileWithinQuota is BeginFile under a bound on the total size of the
+// user's files, pending ones included: the sum of their sizes stays the
+// truth, and the check and the insert run in one transaction that no other
+// upload of the user's can interleave with. On SQLite every transaction
+// takes the write lock at BEGIN (BEGIN IMMEDIATE), so uploads serialise
+// there; on PostgreSQL the transaction first takes an advisory lock named
+// after the user (pg_advisory_xact_lock), held until commit, and the sum,
+// read after the lock under READ COMMITTED, sees every row a previous
+// holder committed. A row the user already has (the same bytes) adds
+// nothing and is returned with exists set, unchecked. Over the quota the
+// error is a *files.QuotaError and nothing is inserted.
+func (s *Store) BeginFileWithinQuota(ctx context.Context, f files.File, quota int64) (files.File, bool, error) {
+	var (
+		prev   files.File
+		exists bool
+	)
+	err := s.tx(ctx, fileQuotaLockKey(f.UserID), func(tx *sql.Tx) error {
+		var err error
+		prev, err = scanFile(tx.QueryRowContext(ctx, `SELECT `+fileCols+` FROM cairn_files WHERE user_id = $1 AND id = $2`, f.UserID, f.ID))
+		if err == nil {
+			exists = true
+			return nil
+		}
+		if !isNoRows(err) {
+			return wrap("begin file", err)
+		}
+		var used sql.NullInt64
+		if err := tx.QueryRowContext(ctx, `SELECT SUM(size) FROM cairn_files WHERE user_id = $1`, f.UserID).Scan(&used); err != nil {
+			return wrap("begin file: used bytes", err)
+		}
+		if used.Int64+f.Size > quota {
+			return &files.QuotaError{Used: used.Int64, Quota: quota, Size: f.Size}
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO cairn_files (`+fileCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+			f.UserID, f.ID, f.ContentHash, f.BlobKey, f.Size, f.MimeType, f.Filename, files.StatePending, f.AgentID, micros(f.CreatedAt))
+		return wrap("begin file", err)
+	})
+	if err != nil {
+		return files.File{}, false, err
+	}
+	return prev, exists, nil
+}
+
+// fileQuotaLockKey is the PostgreSQL advisory lock that serialises one
+// user's uploads while their quota is checked (BeginFileWithinQuota). Two
+// users whose keys collide only wait on each other.
+func fileQuotaLockKey(userID string) int64 {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte("cairn_files_quota\x00" + userID))
+	return int64(h.Sum64() | 1) // never 0, which tx reads as no lock
+}
+
+// FinishFile marks a file stored. A row that is gone (an upload of the
+// same bytes failed and released it) wraps files.ErrFileNotFound.
 func (s *Store) FinishFile(ctx context.Context, userID, id string) error {
-	_, err := s.db.ExecContext(ctx, `UPDATE cairn_files SET state = $3 WHERE user_id = $1 AND id = $2`, userID, id, files.StateStored)
-	return wrap("finish file", err)
+	r, err := s.db.ExecContext(ctx, `UPDATE cairn_files SET state = $3 WHERE user_id = $1 AND id = $2`, userID, id, files.StateStored)
+	if err != nil {
+		return wrap("finish file", err)
+	}
+	if n, err := r.RowsAffected(); err == nil && n == 0 {
+		return fmt.Errorf("controlplane: finish file %s: %w", id, files.ErrFileNotFound)
+	}
+	return nil
 }
 
 // DeleteFile removes a file row.

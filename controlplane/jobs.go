@@ -185,11 +185,16 @@ func (s *Store) FinishJob(ctx context.Context, id, owner, status string, result 
 	return nil
 }
 
-// RetryJob puts a running job back in the queue.
-func (s *Store) RetryJob(ctx context.Context, id, owner string, runAfter time.Time, code, message string, now time.Time) error {
+// RetryJob puts a running job back in the queue, keeping the attempt's
+// result.
+func (s *Store) RetryJob(ctx context.Context, id, owner string, runAfter time.Time, result map[string]any, code, message string, now time.Time) error {
+	res, err := jsonText(result)
+	if err != nil {
+		return wrap("retry job", err)
+	}
 	r, err := s.db.ExecContext(ctx, `UPDATE cairn_jobs SET status = $3, run_after = $4, error_code = $5, error_message = $6,
-		stage = 'retrying', updated_at = $7, lease_owner = '', lease_until = 0 WHERE id = $1 AND lease_owner = $2 AND status = $8`,
-		id, owner, files.JobQueued, micros(runAfter), code, message, micros(now), files.JobRunning)
+		stage = 'retrying', updated_at = $7, lease_owner = '', lease_until = 0, result = $9 WHERE id = $1 AND lease_owner = $2 AND status = $8`,
+		id, owner, files.JobQueued, micros(runAfter), code, message, micros(now), files.JobRunning, res)
 	if err != nil {
 		return wrap("retry job", err)
 	}

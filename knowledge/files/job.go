@@ -97,8 +97,10 @@ type JobStore interface {
 	// FinishJob sets a final status; ErrLeaseLost if owner no longer holds
 	// the job (so a job never completes twice).
 	FinishJob(ctx context.Context, id, owner, status string, result map[string]any, code, message string, now time.Time) error
-	// RetryJob puts a running job back in the queue until runAfter.
-	RetryJob(ctx context.Context, id, owner string, runAfter time.Time, code, message string, now time.Time) error
+	// RetryJob puts a running job back in the queue until runAfter,
+	// keeping result (what the attempt stored, which the next attempt
+	// counts on from); ErrLeaseLost if owner no longer holds the job.
+	RetryJob(ctx context.Context, id, owner string, runAfter time.Time, result map[string]any, code, message string, now time.Time) error
 	// CancelJob cancels a queued job at once, or asks a running one to
 	// stop; ErrJobFinished for a finished one.
 	CancelJob(ctx context.Context, userID, id string, now time.Time) (Job, error)

@@ -10,7 +10,9 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -99,6 +101,7 @@ func (s *Service) RunOne(ctx context.Context, o RunnerOptions, owner string) (ra
 		return false, err
 	}
 	r := &run{s: s, o: o, owner: owner, job: j}
+	r.carryOver(j.Result)
 	res, err := r.interpret(ctx)
 	switch {
 	case ctx.Err() != nil:
@@ -117,10 +120,17 @@ func (s *Service) RunOne(ctx context.Context, o RunnerOptions, owner string) (ra
 			if backoff == nil {
 				backoff = func(int) time.Duration { return time.Second }
 			}
-			return true, s.jobs.RetryJob(ctx, j.ID, owner, s.clock().Add(backoff(j.Attempts)), code, msg, s.clock())
+			return true, s.jobs.RetryJob(ctx, j.ID, owner, s.clock().Add(backoff(j.Attempts)), r.result(res), code, msg, s.clock())
 		}
 		s.log.Warn("job failed", "job", j.ID, "code", code, "err", err)
-		return true, s.jobs.FinishJob(ctx, j.ID, owner, JobFailed, r.result(res), code, msg, s.clock())
+		// What the job stored before it failed stays: its result counts it
+		// and its message says so.
+		out := r.result(res)
+		if kept := r.kept(); kept != "" {
+			out["stored_before_failure"] = true
+			msg += "; before it failed the job stored " + kept + ", which stay"
+		}
+		return true, s.jobs.FinishJob(ctx, j.ID, owner, JobFailed, out, code, msg, s.clock())
 	}
 	return true, s.jobs.FinishJob(ctx, j.ID, owner, JobSucceeded, r.result(res), "", "", s.clock())
 }
@@ -307,7 +317,9 @@ func (r *run) finishExtras(ctx context.Context, c knowledge.Caller, f File, res 
 		if err != nil {
 			return err
 		}
-		r.attachments = append(r.attachments, st.File.ID)
+		if !slices.Contains(r.attachments, st.File.ID) {
+			r.attachments = append(r.attachments, st.File.ID)
+		}
 		if !st.Deduplicated {
 			if _, err := r.s.Enqueue(ctx, c, r.job.AgentID, r.job.AgentName, st.File.ID, r.job.Config); err != nil {
 				return err
@@ -360,7 +372,56 @@ func (r *run) progress(ctx context.Context, p Progress) error {
 	return nil
 }
 
-// result is what the job reports when it ends.
+// carryOver starts the counts from what earlier attempts of the job stored,
+// which RetryJob kept in its result: a job that fails on its last attempt
+// reports everything it stored. (A batch redone on resuming is
+// deduplicated and not counted twice. An attempt a crash ended saved no
+// counts: what it stored is stored, but not counted.)
+func (r *run) carryOver(prev map[string]any) {
+	count := func(k string) int {
+		switch n := prev[k].(type) {
+		case float64:
+			return int(n)
+		case int:
+			return n
+		}
+		return 0
+	}
+	r.entitiesCreated = count("entities_created")
+	r.observationsCreated = count("observations_created")
+	r.memoryID, _ = prev["memory_id"].(string)
+	switch ids := prev["attachment_file_ids"].(type) {
+	case []string:
+		r.attachments = append(r.attachments, ids...)
+	case []any:
+		for _, id := range ids {
+			if s, ok := id.(string); ok {
+				r.attachments = append(r.attachments, s)
+			}
+		}
+	}
+}
+
+// kept describes what the job stored (entities, observations, the
+// memory, attachments), for a failed job's message; empty when nothing.
+// Nothing is undone when a job fails: each batch is stored, and
+// deduplicated, on its own.
+func (r *run) kept() string {
+	var parts []string
+	if r.entitiesCreated > 0 || r.observationsCreated > 0 {
+		parts = append(parts, fmt.Sprintf("%d entities and %d observations", r.entitiesCreated, r.observationsCreated))
+	}
+	if r.memoryID != "" {
+		parts = append(parts, "memory "+r.memoryID)
+	}
+	if len(r.attachments) > 0 {
+		parts = append(parts, fmt.Sprintf("%d attachments as files", len(r.attachments)))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// result is what the job reports when it ends. A failed job's result
+// counts what it stored before it failed.
 func (r *run) result(res interpret.Result) map[string]any {
 	out := map[string]any{
 		"interpreter": res.Interpreter, "entities_created": r.entitiesCreated, "observations_created": r.observationsCreated,

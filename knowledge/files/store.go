@@ -47,8 +47,10 @@ func BlobKey(userID, contentHash string) string {
 // sources. The bytes are streamed to a spool file while they are hashed and
 // counted, so that a file of any size is never held in memory; past the
 // size limit reading stops and Put returns a *TooLargeError. Then the type
-// is detected (*UnsupportedError), the quota checked (*QuotaError), and the
-// file written as the package doc says. The same bytes stored again by the
+// is detected (*UnsupportedError), the file's size reserved against the
+// quota together with its pending row (*QuotaError; see QuotaMeta), and the
+// file written as the package doc says; a blob that cannot be written gives
+// its reservation back. The same bytes stored again by the
 // same user return the first file, Deduplicated.
 func (s *Service) Put(ctx context.Context, c knowledge.Caller, r io.Reader, req PutRequest) (Stored, error) {
 	if !c.May(knowledge.Write, knowledge.ResourceSources) {
@@ -90,16 +92,7 @@ func (s *Service) Put(ctx context.Context, c knowledge.Caller, r io.Reader, req 
 	} else if err != nil && !errors.Is(err, ErrFileNotFound) {
 		return Stored{}, err
 	}
-	if s.quota > 0 {
-		used, err := s.meta.UsedBytes(ctx, c.UserID)
-		if err != nil {
-			return Stored{}, err
-		}
-		if used+n > s.quota {
-			return Stored{}, &QuotaError{Used: used, Quota: s.quota, Size: n}
-		}
-	}
-	prev, exists, err := s.meta.BeginFile(ctx, f)
+	prev, exists, err := s.begin(ctx, f)
 	if err != nil {
 		return Stored{}, err
 	}
@@ -112,6 +105,9 @@ func (s *Service) Put(ctx context.Context, c knowledge.Caller, r io.Reader, req 
 		f = prev
 	}
 	if err := s.writeBlob(ctx, spool, f); err != nil {
+		if !exists {
+			s.release(ctx, f)
+		}
 		return Stored{}, err
 	}
 	if err := s.finish(ctx, c, f); err != nil {
@@ -119,6 +115,57 @@ func (s *Service) Put(ctx context.Context, c knowledge.Caller, r io.Reader, req 
 	}
 	f.State = StateStored
 	return Stored{File: f}, nil
+}
+
+// QuotaMeta is a Meta that checks the quota and inserts the pending row
+// atomically: two uploads at the same moment cannot both pass a check that
+// only one of them fits. The control plane is one (on SQLite and
+// PostgreSQL).
+type QuotaMeta interface {
+	// BeginFileWithinQuota is BeginFile, except that a new row whose size
+	// would take the total size of the user's files (pending ones
+	// included) over quota is not inserted and the error is a
+	// *QuotaError. A row the user already has is returned with exists
+	// set, unchecked: the same bytes take no more room.
+	BeginFileWithinQuota(ctx context.Context, f File, quota int64) (existing File, exists bool, err error)
+}
+
+// begin inserts f's pending row, within the quota if there is one. A Meta
+// that is not a QuotaMeta gets a check before the insert, which concurrent
+// uploads can together pass by up to one file each.
+func (s *Service) begin(ctx context.Context, f File) (File, bool, error) {
+	if s.quota <= 0 {
+		return s.meta.BeginFile(ctx, f)
+	}
+	if q, ok := s.meta.(QuotaMeta); ok {
+		return q.BeginFileWithinQuota(ctx, f, s.quota)
+	}
+	used, err := s.meta.UsedBytes(ctx, f.UserID)
+	if err != nil {
+		return File{}, false, err
+	}
+	if used+f.Size > s.quota {
+		return File{}, false, &QuotaError{Used: used, Quota: s.quota, Size: f.Size}
+	}
+	return s.meta.BeginFile(ctx, f)
+}
+
+// release removes the pending row of an upload whose blob could not be
+// written, so that its bytes stop counting against the quota at once
+// rather than when Recover removes it. It keeps the row if the blob is
+// there after all (an upload of the same bytes at the same moment wrote
+// it and will finish the row; were the row gone, that upload's FinishFile
+// would fail rather than answer a file with no row). It runs even when ctx
+// has ended: an upload cut short is the usual reason for a failed write.
+func (s *Service) release(ctx context.Context, f File) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if ok, err := s.bucket.Exists(ctx, f.BlobKey); err == nil && ok {
+		return // finished by the other upload, or by Recover
+	}
+	if err := s.meta.DeleteFile(ctx, f.UserID, f.ID); err != nil {
+		s.log.Warn("files: release a failed upload's row", "file", f.ID, "err", err)
+	}
 }
 
 // writeBlob copies the spool to the file's key unless the bucket has it.

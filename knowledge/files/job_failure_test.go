@@ -1,0 +1,101 @@
+package files_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairnkg/cairn/knowledge"
+	"github.com/cairnkg/cairn/knowledge/files"
+	"github.com/cairnkg/cairn/knowledge/interpret/interprettest"
+)
+
+// A job that stores entities and then fails reports, in its result and its
+// message, what it stored: those entities stay (issue #34, D9). Here the
+// agent may write contacts and notes but not files, so the e-mail's
+// contacts and note are stored and the attachment is refused.
+func TestFailedJobReportsWhatItStored(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b backend) {
+		e := newEnv(t, b, files.Options{})
+		st := put(t, e, alice, "notes.eml", []byte(interprettest.SampleEmail))
+		j, err := e.svc.Enqueue(t.Context(), alice, "agent-claude", "claude", st.File.ID, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		noFiles := func(ctx context.Context, j files.Job) (knowledge.Caller, error) {
+			return knowledge.Caller{UserID: j.UserID, AgentID: j.AgentName, Allowed: func(a knowledge.Action, r string) bool {
+				return !(a == knowledge.Write && r == knowledge.ResourceSources)
+			}}, nil
+		}
+		runAll(t, e, files.RunnerOptions{Authorize: noFiles})
+		j, err = e.svc.Job(t.Context(), alice, j.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("status %s, %s: %s; result %v", j.Status, j.ErrorCode, j.ErrorMessage, j.Result)
+		if j.Status != files.JobFailed || j.ErrorCode != "CONSENT_DENIED" {
+			t.Fatalf("job = %s %s %q, want failed CONSENT_DENIED", j.Status, j.ErrorCode, j.ErrorMessage)
+		}
+		contacts := len(entitiesOf(t, e, alice, "contact"))
+		notes := len(entitiesOf(t, e, alice, "note"))
+		if contacts == 0 || notes == 0 {
+			t.Fatalf("%d contacts and %d notes stored, want the e-mail's", contacts, notes)
+		}
+		created, _ := intOf(j.Result["entities_created"])
+		observed, _ := intOf(j.Result["observations_created"])
+		if created != contacts+notes || observed == 0 || j.Result["stored_before_failure"] != true {
+			t.Fatalf("result = %v, want entities_created %d, observations and stored_before_failure", j.Result, contacts+notes)
+		}
+		if !strings.Contains(j.ErrorMessage, "before it failed the job stored") || !strings.Contains(j.ErrorMessage, "which stay") {
+			t.Fatalf("message %q does not say what the job stored", j.ErrorMessage)
+		}
+	})
+}
+
+// A job that fails on its last attempt reports what every attempt stored,
+// not only the last one, which resumed past the stored records and stored
+// nothing. Here the e-mail's attachment is over the user's quota, a
+// failure retried until no attempt is left.
+func TestRetriedJobReportsWhatEarlierAttemptsStored(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b backend) {
+		email := []byte(interprettest.SampleEmail)
+		e := newEnv(t, b, files.Options{QuotaBytes: int64(len(email)) + 10})
+		st := put(t, e, alice, "notes.eml", email)
+		j, err := e.svc.Enqueue(t.Context(), alice, "agent-claude", "claude", st.File.ID, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := runAll(t, e, files.RunnerOptions{Backoff: func(int) time.Duration { return 0 }}); n != files.DefaultMaxAttempts {
+			t.Fatalf("ran %d attempts, want %d", n, files.DefaultMaxAttempts)
+		}
+		j, err = e.svc.Job(t.Context(), alice, j.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("status %s after %d attempts, %s: %s; result %v", j.Status, j.Attempts, j.ErrorCode, j.ErrorMessage, j.Result)
+		if j.Status != files.JobFailed {
+			t.Fatalf("job = %s %s %q, want failed", j.Status, j.ErrorCode, j.ErrorMessage)
+		}
+		stored := len(entitiesOf(t, e, alice, "contact")) + len(entitiesOf(t, e, alice, "note"))
+		if created, _ := intOf(j.Result["entities_created"]); stored == 0 || created != stored {
+			t.Fatalf("result = %v, want entities_created %d", j.Result, stored)
+		}
+		if !strings.Contains(j.ErrorMessage, "which stay") {
+			t.Fatalf("message %q does not say what the job stored", j.ErrorMessage)
+		}
+	})
+}
+
+// intOf reads a count from a job's result, stored as JSON (a float64).
+func intOf(v any) (int, bool) {
+	switch n := v.(type) {
+	case int:
+		return n, true
+	case int64:
+		return int(n), true
+	case float64:
+		return int(n), true
+	}
+	return 0, false
+}
