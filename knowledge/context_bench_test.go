@@ -159,37 +159,35 @@ var contextBenchBackends = []struct {
 		return st
 	}},
 	{"postgres", func(tb testing.TB) contextBenchStores {
-		pg, err := postgres.Open(tb.Context(), pgtest.URL(tb), postgres.Options{})
-		if err != nil {
-			tb.Fatal(err)
-		}
-		vd := pgvector.New(pg.Pool, pgvector.Options{})
-		control := controlplane.New(pg.SQL, migrations.Postgres)
-		st := contextBenchStores{graph: graph.NewStore(graphpostgres.New(pg.Pool)), memories: vector.NewStore(vd), entityVecs: vector.NewEntityStore(vd),
-			control: control, contradictions: control.WithReader(pg.SQL)}
-		st.settle = func(tb testing.TB) {
-			if _, err := pg.Pool.Exec(tb.Context(), `VACUUM ANALYZE`); err != nil {
-				tb.Fatal(err)
-			}
-		}
-		tb.Cleanup(func() { st.memories.Close(); st.graph.Close(); pg.Close() })
-		return st
+		return benchOnPostgres(tb, func(pg *postgres.DB) graph.Driver { return graphpostgres.New(pg.Pool) })
 	}},
 	// The split deployment: the graph in Neo4j (a server neo4jtest hands
 	// out, emptied), the rest in PostgreSQL, as cmd/cairn wires it.
 	{"neo4j", func(tb testing.TB) contextBenchStores {
 		srv := neo4jtest.Take(tb)
-		pg, err := postgres.Open(tb.Context(), pgtest.URL(tb), postgres.Options{})
-		if err != nil {
+		return benchOnPostgres(tb, func(*postgres.DB) graph.Driver { return graphneo4j.New(srv.Driver, srv.Config.Database) })
+	}},
+}
+
+// benchOnPostgres wires memories, entity embeddings and the control plane
+// on a fresh PostgreSQL database, and the graph on the driver graphOn
+// returns.
+func benchOnPostgres(tb testing.TB, graphOn func(pg *postgres.DB) graph.Driver) contextBenchStores {
+	pg, err := postgres.Open(tb.Context(), pgtest.URL(tb), postgres.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	vd := pgvector.New(pg.Pool, pgvector.Options{})
+	control := controlplane.New(pg.SQL, migrations.Postgres)
+	st := contextBenchStores{graph: graph.NewStore(graphOn(pg)), memories: vector.NewStore(vd), entityVecs: vector.NewEntityStore(vd),
+		control: control, contradictions: control.WithReader(pg.SQL)}
+	st.settle = func(tb testing.TB) {
+		if _, err := pg.Pool.Exec(tb.Context(), `VACUUM ANALYZE`); err != nil {
 			tb.Fatal(err)
 		}
-		vd := pgvector.New(pg.Pool, pgvector.Options{})
-		control := controlplane.New(pg.SQL, migrations.Postgres)
-		st := contextBenchStores{graph: graph.NewStore(graphneo4j.New(srv.Driver, srv.Config.Database)), memories: vector.NewStore(vd),
-			entityVecs: vector.NewEntityStore(vd), control: control, contradictions: control.WithReader(pg.SQL)}
-		tb.Cleanup(func() { st.memories.Close(); st.graph.Close(); pg.Close() })
-		return st
-	}},
+	}
+	tb.Cleanup(func() { st.memories.Close(); st.graph.Close(); pg.Close() })
+	return st
 }
 
 // saveBenchMemories stores ms as alice's memories in e's space, with random

@@ -57,42 +57,35 @@ var (
 		return st
 	}}
 	postgresBackend = storeBackend{"Postgres", func(t testing.TB) backendStores {
-		pg, err := postgres.Open(t.Context(), pgtest.URL(t), postgres.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		st := backendStores{graph: graph.NewStore(graphpostgres.New(pg.Pool)), memories: vector.NewStore(pgvector.New(pg.Pool, pgvector.Options{}))}
-		st.control = controlplane.New(pg.SQL, migrations.Postgres)
-		st.contradictions = st.control.WithReader(pg.SQL)
-		t.Cleanup(func() {
-			st.memories.Close()
-			st.graph.Close()
-			pg.Close()
-		})
-		return st
+		return onPostgres(t, func(pg *postgres.DB) graph.Driver { return graphpostgres.New(pg.Pool) })
 	}}
 	// neo4jBackend is the split deployment: the graph in Neo4j (a server
 	// neo4jtest hands out, emptied; skips without one, as pgtest does),
 	// memories and the control plane in PostgreSQL.
 	neo4jBackend = storeBackend{"Neo4j", func(t testing.TB) backendStores {
 		srv := neo4jtest.Take(t)
-		pg, err := postgres.Open(t.Context(), pgtest.URL(t), postgres.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		st := backendStores{graph: graph.NewStore(graphneo4j.New(srv.Driver, srv.Config.Database)),
-			memories: vector.NewStore(pgvector.New(pg.Pool, pgvector.Options{}))}
-		st.control = controlplane.New(pg.SQL, migrations.Postgres)
-		st.contradictions = st.control.WithReader(pg.SQL)
-		t.Cleanup(func() {
-			st.memories.Close()
-			st.graph.Close()
-			pg.Close()
-		})
-		return st
+		return onPostgres(t, func(*postgres.DB) graph.Driver { return graphneo4j.New(srv.Driver, srv.Config.Database) })
 	}}
 	storeBackends = []storeBackend{embeddedBackend, postgresBackend, neo4jBackend}
 )
+
+// onPostgres wires memories and the control plane on a fresh PostgreSQL
+// database, and the graph on the driver graphOn returns.
+func onPostgres(t testing.TB, graphOn func(pg *postgres.DB) graph.Driver) backendStores {
+	pg, err := postgres.Open(t.Context(), pgtest.URL(t), postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := backendStores{graph: graph.NewStore(graphOn(pg)), memories: vector.NewStore(pgvector.New(pg.Pool, pgvector.Options{}))}
+	st.control = controlplane.New(pg.SQL, migrations.Postgres)
+	st.contradictions = st.control.WithReader(pg.SQL)
+	t.Cleanup(func() {
+		st.memories.Close()
+		st.graph.Close()
+		pg.Close()
+	})
+	return st
+}
 
 // forEachBackend runs fn once per backend.
 func forEachBackend(t *testing.T, fn func(t *testing.T, b storeBackend)) {
