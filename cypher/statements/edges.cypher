@@ -1,7 +1,10 @@
 // graph.DriverTx.Edges: the relationships live at $at (null: now) that
 // touch any of $entityIds in $direction ('outbound', 'inbound' or 'both'),
 // of $types (null: any), with the types of both ends, by id. Edges to
-// merged entities are included; the caller decides.
+// merged entities are included; the caller decides. They come back as
+// one row holding a list, in no order (the driver sorts them): Bolt and
+// the Go driver pay per record, and a hop of a traversal can cross
+// hundreds of relationships.
 UNWIND $entityIds AS entityId
 MATCH (x:Entity {user_id: $userId, id: entityId})-[r]-(:Entity)
 WHERE r.user_id = $userId
@@ -13,10 +16,9 @@ WHERE r.user_id = $userId
     OR ($direction = 'inbound' AND endNode(r) = x))
 WITH DISTINCT r
 WITH r, startNode(r) AS s, endNode(r) AS t
-RETURN r {
+RETURN collect(r {
   .id, .user_id, .metadata_json, .provenance_json, .observation_count,
   .created_at, .last_observation_at, .ended_at,
   type: type(r), source_entity_id: s.id, target_entity_id: t.id,
   source_type: s.entity_type, target_type: t.entity_type
-} AS relationship
-ORDER BY r.id, r.created_at
+}) AS relationships

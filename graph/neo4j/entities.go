@@ -191,7 +191,7 @@ func (t *tx) Entities(ctx context.Context, userID string, ids []string) ([]graph
 	if err != nil {
 		return nil, err
 	}
-	found, err := mapRows(rows, "entity", toEntity)
+	found, err := mapList(rows, entitiesGet.Name(), "entities", toEntity)
 	if err != nil {
 		return nil, err
 	}

@@ -153,12 +153,12 @@ func (t *tx) Edges(ctx context.Context, q graph.EdgeQuery) ([]graph.Edge, error)
 	if err != nil {
 		return nil, err
 	}
-	out, err := mapRows(rows, "relationship", toEdge)
+	out, err := mapList(rows, edgesStatement.Name(), "relationships", toEdge)
 	if err != nil {
 		return nil, err
 	}
-	// The statement orders by id and period start already; the same order
-	// in Go keeps it exact whatever Neo4j's string collation.
+	// Sorted here, by id and period start, exactly whatever Neo4j's string
+	// collation.
 	graph.SortEdges(out)
 	return out, nil
 }

@@ -373,7 +373,7 @@ func TestEdgeMapping(t *testing.T) {
 		"observation_count": int64(0), "created_at": t0, "last_observation_at": t0, "ended_at": t0.Add(time.Hour).In(paris),
 		"source_entity_id": "ent_1", "target_entity_id": "ent_2", "source_type": "person", "target_type": "company",
 	}}
-	f := (&fakeRunner{}).reply("edges", row)
+	f := (&fakeRunner{}).reply("edges", map[string]any{"relationships": []any{row["relationship"]}})
 	got, err := (&tx{r: f}).Edges(t.Context(), graph.EdgeQuery{UserID: "alice", EntityIDs: []string{"ent_1"}, At: t0})
 	if err != nil {
 		t.Fatal(err)
@@ -522,7 +522,7 @@ func TestStorable(t *testing.T) {
 }
 
 func TestEntitiesKeepsOrderOfIDs(t *testing.T) {
-	f := (&fakeRunner{}).reply("entities_get", entityRow("ent_2"), entityRow("ent_1"))
+	f := (&fakeRunner{}).reply("entities_get", map[string]any{"entities": []any{entityRow("ent_2")["entity"], entityRow("ent_1")["entity"]}})
 	got, err := (&tx{r: f}).Entities(t.Context(), "alice", []string{"ent_1", "ent_3", "ent_2", "ent_1"})
 	if err != nil {
 		t.Fatal(err)

@@ -330,6 +330,20 @@ func mapRows[T any](rows []map[string]any, key string, to func(map[string]any) (
 	return out, nil
 }
 
+// mapList maps the list of maps field key of the one row a statement
+// that collects its answer returns (entities_get, edges).
+func mapList[T any](rows []map[string]any, statement, key string, to func(map[string]any) (T, error)) ([]T, error) {
+	if len(rows) != 1 {
+		return nil, fmt.Errorf("graph/neo4j: %s returned %d rows", statement, len(rows))
+	}
+	r := record{m: rows[0]}
+	list := r.maps(key)
+	if r.err != nil {
+		return nil, r.err
+	}
+	return mapRows(list, "", to)
+}
+
 // pageRows maps the one row of a paged statement (observations_page,
 // relationships_list, …): its total and its page of projections.
 func pageRows[T any](rows []map[string]any, to func(map[string]any) (T, error)) ([]T, int, error) {
