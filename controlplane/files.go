@@ -5,9 +5,11 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"time"
 
 	"github.com/cairnkg/cairn/knowledge/files"
@@ -20,19 +22,31 @@ var (
 	_ files.JobStore  = (*Store)(nil)
 )
 
-const fileCols = `user_id, id, content_hash, blob_key, size, mime_type, filename, state, agent_id, created_at`
+// fileInsertCols are the columns a new file row is written with; its types
+// start empty. fileCols are those a row is read with.
+const (
+	fileInsertCols = `user_id, id, content_hash, blob_key, size, mime_type, filename, state, agent_id, created_at`
+	fileCols       = fileInsertCols + `, types`
+)
 
 func scanFile(row interface{ Scan(...any) error }) (files.File, error) {
 	var f files.File
 	var created int64
-	err := row.Scan(&f.UserID, &f.ID, &f.ContentHash, &f.BlobKey, &f.Size, &f.MimeType, &f.Filename, &f.State, &f.AgentID, &created)
+	var types string
+	err := row.Scan(&f.UserID, &f.ID, &f.ContentHash, &f.BlobKey, &f.Size, &f.MimeType, &f.Filename, &f.State, &f.AgentID, &created, &types)
+	if err != nil {
+		return f, err
+	}
 	f.CreatedAt = time.UnixMicro(created).UTC()
-	return f, err
+	if err := json.Unmarshal([]byte(types), &f.Types); err != nil {
+		return f, fmt.Errorf("controlplane: file %s: types: %w", f.ID, err)
+	}
+	return f, nil
 }
 
 // BeginFile inserts a pending file row unless the user has one with its id.
 func (s *Store) BeginFile(ctx context.Context, f files.File) (files.File, bool, error) {
-	res, err := s.db.ExecContext(ctx, `INSERT INTO cairn_files (`+fileCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+	res, err := s.db.ExecContext(ctx, `INSERT INTO cairn_files (`+fileInsertCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
 		ON CONFLICT (user_id, id) DO NOTHING`,
 		f.UserID, f.ID, f.ContentHash, f.BlobKey, f.Size, f.MimeType, f.Filename, files.StatePending, f.AgentID, micros(f.CreatedAt))
 	if err != nil {
@@ -78,7 +92,7 @@ func (s *Store) BeginFileWithinQuota(ctx context.Context, f files.File, quota in
 		if used.Int64+f.Size > quota {
 			return &files.QuotaError{Used: used.Int64, Quota: quota, Size: f.Size}
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO cairn_files (`+fileCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+		_, err = tx.ExecContext(ctx, `INSERT INTO cairn_files (`+fileInsertCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
 			f.UserID, f.ID, f.ContentHash, f.BlobKey, f.Size, f.MimeType, f.Filename, files.StatePending, f.AgentID, micros(f.CreatedAt))
 		return wrap("begin file", err)
 	})
@@ -86,6 +100,46 @@ func (s *Store) BeginFileWithinQuota(ctx context.Context, f files.File, quota in
 		return files.File{}, false, err
 	}
 	return prev, exists, nil
+}
+
+// AddFileTypes adds types to those of a file's row (a set: sorted, without
+// repeats, never shrunk). Concurrent adders both land: the row is
+// compared-and-swapped until it holds every type either added.
+func (s *Store) AddFileTypes(ctx context.Context, userID, id string, types []string) error {
+	for {
+		f, err := s.File(ctx, userID, id)
+		if err != nil {
+			return err
+		}
+		merged := slices.Concat(f.Types, types)
+		slices.Sort(merged)
+		merged = slices.Compact(merged)
+		if slices.Equal(merged, f.Types) {
+			return nil
+		}
+		old, _ := json.Marshal(orEmptyStrings(f.Types))
+		next, _ := json.Marshal(merged)
+		res, err := s.db.ExecContext(ctx, `UPDATE cairn_files SET types = $4 WHERE user_id = $1 AND id = $2 AND types = $3`,
+			userID, id, string(old), string(next))
+		if err != nil {
+			return wrap("add file types", err)
+		}
+		if n, _ := res.RowsAffected(); n == 1 {
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+}
+
+// orEmptyStrings is s, or an empty slice for nil (which JSON writes as
+// null).
+func orEmptyStrings(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }
 
 // fileQuotaLockKey is the PostgreSQL advisory lock that serialises one

@@ -36,8 +36,12 @@ func (x storeIndex) Recent(ctx context.Context, c Caller, n int) ([]MemorySummar
 
 // recent returns the caller's n newest memories of the collections names.
 func (x storeIndex) recent(ctx context.Context, c Caller, names []string, n int) ([]MemorySummary, error) {
+	types, err := x.s.memoryReadableTypes(ctx, c)
+	if err != nil {
+		return nil, err
+	}
 	res, err := x.s.memories.Search(ctx, vector.Query{
-		Filter: vector.Filter{UserID: c.UserID, Collections: names},
+		Filter: vector.Filter{UserID: c.UserID, Collections: names, ReadableTypes: types},
 		Sort:   vector.SortCreatedAt, Limit: min(n, vector.MaxLimit), NoTotal: true,
 	})
 	if err != nil {

@@ -108,7 +108,7 @@ func (s *Service) hideMemories(ctx context.Context, c Caller, cs []Contradiction
 			s.log.Warn("claiming memories not read; their ids are hidden", "count", len(ids), "err", err)
 		}
 		for _, m := range ms {
-			readable[m.ID] = c.May(Read, MemoryResource(m.Collection))
+			readable[m.ID] = c.May(Read, MemoryResource(m.Collection)) && c.MayReadAll(m.Types)
 		}
 	}
 	for i := range cs {

@@ -52,8 +52,15 @@ type MemoryRequest struct {
 	// EntityIDs link the memory to entities, which must exist and be
 	// readable by the caller.
 	EntityIDs []string
-	// SourceID links the memory to a source, which must exist.
+	// SourceID links the memory to a source, which must exist. The
+	// memory then carries the types the source was found to hold
+	// (Options.SourceTypes) besides Types.
 	SourceID string
+	// Types are the entity types the memory's content is data of: only a
+	// caller that may read every one of them reads the memory (a file's
+	// text kept as a memory carries the types its interpretation stored).
+	// Names are normalised as entity types are.
+	Types []string
 	// Claims are values the memory states for entity fields. Each is
 	// checked against the field's current value once the memory is saved,
 	// and a disagreement with a value from another source is recorded as a
@@ -125,13 +132,17 @@ func (s *Service) SaveMemory(ctx context.Context, c Caller, r MemoryRequest) (Sa
 			entityIDs = append(slices.Clip(entityIDs), cl.EntityID)
 		}
 	}
+	types, err := s.memoryTypes(ctx, c, r)
+	if err != nil {
+		return SavedMemory{}, err
+	}
 	vec, space, err := s.embed(ctx, memoryText(r.Title, r.Text))
 	if err != nil {
 		return SavedMemory{}, err
 	}
 	saved, err := s.memories.Save(ctx, space, vector.Memory{
 		UserID: c.UserID, Collection: r.Collection, Text: r.Text, Title: r.Title, Tags: r.Tags, Confidence: r.Confidence,
-		Metadata: r.Metadata, EntityIDs: entityIDs, SourceID: r.SourceID, CreatedAt: s.clock(), Embedding: vec,
+		Metadata: r.Metadata, EntityIDs: entityIDs, SourceID: r.SourceID, Types: types, CreatedAt: s.clock(), Embedding: vec,
 	})
 	if err != nil {
 		return SavedMemory{}, memoryError(err)
@@ -210,6 +221,47 @@ func (s *Service) checkClaimRequests(ctx context.Context, c Caller, claims []Cla
 	})
 	if err != nil {
 		return nil, err
+	}
+	return out, nil
+}
+
+// memoryTypes returns the types a memory carries: those of the request
+// and those its source was found to hold, normalised, sorted and without
+// repeats.
+func (s *Service) memoryTypes(ctx context.Context, c Caller, r MemoryRequest) ([]string, error) {
+	types := make([]string, 0, len(r.Types))
+	for _, t := range r.Types {
+		types = append(types, NormalizeTypeName(t))
+	}
+	if r.SourceID != "" && s.sourceTypes != nil {
+		more, err := s.sourceTypes(ctx, c.UserID, r.SourceID)
+		if err != nil {
+			return nil, fmt.Errorf("knowledge: types of source %s: %w", r.SourceID, err)
+		}
+		types = append(types, more...)
+	}
+	slices.Sort(types)
+	return slices.Compact(types), nil
+}
+
+// memoryReadableTypes returns the entity types whose data the caller may
+// read, as vector.Filter.ReadableTypes takes them: nil when it may read
+// every type. The candidates are the types the user's schemas name (every
+// type that was stored has one), so a memory carrying a type none names is
+// left out: the filter fails closed.
+func (s *Service) memoryReadableTypes(ctx context.Context, c Caller) ([]string, error) {
+	if c.Allowed == nil {
+		return nil, nil
+	}
+	set, err := s.schemas.For(ctx, c.UserID)
+	if err != nil {
+		return nil, err
+	}
+	out := []string{}
+	for _, t := range set.Types() {
+		if c.readable(t) {
+			out = append(out, t)
+		}
 	}
 	return out, nil
 }
@@ -347,11 +399,15 @@ func (s *Service) SearchMemories(ctx context.Context, c Caller, q MemoryQuery) (
 			return vector.Result{}, err
 		}
 	}
+	types, err := s.memoryReadableTypes(ctx, c)
+	if err != nil {
+		return vector.Result{}, err
+	}
 	vq := vector.Query{
 		Filter: vector.Filter{
 			UserID: c.UserID, Collections: readable, Keywords: vector.Terms(q.Keywords), Tags: q.Tags,
 			CreatedFrom: q.From, CreatedTo: q.To, MinConfidence: q.MinConfidence, EntityID: q.EntityID,
-			SourceID: q.SourceID, Metadata: q.Metadata,
+			SourceID: q.SourceID, Metadata: q.Metadata, ReadableTypes: types,
 		},
 		MinSimilarity: q.MinSimilarity, Sort: q.Sort, Ascending: q.Ascending, Limit: q.Limit, Offset: q.Offset,
 	}

@@ -9,6 +9,7 @@
 package knowledge
 
 import (
+	"context"
 	"log/slog"
 	"time"
 
@@ -44,6 +45,8 @@ type Service struct {
 	flights embedFlights
 	// maxFieldBytes bounds one stored field value (see checkFieldSize).
 	maxFieldBytes int
+	// sourceTypes is Options.SourceTypes.
+	sourceTypes func(ctx context.Context, userID, sourceID string) ([]string, error)
 }
 
 // Options configure a Service. The zero value is usable.
@@ -93,6 +96,11 @@ type Options struct {
 	// with a *ValidationError naming the field. Zero or less means
 	// DefaultMaxFieldBytes.
 	MaxFieldBytes int
+	// SourceTypes returns the entity types a source was found to hold
+	// (the types its interpretation stored: see files.Service.SourceTypes);
+	// a memory that names the source carries them (MemoryRequest.Types).
+	// nil means sources carry no types.
+	SourceTypes func(ctx context.Context, userID, sourceID string) ([]string, error)
 }
 
 // NewService returns a Service over a graph and a schema registry.
@@ -102,6 +110,7 @@ func NewService(g *graph.Store, schemas *Registry, opts Options) *Service {
 		profiles: opts.Profiles, contradictions: opts.Contradictions,
 		memories: opts.Memories, memoryIndex: opts.MemoryIndex, entityVecs: opts.EntityEmbeddings,
 		maxFieldBytes: opts.MaxFieldBytes, vecCache: newEntityVectorCache(opts.EntityVectorCache),
+		sourceTypes: opts.SourceTypes,
 	}
 	if s.maxFieldBytes <= 0 {
 		s.maxFieldBytes = DefaultMaxFieldBytes
@@ -172,6 +181,19 @@ func (c Caller) May(action Action, resource string) bool {
 }
 
 func (c Caller) readable(entityType string) bool { return c.May(Read, EntityResource(entityType)) }
+
+// MayReadAll reports whether the caller may read entities of every one of
+// types: the test a record derived from a source passes before the caller
+// sees it, types being what the source was found to hold (an invoice's
+// text is invoice data, whatever collection it lands in).
+func (c Caller) MayReadAll(types []string) bool {
+	for _, t := range types {
+		if !c.readable(t) {
+			return false
+		}
+	}
+	return true
+}
 func (c Caller) writable(entityType string) bool { return c.May(Write, EntityResource(entityType)) }
 
 // clock returns the current time, truncated like every stored time.

@@ -311,6 +311,10 @@ func TestConsentMatrix(t *testing.T) {
 	none, _ := e.agent(t, e.owner.UserID, "none")
 	partial, _ := e.agent(t, e.owner.UserID, "partial", [3]string{"read", "entities/person", "allow"}, [3]string{"read", "graph", "allow"})
 	e.agent(t, e.owner.UserID, "spy")
+	// Derived data: an agent that may read everything but notes must not
+	// read the text of the fixture's file, which its interpretation found
+	// to be a note, through its memory, its job or its file.
+	noNotes, _ := e.agent(t, e.owner.UserID, "no-notes", [3]string{"read", "*", "allow"}, [3]string{"read", "entities/note", "deny"})
 
 	before := ownerView(t, e, a)
 	attackers := []struct {
@@ -334,6 +338,20 @@ func TestConsentMatrix(t *testing.T) {
 			})
 		}},
 	}
+	attackers = append(attackers, struct {
+		name    string
+		p       consent.Principal
+		secrets func(args map[string]any) []string
+	}{"agent allowed all but notes", noNotes, func(args map[string]any) []string {
+		sent, _ := json.Marshal(args)
+		var out []string
+		for _, v := range a.values {
+			if strings.HasPrefix(v, "Filed-") && !strings.Contains(string(sent), v) {
+				out = append(out, v)
+			}
+		}
+		return out
+	}})
 	for _, tool := range e.server.Tools() {
 		mc := consentMatrix[tool.Name()]
 		t.Run(tool.Name(), func(t *testing.T) {

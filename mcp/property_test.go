@@ -219,7 +219,7 @@ func pickString(r *rand.Rand, s []string) string { return s[r.IntN(len(s))] }
 var propertyUser string
 
 // memoryCollections are the collections the property test writes to.
-var memoryCollections = []string{"notes", "journal"}
+var memoryCollections = []string{"notes", "journal", "files"}
 
 // TestNoToolAnswersOutsideConsent generates random graphs and random
 // consent rules and calls every tool with random arguments as the agent
@@ -285,6 +285,25 @@ func TestNoToolAnswersOutsideConsent(t *testing.T) {
 			out = e.mustCall(t, "store_insight", map[string]any{"fileId": source,
 				"insight": map[string]any{"title": "owner insight", "content": "an insight", "sourceLLM": "m"}})
 			collOf[out["insightId"].(string)] = "insights"
+			// Derived records: a file found to be an invoice or a note.
+			// Its text kept as a memory, and a memory drawn from it, carry
+			// that type: readable only with the type and the collection.
+			typesOf := map[string]string{}
+			kind := pickString(r, []string{"invoice", "note"})
+			text := map[string]string{"invoice": "Invoice number: INV-7\nTotal: 5.00 EUR\n", "note": "# Plans\nA plan of the week.\n"}[kind]
+			out = e.mustCall(t, "store", map[string]any{"file_content": b64(text), "mime_type": "text/plain"})
+			file := out["source_id"].(string)
+			job := waitJobDone(t, e, e.owner, out["job_id"].(string))
+			fileMemory, _ := job["result"].(map[string]any)["memory_id"].(string)
+			if fileMemory == "" {
+				t.Fatalf("the file's job kept no memory: %v", job)
+			}
+			collOf[fileMemory], typesOf[fileMemory] = "files", kind
+			for _, en := range e.mustCall(t, "retrieve_entities", map[string]any{"entity_type": kind, "limit": 100})["entities"].([]any) {
+				typeOf[en.(map[string]any)["id"].(string)] = kind
+			}
+			out = e.mustCall(t, "save_memory", map[string]any{"collection": pickString(r, memoryCollections), "text": "owner memory of the file", "source_id": file})
+			collOf[out["id"].(string)], typesOf[out["id"].(string)] = out["collection"].(string), kind
 			ruleSpecs := randomRules(r)
 			agent, _ := e.agent(t, e.owner.UserID, "agent", ruleSpecs...)
 			propertyUser = e.owner.UserID
@@ -299,7 +318,7 @@ func TestNoToolAnswersOutsideConsent(t *testing.T) {
 			graphOK := consent.Decide(rules, consent.Read, "graph") == consent.Allow
 			memoryOK := func(id string) bool {
 				col, known := collOf[id]
-				return !known || consent.Decide(rules, consent.Read, "memories/"+col) == consent.Allow
+				return !known || consent.Decide(rules, consent.Read, "memories/"+col) == consent.Allow && (typesOf[id] == "" || readable(typesOf[id]))
 			}
 
 			for _, tool := range e.server.Tools() {

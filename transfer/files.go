@@ -12,6 +12,7 @@ import (
 
 	"gocloud.dev/blob"
 
+	"github.com/cairnkg/cairn/knowledge"
 	"github.com/cairnkg/cairn/knowledge/files"
 )
 
@@ -106,10 +107,20 @@ func (im *importer) writeFiles(ctx context.Context) (int, error) {
 		if got != f.Size || sum != f.ContentHash {
 			return n, fmt.Errorf("%w: file %s: %d bytes of hash %s, its line says %d bytes of hash %s", ErrFormat, f.ID, got, sum, f.Size, f.ContentHash)
 		}
+		for _, t := range f.Types {
+			if err := knowledge.ValidateTypeName("types", t); err != nil {
+				return n, fmt.Errorf("%w: file %s: %v", ErrFormat, f.ID, err)
+			}
+		}
 		have, err := im.s.Control.File(ctx, f.UserID, f.ID)
 		switch {
 		case err == nil && have.State == files.StateStored:
 			if err := im.putBlob(ctx, f); err != nil {
+				return n, err
+			}
+			// Types only narrow who may read the file: the line's are
+			// added to those the store holds.
+			if err := im.s.Control.AddFileTypes(ctx, f.UserID, f.ID, f.Types); err != nil {
 				return n, err
 			}
 			continue
@@ -121,6 +132,10 @@ func (im *importer) writeFiles(ctx context.Context) (int, error) {
 			return n, err
 		}
 		if err := im.putBlob(ctx, f); err != nil {
+			return n, err
+		}
+		// The row holds its types before it is stored, and so readable.
+		if err := im.s.Control.AddFileTypes(ctx, f.UserID, f.ID, f.Types); err != nil {
 			return n, err
 		}
 		if err := im.s.Control.FinishFile(ctx, f.UserID, f.ID); err != nil {

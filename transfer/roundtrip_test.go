@@ -59,7 +59,7 @@ func newBackend(t *testing.T, s transfer.Stores, clk *clock) backend {
 	s.Bucket = bucket
 	svc := knowledge.NewService(s.Graph, knowledge.NewPersistentRegistry(s.Control), knowledge.Options{
 		Now: clk.now, Embedder: embed.NewLocal(), Memories: s.Memories,
-		Profiles: s.Control, Contradictions: s.Control,
+		Profiles: s.Control, Contradictions: s.Control, SourceTypes: files.SourceTypes(s.Control),
 	})
 	fsvc := files.New(files.Options{Bucket: bucket, Meta: s.Control, Jobs: s.Control, Knowledge: svc, SpoolDir: t.TempDir(), Now: clk.now})
 	return backend{s, svc, fsvc}
@@ -179,12 +179,16 @@ func generate(t *testing.T, b backend, clk *clock, u consent.User) (map[string]s
 	}}))
 	check("auto-enhance", b.stores.Control.SetAutoEnhance(ctx, u.ID, false))
 	// A stored file larger than a blob line.
-	_, err = b.files.Put(ctx, c, strings.NewReader(fileContent()), files.PutRequest{Filename: "log.txt"})
+	put, err := b.files.Put(ctx, c, strings.NewReader(fileContent()), files.PutRequest{Filename: "log.txt"})
 	check("put file", err)
+	// What its interpretation would have found it to hold: consent
+	// follows it through an export and back.
+	check("file types", b.stores.Control.AddFileTypes(ctx, u.ID, put.File.ID, []string{"spaceship"}))
 	// Memories with tags and entity links, and a claim that contradicts.
 	for _, m := range []knowledge.MemoryRequest{
 		{Collection: "notes", Text: "Wile E keeps buying rockets from Acme", Tags: []string{"purchases"}, EntityIDs: []string{ids["Wile E"], ids["Acme"]}},
 		{Collection: "notes", Title: "speed", Text: "The road runner is faster than any rocket", Tags: []string{"speed", "birds"}},
+		{Collection: "notes", Title: "log", Text: "The sled's log: rockets fired twice", SourceID: put.File.ID, Types: []string{"planet"}},
 		{Collection: "insights", Text: "Acme ships anvils by mail", Claims: []knowledge.Claim{{EntityID: ids["Acme"], Field: "industry", Value: "mail order"}}},
 	} {
 		_, err := b.svc.SaveMemory(ctx, c, m)

@@ -33,6 +33,9 @@ const (
 	MaxTitleLen      = 1 << 10
 	MaxTags          = 64
 	MaxEntityIDs     = 256
+	// MaxTypes bounds Memory.Types, and MaxTypeLen the bytes of each.
+	MaxTypes   = 64
+	MaxTypeLen = 200
 )
 
 var metadataKey = regexp.MustCompile(`^[A-Za-z0-9_]{1,64}$`)
@@ -60,6 +63,9 @@ func (s *Store) Save(ctx context.Context, space Space, ms ...Memory) ([]Memory, 
 			m.CreatedAt = now
 		}
 		m.CreatedAt = m.CreatedAt.UTC().Truncate(time.Microsecond)
+		if len(m.Types) > 0 {
+			m.Types = slices.Compact(slices.Sorted(slices.Values(m.Types)))
+		}
 		if !slices.Contains(byUser[m.UserID], m.Collection) {
 			byUser[m.UserID] = append(byUser[m.UserID], m.Collection)
 		}
@@ -117,6 +123,8 @@ func validMemory(m Memory, sp Space) error {
 		return invalid("title", "is %d bytes, at most %d allowed", len(m.Title), MaxTitleLen)
 	case len(m.Tags) > MaxTags:
 		return invalid("tags", "has %d tags, at most %d allowed", len(m.Tags), MaxTags)
+	case len(m.Types) > MaxTypes:
+		return invalid("types", "has %d types, at most %d allowed", len(m.Types), MaxTypes)
 	case len(m.EntityIDs) > MaxEntityIDs:
 		return invalid("entity_ids", "has %d ids, at most %d allowed", len(m.EntityIDs), MaxEntityIDs)
 	case m.Confidence != nil && !(*m.Confidence >= 0 && *m.Confidence <= 1):
@@ -128,6 +136,11 @@ func validMemory(m Memory, sp Space) error {
 	for _, t := range m.Tags {
 		if t == "" || len(t) > 128 {
 			return invalid("tags", "a tag must have 1 to 128 bytes")
+		}
+	}
+	for _, t := range m.Types {
+		if t == "" || len(t) > MaxTypeLen {
+			return invalid("types", "a type must have 1 to %d bytes", MaxTypeLen)
 		}
 	}
 	if len(m.Embedding) != sp.Dimension {

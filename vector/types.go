@@ -20,6 +20,12 @@ type Memory struct {
 	Metadata   map[string]any
 	EntityIDs  []string
 	SourceID   string
+	// Types are the entity types the memory's content is data of (a file's
+	// text kept as a memory carries the types its interpretation found):
+	// only a caller that may read every one of them may read the memory.
+	// Empty: the collection's consent alone governs it. Saved sorted and
+	// without duplicates.
+	Types []string
 	// CreatedAt is UTC, truncated to the microsecond.
 	CreatedAt time.Time
 	// Embedding is set when saving. Reads leave it nil: callers never need
@@ -66,6 +72,10 @@ type Filter struct {
 	// Metadata maps top-level metadata keys to the string value they must
 	// have. Keys are letters, digits and underscores.
 	Metadata map[string]string
+	// ReadableTypes, when non-nil, admits only memories whose Types are all
+	// among them (a caller's readable entity types); nil means no check. An
+	// empty non-nil slice admits only memories that carry no types.
+	ReadableTypes []string
 }
 
 // SortField orders results.

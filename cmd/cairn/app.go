@@ -117,6 +117,7 @@ func openApp(ctx context.Context, cfg appConfig, log *slog.Logger) (*app, error)
 		Logger: log, Embedder: embedder, BackgroundEmbedder: background, Memories: a.memories,
 		Profiles: a.control, Contradictions: a.control.WithReader(b.reader()),
 		EntityEmbeddings: vector.NewEntityStore(memDriver), MaxFieldBytes: cfg.maxFieldBytes,
+		SourceTypes: files.SourceTypes(a.control),
 	})
 	a.auth = consent.NewAuthenticator(a.control, nil)
 	cfg.mcp.Version = version()

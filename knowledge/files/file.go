@@ -27,6 +27,11 @@ type File struct {
 	State       string
 	AgentID     string
 	CreatedAt   time.Time
+	// Types are the entity types the file's interpretation stored from
+	// it: what the file was found to be. The file, its jobs' details and
+	// every record derived from its text are readable only by a caller
+	// that may read all of them (knowledge.Caller.MayReadAll).
+	Types []string
 }
 
 // Meta keeps file metadata and the URL signing secret. The control plane
@@ -38,6 +43,9 @@ type Meta interface {
 	BeginFile(ctx context.Context, f File) (existing File, exists bool, err error)
 	// FinishFile marks a pending row stored.
 	FinishFile(ctx context.Context, userID, id string) error
+	// AddFileTypes adds entity types to a row's Types (a set that only
+	// grows), concurrent adders included.
+	AddFileTypes(ctx context.Context, userID, id string, types []string) error
 	// DeleteFile removes a row.
 	DeleteFile(ctx context.Context, userID, id string) error
 	// File returns a row, or an error wrapping ErrFileNotFound.

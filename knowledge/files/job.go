@@ -2,6 +2,7 @@ package files
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/cairnkg/cairn/knowledge"
@@ -141,20 +142,77 @@ func (s *Service) Enqueue(ctx context.Context, c knowledge.Caller, agentID, agen
 }
 
 // Job returns one of the caller's jobs; the caller needs read access to
-// sources.
+// sources. The details of a job whose file holds data the caller may not
+// read are withheld (see withhold).
 func (s *Service) Job(ctx context.Context, c knowledge.Caller, id string) (Job, error) {
 	if !c.May(knowledge.Read, knowledge.ResourceSources) {
 		return Job{}, &knowledge.AccessError{Resource: knowledge.ResourceSources, Action: knowledge.Read}
 	}
-	return s.jobs.Job(ctx, c.UserID, id)
+	j, err := s.jobs.Job(ctx, c.UserID, id)
+	if err != nil {
+		return Job{}, err
+	}
+	js, err := s.withholdUnreadable(ctx, c, []Job{j})
+	if err != nil {
+		return Job{}, err
+	}
+	return js[0], nil
 }
 
-// ListJobs returns the caller's jobs, newest first.
+// ListJobs returns the caller's jobs, newest first, with the details of
+// those whose file holds data the caller may not read withheld.
 func (s *Service) ListJobs(ctx context.Context, c knowledge.Caller, q JobQuery) ([]Job, error) {
 	if !c.May(knowledge.Read, knowledge.ResourceSources) {
 		return nil, &knowledge.AccessError{Resource: knowledge.ResourceSources, Action: knowledge.Read}
 	}
-	return s.jobs.ListJobs(ctx, c.UserID, q)
+	js, err := s.jobs.ListJobs(ctx, c.UserID, q)
+	if err != nil {
+		return nil, err
+	}
+	return s.withholdUnreadable(ctx, c, js)
+}
+
+// WithheldMessage is what a job whose details are withheld says instead of
+// its result and error message.
+const WithheldMessage = "details withheld: the file holds data this agent may not read"
+
+// withholdUnreadable withholds the details of the jobs whose file the
+// caller may not read (its Types): a job's result names what the file was
+// found to be (its entity type, its column mapping, its title), which is
+// the file's data. Status, progress, attempts and times stay: an agent
+// that queued the job can still tell when it is done.
+func (s *Service) withholdUnreadable(ctx context.Context, c knowledge.Caller, js []Job) ([]Job, error) {
+	readable := map[string]bool{}
+	for i, j := range js {
+		ok, seen := readable[j.FileID]
+		if !seen {
+			f, err := s.meta.File(ctx, c.UserID, j.FileID)
+			switch {
+			case errors.Is(err, ErrFileNotFound):
+				ok = true // a file removed since: nothing of it to protect
+			case err != nil:
+				return nil, err
+			default:
+				ok = c.MayReadAll(f.Types)
+			}
+			readable[j.FileID] = ok
+		}
+		if !ok {
+			js[i] = withhold(j)
+		}
+	}
+	return js, nil
+}
+
+// withhold returns j without its details: configuration, result and error
+// message (its error code stays).
+func withhold(j Job) Job {
+	j.Config = map[string]any{}
+	j.Result = map[string]any{"withheld": WithheldMessage}
+	if j.ErrorMessage != "" {
+		j.ErrorMessage = WithheldMessage
+	}
+	return j
 }
 
 // CancelJob cancels one of the caller's jobs (write access to sources).

@@ -203,6 +203,12 @@ func (r *run) interpret(ctx context.Context) (interpret.Result, error) {
 			prov[k] = v
 		}
 		prov["ranges"] = ranges
+		// The file's types grow before what it holds is stored: no
+		// derived record is readable by an agent the file's types would
+		// refuse, not even for the time between two writes.
+		if err := r.s.meta.AddFileTypes(ctx, j.UserID, f.ID, recordTypes(batch)); err != nil {
+			return res, err
+		}
 		req := knowledge.StoreRequest{Entities: ents, Provenance: prov}
 		if res.Schema != nil {
 			req.TypeSchemas = map[string]*knowledge.Schema{res.Schema.EntityType: res.Schema}
@@ -335,7 +341,7 @@ func (r *run) finishExtras(ctx context.Context, c knowledge.Caller, f File, res 
 	// it fits.
 	for n := maxMemoryText; ; n /= 2 {
 		m, err := r.s.know.SaveMemory(ctx, c, knowledge.MemoryRequest{
-			Collection: MemoryCollection, Title: title, Text: truncateText(res.Text, n), SourceID: f.ID,
+			Collection: MemoryCollection, Title: title, Text: truncateText(res.Text, n), SourceID: f.ID, Types: recordTypes(res.Records),
 			Tags:     []string{"file", res.Interpreter},
 			Metadata: map[string]any{"file_id": f.ID, "filename": f.Filename, "mime_type": f.MimeType, "job_id": r.job.ID},
 		})
@@ -351,6 +357,19 @@ func (r *run) finishExtras(ctx context.Context, c knowledge.Caller, f File, res 
 		r.memoryID = m.ID
 		return nil
 	}
+}
+
+// recordTypes returns the entity types of records, normalised as the store
+// pipeline names them, sorted and without repeats.
+func recordTypes(recs []interpret.Record) []string {
+	var out []string
+	for _, rec := range recs {
+		if t, ok := rec.Entity["entity_type"].(string); ok {
+			out = append(out, knowledge.NormalizeTypeName(t))
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // MemoryCollection holds the text of interpreted files.

@@ -210,13 +210,33 @@ func (s *Service) finish(ctx context.Context, c knowledge.Caller, f File) error 
 }
 
 // File returns one of the caller's stored files; the caller needs read
-// access to sources. A file of another user, or one still pending, is
-// ErrFileNotFound.
+// access to sources. A file of another user, one still pending, or one
+// holding data the caller may not read (File.Types) is ErrFileNotFound.
 func (s *Service) File(ctx context.Context, c knowledge.Caller, id string) (File, error) {
 	if !c.May(knowledge.Read, knowledge.ResourceSources) {
 		return File{}, &knowledge.AccessError{Resource: knowledge.ResourceSources, Action: knowledge.Read}
 	}
-	return s.storedFile(ctx, c.UserID, id)
+	f, err := s.storedFile(ctx, c.UserID, id)
+	if err != nil {
+		return File{}, err
+	}
+	if !c.MayReadAll(f.Types) {
+		return File{}, fmt.Errorf("files: %s: %w", id, ErrFileNotFound)
+	}
+	return f, nil
+}
+
+// SourceTypes returns the knowledge service's Options.SourceTypes over the
+// file rows of m: the entity types a user's file was found to hold
+// (File.Types); a source that is not a file holds none.
+func SourceTypes(m Meta) func(ctx context.Context, userID, sourceID string) ([]string, error) {
+	return func(ctx context.Context, userID, sourceID string) ([]string, error) {
+		f, err := m.File(ctx, userID, sourceID)
+		if errors.Is(err, ErrFileNotFound) {
+			return nil, nil
+		}
+		return f.Types, err
+	}
 }
 
 func (s *Service) storedFile(ctx context.Context, userID, id string) (File, error) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/cairnkg/cairn/knowledge"
@@ -192,8 +193,9 @@ func Parse(d Document) (Result, error) {
 // noModel is the Skipped reason of free text read with no model.
 const noModel = "no model is configured (--llm-url): the text is kept as a note and searchable; only labelled invoices are read from it without one"
 
-// freeText keeps a text as one note (and as the memory's text), and an
-// invoice where the text labels one.
+// freeText keeps a text as one note (and as the memory's text), or as an
+// invoice instead where the text labels one: a note holds a text only when
+// nothing else was read from it (see docs/consent.md, derived data).
 func freeText(d Document, name, text string) Result {
 	text = strings.ToValidUTF8(text, "\uFFFD")
 	lines := int64(strings.Count(text, "\n") + 1)
@@ -214,7 +216,10 @@ func freeText(d Document, name, text string) Result {
 		r.Records[0].Range.Start = 0
 	}
 	if inv := textInvoice(text); inv != nil {
-		r.Records = append(r.Records, Record{Entity: inv, Range: r.Records[0].Range})
+		// The text is the invoice's: kept as a note it would be readable
+		// by agents that may read notes and not invoices. It stays in
+		// the file's memory, which carries the invoice type.
+		r.Records = []Record{{Entity: inv, Range: r.Records[0].Range}}
 		r.Interpreter += "+invoice"
 	}
 	r.Skipped = noModel
@@ -236,6 +241,13 @@ func (s *Set) Enrich(ctx context.Context, d Document, r Result) (Result, error) 
 		return r, err
 	}
 	rg := r.Records[0].Range
+	if len(recs) > 0 {
+		// The whole text holds what the model found in it: the note
+		// that kept it would show it to agents that may read notes and
+		// not those types. The records replace it, and the text stays in
+		// the file's memory, which carries every type found.
+		r.Records = slices.DeleteFunc(r.Records, func(rec Record) bool { return rec.Entity["entity_type"] == "note" })
+	}
 	for _, e := range recs {
 		r.Records = append(r.Records, Record{Entity: e, Range: rg})
 	}

@@ -6,13 +6,14 @@
 // vectors as contiguous float32s, loaded once and then topped up with the
 // rows added since: a collection's rows are only ever appended (each row's
 // seq is higher than every row committed before it) or all replaced
-// (Replace, which gives every row a new seq), so the lowest and highest
-// seq tell a reader, in any process, what changed. The cache holds the vectors of
+// (Replace, which gives every row a new seq above every earlier one), so
+// the lowest and highest seq tell a reader, in any process, what changed. The cache holds the vectors of
 // every collection searched since the process started, about 1.6 KB per
 // 384-dimensional memory: sized for one person's or one team's memories,
 // which is what the embedded store is for. A filter on columns the cache does not
 // hold (keywords, metadata) is first resolved by SQLite to the rows it
-// allows; tags and entity links are indexed in the cache itself. Either way
+// allows; tags and entity links are indexed in the cache itself, and each
+// row's types (Filter.ReadableTypes) are kept there. Either way
 // a selective filter scans only the rows it allows.
 package embedded
 
@@ -111,7 +112,7 @@ func (d *Driver) CreateSpace(ctx context.Context, userID, collection string, s v
 
 // Insert implements vector.Driver.
 func (d *Driver) Insert(ctx context.Context, ms []vector.Memory) error {
-	return d.write(ctx, func(tx *sql.Tx) error { return insert(ctx, tx, ms) })
+	return d.write(ctx, func(tx *sql.Tx) error { return insert(ctx, tx, ms, 0) })
 }
 
 // write runs fn in one write transaction.
@@ -132,9 +133,11 @@ func (d *Driver) write(ctx context.Context, fn func(*sql.Tx) error) error {
 	return nil
 }
 
-func insert(ctx context.Context, tx *sql.Tx, ms []vector.Memory) error {
-	ins, err := tx.PrepareContext(ctx, `INSERT INTO memories (id, user_id, collection, title, text, tags, confidence, metadata,
-		entity_ids, source_id, created_at, embedding) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`)
+// insert stores ms. Their seqs follow after, when it is above 0; else
+// SQLite chooses them, one above the highest in the table.
+func insert(ctx context.Context, tx *sql.Tx, ms []vector.Memory, after int64) error {
+	ins, err := tx.PrepareContext(ctx, `INSERT INTO memories (seq, id, user_id, collection, title, text, tags, confidence, metadata,
+		entity_ids, source_id, types, created_at, embedding) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`)
 	if err != nil {
 		return fmt.Errorf("vector/embedded: insert: %w", err)
 	}
@@ -149,16 +152,21 @@ func insert(ctx context.Context, tx *sql.Tx, ms []vector.Memory) error {
 		return fmt.Errorf("vector/embedded: insert: %w", err)
 	}
 	defer ent.Close()
-	for _, m := range ms {
+	for i, m := range ms {
+		var given any // NULL: SQLite's choice
+		if after > 0 {
+			given = after + 1 + int64(i)
+		}
 		tags, _ := json.Marshal(orEmpty(m.Tags))
 		ents, _ := json.Marshal(orEmpty(m.EntityIDs))
+		types, _ := json.Marshal(orEmpty(m.Types))
 		meta, err := json.Marshal(orEmptyMap(m.Metadata))
 		if err != nil {
 			return fmt.Errorf("vector/embedded: insert %s: metadata: %w", m.ID, err)
 		}
 		var seq int64
-		err = ins.QueryRowContext(ctx, m.ID, m.UserID, m.Collection, m.Title, m.Text, string(tags), m.Confidence, string(meta),
-			string(ents), m.SourceID, m.CreatedAt.UnixMicro(), encodeVector(m.Embedding)).Scan(&seq)
+		err = ins.QueryRowContext(ctx, given, m.ID, m.UserID, m.Collection, m.Title, m.Text, string(tags), m.Confidence, string(meta),
+			string(ents), m.SourceID, string(types), m.CreatedAt.UnixMicro(), encodeVector(m.Embedding)).Scan(&seq)
 		if err != nil {
 			if isUnique(err) {
 				return fmt.Errorf("vector/embedded: insert %s: %w", m.ID, vector.ErrConflict)
@@ -180,10 +188,15 @@ func insert(ctx context.Context, tx *sql.Tx, ms []vector.Memory) error {
 }
 
 // Replace implements vector.Driver. The rows are deleted and inserted
-// again, so they get new seqs and every process's cache reloads the
-// collection (see shard).
+// again with seqs above every seq the table held, so that every process's
+// cache reloads the collection (see shard): left to SQLite, the seqs of
+// rows deleted from the top of the table would be given again.
 func (d *Driver) Replace(ctx context.Context, userID, collection string, s vector.Space, ms []vector.Memory) error {
 	return d.write(ctx, func(tx *sql.Tx) error {
+		var top int64
+		if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM memories`).Scan(&top); err != nil {
+			return fmt.Errorf("vector/embedded: replace: %w", err)
+		}
 		res, err := tx.ExecContext(ctx, `DELETE FROM memories WHERE user_id = ? AND collection = ?`, userID, collection)
 		if err != nil {
 			return fmt.Errorf("vector/embedded: replace: %w", err)
@@ -192,7 +205,7 @@ func (d *Driver) Replace(ctx context.Context, userID, collection string, s vecto
 			return fmt.Errorf("vector/embedded: replace %s: the collection has %d memories, %d were given: %w",
 				collection, n, len(ms), vector.ErrConflict)
 		}
-		if err := insert(ctx, tx, ms); err != nil {
+		if err := insert(ctx, tx, ms, top); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE memory_spaces SET embedder = ?, dimension = ? WHERE user_id = ? AND collection = ?`,
@@ -235,16 +248,18 @@ func isUnique(err error) bool {
 	return strings.Contains(err.Error(), "UNIQUE constraint failed")
 }
 
-const memoryColumns = `m.id, m.user_id, m.collection, m.title, m.text, m.tags, m.confidence, m.metadata, m.entity_ids, m.source_id, m.created_at`
+const memoryColumns = `m.id, m.user_id, m.collection, m.title, m.text, m.tags, m.confidence, m.metadata, m.entity_ids, m.source_id,
+	m.types, m.created_at`
 
 func scanMemory(rows *sql.Rows) (vector.Memory, error) {
 	var (
-		m                vector.Memory
-		tags, meta, ents string
-		conf             sql.NullFloat64
-		created          int64
+		m                       vector.Memory
+		tags, meta, ents, types string
+		conf                    sql.NullFloat64
+		created                 int64
 	)
-	if err := rows.Scan(&m.ID, &m.UserID, &m.Collection, &m.Title, &m.Text, &tags, &conf, &meta, &ents, &m.SourceID, &created); err != nil {
+	if err := rows.Scan(&m.ID, &m.UserID, &m.Collection, &m.Title, &m.Text, &tags, &conf, &meta, &ents, &m.SourceID, &types,
+		&created); err != nil {
 		return m, err
 	}
 	if conf.Valid {
@@ -252,7 +267,7 @@ func scanMemory(rows *sql.Rows) (vector.Memory, error) {
 	}
 	m.CreatedAt = time.UnixMicro(created).UTC()
 	if err := errors.Join(json.Unmarshal([]byte(tags), &m.Tags), json.Unmarshal([]byte(meta), &m.Metadata),
-		json.Unmarshal([]byte(ents), &m.EntityIDs)); err != nil {
+		json.Unmarshal([]byte(ents), &m.EntityIDs), json.Unmarshal([]byte(types), &m.Types)); err != nil {
 		return m, fmt.Errorf("memory %s: %w", m.ID, err)
 	}
 	return m, nil

@@ -1,6 +1,7 @@
 package embedded
 
 import (
+	"encoding/json"
 	"strings"
 
 	"github.com/cairnkg/cairn/vector"
@@ -88,6 +89,15 @@ func filterConds(f vector.Filter, form seqForm) ([]string, []any) {
 		// Keys are validated as letters, digits and underscores.
 		conds = append(conds, `json_extract(m.metadata, '$."`+k+`"') = ?`)
 		args = append(args, v)
+	}
+	if f.ReadableTypes != nil {
+		// Every type of the memory is readable. The readable types are one
+		// JSON argument, however many there are; an untyped memory (stored
+		// as exactly '[]') passes without reading its types.
+		conds = append(conds, `(m.types = '[]' OR NOT EXISTS (SELECT 1 FROM json_each(m.types) t
+			WHERE t.value NOT IN (SELECT r.value FROM json_each(?) r)))`)
+		readable, _ := json.Marshal(f.ReadableTypes)
+		args = append(args, string(readable))
 	}
 	return conds, args
 }

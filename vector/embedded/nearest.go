@@ -31,6 +31,8 @@ type shard struct {
 	norms   []float32
 	vecs    []float32 // len(seqs) * dim
 	sources []string
+	// types are each row's Types, nil when it has none.
+	types [][]string
 	// byTag and byEntity list, for each tag and linked entity, the
 	// indexes of its rows in ascending order, so that the most common
 	// filters need no SQL.
@@ -41,7 +43,7 @@ type shard struct {
 // sh.mu for writing.
 func (sh *shard) reset() {
 	sh.maxSeq, sh.dim = 0, 0
-	sh.seqs, sh.ids, sh.created, sh.conf, sh.norms, sh.vecs, sh.sources = nil, nil, nil, nil, nil, nil, nil
+	sh.seqs, sh.ids, sh.created, sh.conf, sh.norms, sh.vecs, sh.sources, sh.types = nil, nil, nil, nil, nil, nil, nil, nil
 	sh.byTag, sh.byEntity = nil, nil
 }
 
@@ -86,7 +88,7 @@ func (d *Driver) shard(ctx context.Context, userID, collection string) (*shard, 
 	if sh.byTag == nil {
 		sh.byTag, sh.byEntity = map[string][]int32{}, map[string][]int32{}
 	}
-	rows, err := d.db.Read.QueryContext(ctx, `SELECT seq, id, created_at, confidence, source_id, tags, entity_ids, embedding FROM memories
+	rows, err := d.db.Read.QueryContext(ctx, `SELECT seq, id, created_at, confidence, source_id, tags, entity_ids, types, embedding FROM memories
 		WHERE user_id = ? AND collection = ? AND seq > ? AND seq <= ? ORDER BY seq`, userID, collection, sh.maxSeq, top)
 	if err != nil {
 		return nil, fmt.Errorf("vector/embedded: cache: %w", err)
@@ -94,17 +96,18 @@ func (d *Driver) shard(ctx context.Context, userID, collection string) (*shard, 
 	defer rows.Close()
 	for rows.Next() {
 		var (
-			seq, created int64
-			id, source   string
-			tags, ents   string
-			conf         *float64
-			emb          []byte
+			seq, created      int64
+			id, source        string
+			tags, ents, types string
+			conf              *float64
+			emb               []byte
 		)
-		if err := rows.Scan(&seq, &id, &created, &conf, &source, &tags, &ents, &emb); err != nil {
+		if err := rows.Scan(&seq, &id, &created, &conf, &source, &tags, &ents, &types, &emb); err != nil {
 			return nil, fmt.Errorf("vector/embedded: cache: %w", err)
 		}
-		var tagList, entList []string
-		if err := errors.Join(json.Unmarshal([]byte(tags), &tagList), json.Unmarshal([]byte(ents), &entList)); err != nil {
+		var tagList, entList, typeList []string
+		if err := errors.Join(json.Unmarshal([]byte(tags), &tagList), json.Unmarshal([]byte(ents), &entList),
+			json.Unmarshal([]byte(types), &typeList)); err != nil {
 			return nil, fmt.Errorf("vector/embedded: cache: memory %s: %w", id, err)
 		}
 		dim := len(emb) / 4
@@ -129,6 +132,10 @@ func (d *Driver) shard(ctx context.Context, userID, collection string) (*shard, 
 		sh.conf = append(sh.conf, c)
 		sh.norms = append(sh.norms, float32(math.Sqrt(ss)))
 		sh.sources = append(sh.sources, source)
+		if len(typeList) == 0 {
+			typeList = nil
+		}
+		sh.types = append(sh.types, typeList)
 		ix := int32(len(sh.seqs) - 1)
 		for _, t := range uniq(tagList) {
 			sh.byTag[t] = append(sh.byTag[t], ix)
@@ -189,6 +196,9 @@ func (d *Driver) Nearest(ctx context.Context, q vector.VectorQuery) ([]vector.Sc
 				return
 			}
 			if q.SourceID != "" && sh.sources[i] != q.SourceID {
+				return
+			}
+			if q.ReadableTypes != nil && !allIn(sh.types[i], q.ReadableTypes) {
 				return
 			}
 			var sim float32
@@ -293,6 +303,16 @@ func (sh *shard) indexed(tags []string, entityID string) []int32 {
 		out = next
 	}
 	return out
+}
+
+// allIn reports whether every element of s is one of set.
+func allIn(s, set []string) bool {
+	for _, x := range s {
+		if !slices.Contains(set, x) {
+			return false
+		}
+	}
+	return true
 }
 
 func uniq(s []string) []string {

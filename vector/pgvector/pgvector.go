@@ -226,11 +226,11 @@ type copier interface {
 func copyMemories(ctx context.Context, c copier, ms []vector.Memory) error {
 	_, err := c.CopyFrom(ctx, pgx.Identifier{"memories"},
 		[]string{"id", "user_id", "collection", "title", "text", "tags", "confidence", "metadata", "entity_ids", "source_id",
-			"created_at", "dimension", "embedding"},
+			"types", "created_at", "dimension", "embedding"},
 		pgx.CopyFromSlice(len(ms), func(i int) ([]any, error) {
 			m := ms[i]
 			return []any{m.ID, m.UserID, m.Collection, m.Title, m.Text, orEmpty(m.Tags), m.Confidence, orEmptyMap(m.Metadata),
-				orEmpty(m.EntityIDs), m.SourceID, m.CreatedAt.UnixMicro(), len(m.Embedding), pgv.NewVector(m.Embedding)}, nil
+				orEmpty(m.EntityIDs), m.SourceID, orEmpty(m.Types), m.CreatedAt.UnixMicro(), len(m.Embedding), pgv.NewVector(m.Embedding)}, nil
 		}))
 	return err
 }
@@ -304,7 +304,8 @@ func (d *Driver) AllCollections(ctx context.Context) ([]vector.UserCollection, e
 	return out, nil
 }
 
-const memoryColumns = `m.id, m.user_id, m.collection, m.title, m.text, m.tags, m.confidence, m.metadata, m.entity_ids, m.source_id, m.created_at`
+const memoryColumns = `m.id, m.user_id, m.collection, m.title, m.text, m.tags, m.confidence, m.metadata, m.entity_ids, m.source_id,
+	m.types, m.created_at`
 
 func scanMemories(rows pgx.Rows) ([]vector.Memory, error) {
 	var out []vector.Memory
@@ -313,7 +314,7 @@ func scanMemories(rows pgx.Rows) ([]vector.Memory, error) {
 		created int64
 	)
 	_, err := pgx.ForEachRow(rows, []any{&m.ID, &m.UserID, &m.Collection, &m.Title, &m.Text, &m.Tags, &m.Confidence, &m.Metadata,
-		&m.EntityIDs, &m.SourceID, &created}, func() error {
+		&m.EntityIDs, &m.SourceID, &m.Types, &created}, func() error {
 		m.CreatedAt = time.UnixMicro(created).UTC()
 		out = append(out, m)
 		m = vector.Memory{}
@@ -512,6 +513,10 @@ func (b *builder) whereIn(f vector.Filter, in string) string {
 	}
 	for k, v := range f.Metadata {
 		conds = append(conds, "m.metadata ->> "+b.add(k)+" = "+b.add(v))
+	}
+	if f.ReadableTypes != nil {
+		// Empty, the array admits only memories of no type ('{}').
+		conds = append(conds, "m.types <@ "+b.add(f.ReadableTypes)+"::text[]")
 	}
 	return strings.Join(conds, " AND ")
 }

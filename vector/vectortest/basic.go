@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -22,13 +23,16 @@ func testSaveAndGet(t *testing.T, h Harness) {
 		UserID: alice, Collection: "notes", Text: "Alice prefers window seats on long flights",
 		Title: "Seat preference", Tags: []string{"travel", "preference"}, Confidence: ptr(0.8),
 		Metadata:  map[string]any{"source_llm": "model-a", "page": 3.0, "nested": map[string]any{"k": "v"}},
-		EntityIDs: []string{"ent_a", "ent_b"}, SourceID: "src_1",
+		EntityIDs: []string{"ent_a", "ent_b"}, SourceID: "src_1", Types: []string{"person", "invoice", "person"},
 		CreatedAt: epoch.Add(1500 * time.Microsecond), Embedding: randomVector(r, testSpace.Dimension),
 	}
 	bare := vector.Memory{UserID: alice, Collection: "notes", Text: "a bare memory", Embedding: randomVector(r, testSpace.Dimension)}
 	saved := save(t, s, testSpace, full, bare)
 	if saved[0].ID == "" || saved[1].ID == "" || saved[0].ID == saved[1].ID {
 		t.Fatalf("ids not assigned: %q, %q", saved[0].ID, saved[1].ID)
+	}
+	if want := []string{"invoice", "person"}; !slices.Equal(saved[0].Types, want) {
+		t.Errorf("saved types %q, want %q: sorted, without duplicates", saved[0].Types, want)
 	}
 	if saved[1].CreatedAt.IsZero() || saved[1].CreatedAt.Location() != time.UTC {
 		t.Errorf("CreatedAt not set to a UTC time: %v", saved[1].CreatedAt)
@@ -76,6 +80,13 @@ func testValidation(t *testing.T, h Harness) {
 		{"confidence above 1", func(m *vector.Memory) { m.Confidence = ptr(1.5) }},
 		{"negative confidence", func(m *vector.Memory) { m.Confidence = ptr(-0.1) }},
 		{"empty tag", func(m *vector.Memory) { m.Tags = []string{""} }},
+		{"empty type", func(m *vector.Memory) { m.Types = []string{"note", ""} }},
+		{"type too long", func(m *vector.Memory) { m.Types = []string{strings.Repeat("x", vector.MaxTypeLen+1)} }},
+		{"too many types", func(m *vector.Memory) {
+			for i := range vector.MaxTypes + 1 {
+				m.Types = append(m.Types, fmt.Sprintf("type_%d", i))
+			}
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := ok

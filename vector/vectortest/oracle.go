@@ -71,6 +71,14 @@ func oracleData(t *testing.T, s *vector.Store, queries [][]float32) dataset {
 		if i%2 == 0 {
 			m.Tags = append(m.Tags, "half") // 50%
 		}
+		// Types: "note" on 5% of the rows, "invoice" on 12% (some of
+		// them grape rows, as half the notes are), both on 1%.
+		if i%20 == 4 {
+			m.Types = append(m.Types, "note")
+		}
+		if i%10 == 5 || i%50 == 14 {
+			m.Types = append(m.Types, "invoice")
+		}
 		if i >= oracleRows {
 			// Among the big rows' times, some equal to one of theirs, so
 			// that a listing by time interleaves the collections and
@@ -123,6 +131,13 @@ func (ds dataset) passes(m vector.Memory, f vector.Filter) bool {
 	for k, v := range f.Metadata {
 		if got, _ := m.Metadata[k].(string); got != v {
 			return false
+		}
+	}
+	if f.ReadableTypes != nil {
+		for _, typ := range m.Types {
+			if !slices.Contains(f.ReadableTypes, typ) {
+				return false
+			}
 		}
 	}
 	return true
@@ -190,6 +205,10 @@ func testOracle(t *testing.T, h Harness) {
 		{name: "keyword (10%)", f: vector.Filter{Keywords: []string{"kiwi"}}, minSim: -1, limit: 10},
 		{name: "keyword and tag (1%)", f: vector.Filter{Keywords: []string{"kiwi"}, Tags: []string{"common"}}, minSim: -1, limit: 10},
 		{name: "two collections", f: vector.Filter{Collections: []string{"big", "side"}}, minSim: -1, limit: 20},
+		{name: "readable note (88%)", f: vector.Filter{ReadableTypes: []string{"note"}}, minSim: -1, limit: 10},
+		{name: "readable none (84%) at 0.4", f: vector.Filter{ReadableTypes: []string{}}, minSim: 0.4, limit: 100},
+		{name: "keyword and readable note (8%)", f: vector.Filter{Keywords: []string{"grape"}, ReadableTypes: []string{"note"}}, minSim: -1, limit: 10},
+		{name: "entity and readable none (1%)", f: vector.Filter{EntityID: "ent_4", ReadableTypes: []string{}}, minSim: -1, limit: 10},
 		{name: "second page", minSim: -1, limit: 10, offset: 10},
 		{name: "deep page", f: vector.Filter{Tags: []string{"common"}}, minSim: -1, limit: 50, offset: 150},
 	}
@@ -274,6 +293,8 @@ func testOracleListing(t *testing.T, s *vector.Store, ds dataset) {
 		{name: "two collections", f: vector.Filter{Collections: both}, limit: 10},
 		{name: "two collections, a page inside the side rows", f: vector.Filter{Collections: both}, limit: 25, offset: 4900},
 		{name: "two collections, filtered", f: vector.Filter{Collections: both, Tags: []string{"half"}}, limit: 30, offset: 2440},
+		{name: "two collections, readable note", f: vector.Filter{Collections: both, ReadableTypes: []string{"note"}}, limit: 30, offset: 100},
+		{name: "one collection, readable none", f: vector.Filter{Collections: []string{"big"}, ReadableTypes: []string{}}, limit: 20, offset: 7},
 		{name: "two collections, oldest first", f: vector.Filter{Collections: both}, limit: 20, offset: 5, ascending: true},
 		{name: "one collection", f: vector.Filter{Collections: []string{"side"}}, limit: 10, offset: 3},
 		{name: "a collection without rows", f: vector.Filter{Collections: []string{"big", "none", "side"}}, limit: 10, offset: 95},

@@ -47,6 +47,8 @@ func Run(t *testing.T, h Harness) {
 	t.Run("Listing", func(t *testing.T) { testListing(t, h) })
 	t.Run("Vectors", func(t *testing.T) { testVectors(t, h) })
 	t.Run("Reembed", func(t *testing.T) { testReembed(t, h) })
+	t.Run("Types", func(t *testing.T) { testTypes(t, h) })
+	t.Run("TypesTakeNoSlots", func(t *testing.T) { testTypesTakeNoSlots(t, h) })
 	t.Run("Oracle", func(t *testing.T) { testOracle(t, h) })
 	t.Run("Recall", func(t *testing.T) { testRecall(t, h) })
 	if h.OpenEntities != nil {
