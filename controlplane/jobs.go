@@ -111,7 +111,8 @@ func (s *Store) ListJobs(ctx context.Context, userID string, q files.JobQuery) (
 	return out, wrap("list jobs", rows.Err())
 }
 
-// LeaseJob hands the oldest runnable job to owner. On PostgreSQL the
+// LeaseJob hands a runnable job to owner: the oldest of the user with the
+// fewest jobs running. On PostgreSQL the
 // candidate row is locked with FOR UPDATE SKIP LOCKED, so concurrent
 // workers each take a different job without waiting on each other; on
 // SQLite the statement runs under the database's write lock.
@@ -131,12 +132,18 @@ func (s *Store) LeaseJob(ctx context.Context, owner string, now, leaseUntil time
 		}
 		lock := ""
 		if s.dialect == migrations.Postgres {
-			lock = " FOR UPDATE SKIP LOCKED"
+			lock = " FOR UPDATE OF j SKIP LOCKED"
 		}
+		// Users take turns: the job goes to the user with the fewest
+		// jobs running (under a live lease), then the oldest runnable. A
+		// user with a thousand jobs queued delays another's by at most
+		// the job each worker is running when it was queued.
 		row := tx.QueryRowContext(ctx, `UPDATE cairn_jobs SET status = $1, lease_owner = $2, lease_until = $3,
 			attempts = attempts + 1, started_at = COALESCE(started_at, $4), updated_at = $4
-			WHERE id = (SELECT id FROM cairn_jobs WHERE (status = $5 AND run_after <= $4) OR (status = $1 AND lease_until < $4)
-				ORDER BY run_after, created_at, id LIMIT 1`+lock+`)
+			WHERE id = (WITH busy AS (SELECT user_id, count(*) AS n FROM cairn_jobs WHERE status = $1 AND lease_until >= $4 GROUP BY user_id)
+				SELECT j.id FROM cairn_jobs j LEFT JOIN busy ON busy.user_id = j.user_id
+				WHERE (j.status = $5 AND j.run_after <= $4) OR (j.status = $1 AND j.lease_until < $4)
+				ORDER BY COALESCE(busy.n, 0), j.run_after, j.created_at, j.id LIMIT 1`+lock+`)
 			RETURNING `+jobCols, files.JobRunning, owner, micros(leaseUntil), micros(now), files.JobQueued)
 		var err error
 		j, err = scanJob(row)

@@ -85,9 +85,11 @@ type JobStore interface {
 	Job(ctx context.Context, userID, id string) (Job, error)
 	// ListJobs returns a user's jobs, newest first.
 	ListJobs(ctx context.Context, userID string, q JobQuery) ([]Job, error)
-	// LeaseJob hands the oldest runnable job to owner until leaseUntil:
-	// a queued job whose RunAfter has come, or a running one whose lease
-	// expired (its worker died). Attempts is incremented. A job that
+	// LeaseJob hands a runnable job to owner until leaseUntil: a queued
+	// job whose RunAfter has come, or a running one whose lease expired
+	// (its worker died). Users take turns: the job is the oldest of the
+	// user with the fewest jobs running under a live lease, so one user's
+	// queue delays another's by at most one job per worker. Attempts is incremented. A job that
 	// expired with no attempts left is failed instead. ok is false when
 	// nothing is runnable.
 	LeaseJob(ctx context.Context, owner string, now, leaseUntil time.Time) (j Job, ok bool, err error)

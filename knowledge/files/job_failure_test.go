@@ -2,7 +2,9 @@ package files_test
 
 import (
 	"context"
+	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -55,13 +57,16 @@ func TestFailedJobReportsWhatItStored(t *testing.T) {
 
 // A job that fails on its last attempt reports what every attempt stored,
 // not only the last one, which resumed past the stored records and stored
-// nothing. Here the e-mail's attachment is over the user's quota, a
-// failure retried until no attempt is left.
+// nothing. Here queuing the e-mail's attachment fails every time (the job
+// store refuses it), a failure that may pass, so the job is retried until
+// its attempts run out.
 func TestRetriedJobReportsWhatEarlierAttemptsStored(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
 		email := []byte(interprettest.SampleEmail)
-		e := newEnv(t, b, files.Options{QuotaBytes: int64(len(email)) + 10})
+		e := newEnv(t, b, files.Options{})
 		st := put(t, e, alice, "notes.eml", email)
+		e.svc = files.New(files.Options{Bucket: e.bucket, Meta: e.control, Jobs: refuseAttachmentJobs{e.control, st.File.ID, nil},
+			Knowledge: e.know, Now: e.clock.Now, SpoolDir: t.TempDir()})
 		j, err := e.svc.Enqueue(t.Context(), alice, "agent-claude", "claude", st.File.ID, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -74,8 +79,8 @@ func TestRetriedJobReportsWhatEarlierAttemptsStored(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Logf("status %s after %d attempts, %s: %s; result %v", j.Status, j.Attempts, j.ErrorCode, j.ErrorMessage, j.Result)
-		if j.Status != files.JobFailed {
-			t.Fatalf("job = %s %s %q, want failed", j.Status, j.ErrorCode, j.ErrorMessage)
+		if j.Status != files.JobFailed || j.ErrorCode != "PROCESSING_FAILED" {
+			t.Fatalf("job = %s %s %q, want failed PROCESSING_FAILED", j.Status, j.ErrorCode, j.ErrorMessage)
 		}
 		stored := len(entitiesOf(t, e, alice, "contact")) + len(entitiesOf(t, e, alice, "note"))
 		if created, _ := intOf(j.Result["entities_created"]); stored == 0 || created != stored {
@@ -83,6 +88,78 @@ func TestRetriedJobReportsWhatEarlierAttemptsStored(t *testing.T) {
 		}
 		if !strings.Contains(j.ErrorMessage, "which stay") {
 			t.Fatalf("message %q does not say what the job stored", j.ErrorMessage)
+		}
+	})
+}
+
+// refuseAttachmentJobs is a job store that cannot queue a job of any file
+// but the e-mail's, as a database briefly unreachable: the jobs of the
+// e-mail's attachments fail to be queued.
+type refuseAttachmentJobs struct {
+	files.JobStore
+	email string
+	// refusals, when set, is how many refusals are left; nil refuses
+	// every time.
+	refusals *atomic.Int32
+}
+
+func (s refuseAttachmentJobs) EnqueueJob(ctx context.Context, j files.Job) error {
+	if j.FileID != s.email && (s.refusals == nil || s.refusals.Add(-1) >= 0) {
+		return errors.New("the job store is unreachable")
+	}
+	return s.JobStore.EnqueueJob(ctx, j)
+}
+
+// An attachment an attempt stored but failed to queue is queued by the
+// next attempt, which finds the file already stored: it is interpreted,
+// not left as a file no job reads.
+func TestRetryQueuesAnAttachmentAnEarlierAttemptStored(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b backend) {
+		e := newEnv(t, b, files.Options{})
+		st := put(t, e, alice, "notes.eml", []byte(interprettest.SampleEmail))
+		once := &atomic.Int32{}
+		once.Store(1)
+		e.svc = files.New(files.Options{Bucket: e.bucket, Meta: e.control, Jobs: refuseAttachmentJobs{e.control, st.File.ID, once},
+			Knowledge: e.know, Now: e.clock.Now, SpoolDir: t.TempDir()})
+		j, err := e.svc.Enqueue(t.Context(), alice, "agent-claude", "claude", st.File.ID, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runAll(t, e, files.RunnerOptions{Backoff: func(int) time.Duration { return 0 }})
+		if j, err = e.svc.Job(t.Context(), alice, j.ID); err != nil || j.Status != files.JobSucceeded || j.Attempts != 2 {
+			t.Fatalf("job = %+v (%v), want succeeded at its second attempt", j, err)
+		}
+		ids, _ := j.Result["attachment_file_ids"].([]any)
+		if len(ids) != 1 {
+			t.Fatalf("result = %v, want one attachment", j.Result)
+		}
+		js, err := e.svc.ListJobs(t.Context(), alice, files.JobQuery{FileID: ids[0].(string)})
+		if err != nil || len(js) != 1 || js[0].Status != files.JobSucceeded {
+			t.Fatalf("the attachment's jobs = %+v (%v), want one that succeeded", js, err)
+		}
+	})
+}
+
+// An upload over the quota fails its job at once with QUOTA_EXCEEDED:
+// retrying cannot free room, so it takes no worker again (issue 34).
+func TestQuotaFailureIsNotRetried(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b backend) {
+		email := []byte(interprettest.SampleEmail)
+		e := newEnv(t, b, files.Options{QuotaBytes: int64(len(email)) + 10})
+		st := put(t, e, alice, "notes.eml", email)
+		j, err := e.svc.Enqueue(t.Context(), alice, "agent-claude", "claude", st.File.ID, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := runAll(t, e, files.RunnerOptions{Backoff: func(int) time.Duration { return 0 }}); n != 1 {
+			t.Fatalf("ran %d attempts, want 1", n)
+		}
+		j, err = e.svc.Job(t.Context(), alice, j.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if j.Status != files.JobFailed || j.ErrorCode != "QUOTA_EXCEEDED" || !strings.Contains(j.ErrorMessage, "quota") {
+			t.Fatalf("job = %s %s %q, want failed QUOTA_EXCEEDED", j.Status, j.ErrorCode, j.ErrorMessage)
 		}
 	})
 }

@@ -272,3 +272,45 @@ func TestLeaseIsExclusive(t *testing.T) {
 		}
 	})
 }
+
+// Users take turns at the workers (issue 34, D5): with a thousand jobs of
+// one user queued first, another user's job is the next one leased once a
+// worker is busy with the first user's, and then the users alternate.
+func TestLeaseTakesUsersInTurn(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b backend) {
+		e := newEnv(t, b, files.Options{})
+		ctx := t.Context()
+		hog := knowledge.Caller{UserID: "user-hog", AgentID: "claude"}
+		st := put(t, e, hog, "a.txt", []byte("text"))
+		for range 20 {
+			if _, err := e.svc.Enqueue(ctx, hog, "agent-claude", "claude", st.File.ID, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		e.clock.Advance(time.Second)
+		other := knowledge.Caller{UserID: "user-other", AgentID: "claude"}
+		late := put(t, e, other, "b.txt", []byte("other text"))
+		mine, err := e.svc.Enqueue(ctx, other, "agent-claude", "claude", late.File.ID, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lease := func(owner string) files.Job {
+			t.Helper()
+			now := e.clock.Now()
+			j, ok, err := e.control.LeaseJob(ctx, owner, now, now.Add(time.Minute))
+			if err != nil || !ok {
+				t.Fatalf("lease: %v, %v", ok, err)
+			}
+			return j
+		}
+		if first := lease("w1"); first.UserID != hog.UserID {
+			t.Fatalf("first lease went to %s, want the oldest job's user", first.UserID)
+		}
+		if second := lease("w2"); second.ID != mine.ID {
+			t.Fatalf("second lease = %s of %s, want the other user's job %s (the hog has one running)", second.ID, second.UserID, mine.ID)
+		}
+		if third := lease("w3"); third.UserID != hog.UserID {
+			t.Fatalf("third lease went to %s", third.UserID)
+		}
+	})
+}

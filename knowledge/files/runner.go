@@ -326,7 +326,17 @@ func (r *run) finishExtras(ctx context.Context, c knowledge.Caller, f File, res 
 		if !slices.Contains(r.attachments, st.File.ID) {
 			r.attachments = append(r.attachments, st.File.ID)
 		}
-		if !st.Deduplicated {
+		// A new file is queued; so is one an earlier attempt stored but
+		// failed to queue (the attempt ended between the two).
+		queue := !st.Deduplicated
+		if !queue {
+			js, err := r.s.jobs.ListJobs(ctx, c.UserID, JobQuery{FileID: st.File.ID, Limit: 1})
+			if err != nil {
+				return err
+			}
+			queue = len(js) == 0
+		}
+		if queue {
 			if _, err := r.s.Enqueue(ctx, c, r.job.AgentID, r.job.AgentName, st.File.ID, r.job.Config); err != nil {
 				return err
 			}
@@ -487,8 +497,13 @@ func classify(err error) (code, msg string, transient bool) {
 		access *knowledge.AccessError
 		terr   *interpret.TransientError
 		tooBig *interpret.TooComplexError
+		quota  *QuotaError
 	)
 	switch {
+	case errors.As(err, &quota):
+		// Retrying cannot free room: the user must delete files or
+		// the operator raise the quota.
+		return "QUOTA_EXCEEDED", err.Error(), false
 	case errors.As(err, &tooBig):
 		// Before ErrUnreadable, which the parsers' input budgets also wrap.
 		return "FILE_TOO_COMPLEX", fmt.Sprintf("the file is too complex to interpret: it went over the %s limit (%v)", tooBig.Limit, err), false
