@@ -44,6 +44,12 @@ type HTTPOptions struct {
 	ReadTimeout time.Duration
 	// Console, when set, is served under /console/ and / redirects there.
 	Console *ConsoleRoutes
+	// Stopping, when set, is closed as the HTTP server begins to shut
+	// down: the standing GET streams of MCP sessions end then (a client
+	// reconnects elsewhere), since a graceful shutdown would otherwise
+	// wait its whole timeout for streams that never end. Requests in
+	// flight, tool calls included, are left to finish.
+	Stopping <-chan struct{}
 }
 
 // ConsoleRoutes are the web console's handlers (package console). Assets
@@ -104,7 +110,7 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", s.limitBody(opts.MaxRequestBytes, mcpShape,
-		s.authenticate(opts.Auth, mcpShape, s.rateLimitMCP(opts.MaxRequestBytes, attach(streamable)))))
+		s.authenticate(opts.Auth, mcpShape, s.rateLimitMCP(opts.MaxRequestBytes, attach(endStreamsOnStop(opts.Stopping, streamable))))))
 	mux.Handle("/mcp/", s.limitBody(opts.MaxRequestBytes, restShape,
 		s.authenticate(opts.Auth, restShape, s.restHandler(opts.MaxRequestBytes))))
 	s.fileRoutes(mux, opts)
@@ -289,4 +295,29 @@ func readyBody(status string, details map[string]string) map[string]string {
 		}
 	}
 	return body
+}
+
+// endStreamsOnStop ends the GET requests of next (an MCP session's
+// standing SSE stream) when stopping is closed; other requests are served
+// as they are.
+func endStreamsOnStop(stopping <-chan struct{}, next http.Handler) http.Handler {
+	if stopping == nil {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet {
+			next.ServeHTTP(w, r)
+			return
+		}
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		go func() {
+			select {
+			case <-stopping:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
 }

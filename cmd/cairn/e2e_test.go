@@ -68,7 +68,18 @@ func startServe(t *testing.T, dataDir string, extraEnv ...string) string {
 // to exit. Without kill, the test's end interrupts the process.
 func startServeProcess(t *testing.T, dataDir string, extraEnv ...string) (url string, kill func()) {
 	t.Helper()
-	cmd := exec.Command(cairnBinary(t), "serve", "--addr", "127.0.0.1:0", "--data-dir", dataDir)
+	url, cmd, wait := startServeCmd(t, dataDir, extraEnv...)
+	return url, func() {
+		_ = cmd.Process.Kill()
+		_ = wait()
+	}
+}
+
+// startServeCmd is startServe that also returns the process and wait,
+// which waits for it to exit (once; later calls return the same).
+func startServeCmd(t *testing.T, dataDir string, extraEnv ...string) (url string, cmd *exec.Cmd, wait func() error) {
+	t.Helper()
+	cmd = exec.Command(cairnBinary(t), "serve", "--addr", "127.0.0.1:0", "--data-dir", dataDir)
 	cmd.Env = append(os.Environ(), append([]string{"CAIRN_OWNER_KEY=" + testOwnerKey}, extraEnv...)...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -78,7 +89,7 @@ func startServeProcess(t *testing.T, dataDir string, extraEnv ...string) (url st
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	wait := sync.OnceValue(cmd.Wait)
+	wait = sync.OnceValue(cmd.Wait)
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(os.Interrupt)
 		done := make(chan struct{})
@@ -89,10 +100,6 @@ func startServeProcess(t *testing.T, dataDir string, extraEnv ...string) (url st
 			_ = cmd.Process.Kill()
 		}
 	})
-	kill = func() {
-		_ = cmd.Process.Kill()
-		_ = wait()
-	}
 	urlRe := regexp.MustCompile(`mcp=(http://\S+/mcp)`)
 	found := make(chan string, 1)
 	go func() {
@@ -111,10 +118,10 @@ func startServeProcess(t *testing.T, dataDir string, extraEnv ...string) (url st
 	}()
 	select {
 	case u := <-found:
-		return u, kill
+		return u, cmd, wait
 	case <-time.After(30 * time.Second):
 		t.Fatal("cairn serve did not report its URL within 30s")
-		return "", nil
+		return "", nil, nil
 	}
 }
 

@@ -155,8 +155,10 @@ OTLP/HTTP, and a call's trace id is its request id (docs/operations.md).`,
 				if bodyTimeout == 0 {
 					bodyTimeout = -1 // HTTPOptions' "none"
 				}
+				stopping := make(chan struct{})
 				srv := httpServer(a.mcp.HTTPHandler(mcp.HTTPOptions{Auth: a.auth, Ready: a.ready, ReadyDetails: a.readyDetails(), MaxRequestBytes: *maxBody,
-					AllowedOrigins: splitList(*origins), ReadTimeout: bodyTimeout, Console: a.console()}))
+					AllowedOrigins: splitList(*origins), ReadTimeout: bodyTimeout, Console: a.console(), Stopping: stopping}))
+				srv.RegisterOnShutdown(func() { close(stopping) })
 				// Background work starts once the start has succeeded, so
 				// that a failed start leaves nothing running and writes
 				// nothing after its error.

@@ -158,7 +158,9 @@ func TestEmailPartBudgets(t *testing.T) {
 
 func TestFoldedVCard(t *testing.T) {
 	data := foldedVCard(1 << 20)
-	r, err := interpretDoc(t, "text/vcard", data)
+	// The interpreter itself, which unfolds the whole value (Parse then
+	// cuts it to maxValueBytes: TestLongValuesAreClipped).
+	r, err := interpretVCard(Document{Data: data})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +191,7 @@ func TestFoldedICS(t *testing.T) {
 	if got := strings.Count(string(data), "\n 0123456789abcde"); got != folds {
 		t.Fatalf("%d folds, want %d", got, folds)
 	}
-	r, err := interpretDoc(t, "text/calendar", data)
+	r, err := interpretICS(Document{Data: data})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,6 +292,35 @@ func TestNoteFitsFieldLimit(t *testing.T) {
 			}
 			if !utf8.ValidString(content) {
 				t.Fatal("content is not valid UTF-8: cut inside a rune")
+			}
+		})
+	}
+}
+
+// A value over what a stored field may hold (a contact's note of 600 KB,
+// an event's description, a CSV cell) is cut to maxValueBytes as JSON:
+// the file is read, instead of its job failing on the one value.
+func TestLongValuesAreClipped(t *testing.T) {
+	long := strings.Repeat("très long <&> ", 50<<10)
+	for _, tc := range []struct {
+		mime, field string
+		data        string
+	}{
+		{"text/vcard", "note", "BEGIN:VCARD\nVERSION:3.0\nFN:Ada\nNOTE:" + long + "\nEND:VCARD\n"},
+		{"text/calendar", "description", "BEGIN:VCALENDAR\nBEGIN:VEVENT\nUID:1\nSUMMARY:Talk\nDTSTART:20260301T100000Z\nDESCRIPTION:" + long + "\nEND:VEVENT\nEND:VCALENDAR\n"},
+		{"text/csv", "description", "date,description,amount\n2026-03-01," + long + ",-1.00\n"},
+	} {
+		t.Run(tc.mime, func(t *testing.T) {
+			r, err := interpretDoc(t, tc.mime, []byte(tc.data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, _ := r.Records[0].Entity[tc.field].(string)
+			if n := encodedSize(t, v); n > maxValueBytes || n > knowledge.DefaultMaxFieldBytes || n < maxValueBytes-6 || !utf8.ValidString(v) {
+				t.Fatalf("%s is %d bytes as JSON (valid UTF-8: %v), want at most %d and no less than it needs", tc.field, n, utf8.ValidString(v), maxValueBytes)
+			}
+			if r.Meta["values_clipped"] != 1 {
+				t.Fatalf("meta = %v, want values_clipped 1", r.Meta)
 			}
 		})
 	}

@@ -187,6 +187,9 @@ func Parse(d Document) (Result, error) {
 	if r.Text != "" {
 		r.Meta["word_count"] = len(strings.Fields(r.Text))
 	}
+	if n := clipValues(r.Records); n > 0 {
+		r.Meta["values_clipped"] = n
+	}
 	return r, nil
 }
 

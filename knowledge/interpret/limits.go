@@ -116,3 +116,38 @@ func clipEncoded(s string, n int) string {
 	}
 	return s
 }
+
+// maxValueBytes bounds every text value of a record, as JSON (the store
+// refuses a field over knowledge.DefaultMaxFieldBytes, 64 KiB, and with it
+// the whole batch): a contact's note of a megabyte, a calendar event's
+// description, a CSV cell, cut here, leave the rest of the file readable.
+// A note's content has the same bound (noteContentBytes); the whole text
+// is in the file's memory.
+const maxValueBytes = noteContentBytes
+
+// clipValues cuts every text value of the records (and every text in a
+// list) to maxValueBytes as JSON, and returns how many it cut.
+func clipValues(recs []Record) int {
+	n := 0
+	clip := func(v any) any {
+		if s, ok := v.(string); ok && len(s) > maxValueBytes/6 {
+			if c := clipEncoded(s, maxValueBytes); len(c) < len(s) {
+				n++
+				return c
+			}
+		}
+		return v
+	}
+	for _, rec := range recs {
+		for k, v := range rec.Entity {
+			if list, ok := v.([]any); ok {
+				for i := range list {
+					list[i] = clip(list[i])
+				}
+				continue
+			}
+			rec.Entity[k] = clip(v)
+		}
+	}
+	return n
+}
