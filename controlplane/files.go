@@ -17,9 +17,8 @@ import (
 
 // The Store keeps file metadata and jobs for the files service.
 var (
-	_ files.Meta      = (*Store)(nil)
-	_ files.QuotaMeta = (*Store)(nil)
-	_ files.JobStore  = (*Store)(nil)
+	_ files.Meta     = (*Store)(nil)
+	_ files.JobStore = (*Store)(nil)
 )
 
 // fileInsertCols are the columns a new file row is written with; its types

@@ -43,6 +43,14 @@ type Meta interface {
 	BeginFile(ctx context.Context, f File) (existing File, exists bool, err error)
 	// FinishFile marks a pending row stored.
 	FinishFile(ctx context.Context, userID, id string) error
+	// BeginFileWithinQuota is BeginFile, except that a new row whose size
+	// would take the total size of the user's files (pending ones
+	// included) over quota is not inserted and the error is a
+	// *QuotaError; the check and the insert are atomic, so uploads at
+	// the same moment cannot together pass a check only one of them
+	// fits. A row the user already has is returned with exists set,
+	// unchecked: the same bytes take no more room.
+	BeginFileWithinQuota(ctx context.Context, f File, quota int64) (existing File, exists bool, err error)
 	// AddFileTypes adds entity types to a row's Types (a set that only
 	// grows), concurrent adders included.
 	AddFileTypes(ctx context.Context, userID, id string, types []string) error

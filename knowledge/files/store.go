@@ -48,7 +48,7 @@ func BlobKey(userID, contentHash string) string {
 // counted, so that a file of any size is never held in memory; past the
 // size limit reading stops and Put returns a *TooLargeError. Then the type
 // is detected (*UnsupportedError), the file's size reserved against the
-// quota together with its pending row (*QuotaError; see QuotaMeta), and the
+// quota together with its pending row (*QuotaError; see Meta.BeginFileWithinQuota), and the
 // file written as the package doc says; a blob that cannot be written gives
 // its reservation back. The same bytes stored again by the
 // same user return the first file, Deduplicated.
@@ -117,37 +117,12 @@ func (s *Service) Put(ctx context.Context, c knowledge.Caller, r io.Reader, req 
 	return Stored{File: f}, nil
 }
 
-// QuotaMeta is a Meta that checks the quota and inserts the pending row
-// atomically: two uploads at the same moment cannot both pass a check that
-// only one of them fits. The control plane is one (on SQLite and
-// PostgreSQL).
-type QuotaMeta interface {
-	// BeginFileWithinQuota is BeginFile, except that a new row whose size
-	// would take the total size of the user's files (pending ones
-	// included) over quota is not inserted and the error is a
-	// *QuotaError. A row the user already has is returned with exists
-	// set, unchecked: the same bytes take no more room.
-	BeginFileWithinQuota(ctx context.Context, f File, quota int64) (existing File, exists bool, err error)
-}
-
-// begin inserts f's pending row, within the quota if there is one. A Meta
-// that is not a QuotaMeta gets a check before the insert, which concurrent
-// uploads can together pass by up to one file each.
+// begin inserts f's pending row, within the quota if there is one.
 func (s *Service) begin(ctx context.Context, f File) (File, bool, error) {
 	if s.quota <= 0 {
 		return s.meta.BeginFile(ctx, f)
 	}
-	if q, ok := s.meta.(QuotaMeta); ok {
-		return q.BeginFileWithinQuota(ctx, f, s.quota)
-	}
-	used, err := s.meta.UsedBytes(ctx, f.UserID)
-	if err != nil {
-		return File{}, false, err
-	}
-	if used+f.Size > s.quota {
-		return File{}, false, &QuotaError{Used: used, Quota: s.quota, Size: f.Size}
-	}
-	return s.meta.BeginFile(ctx, f)
+	return s.meta.BeginFileWithinQuota(ctx, f, s.quota)
 }
 
 // release removes the pending row of an upload whose blob could not be
