@@ -14,7 +14,7 @@ import (
 
 const jobCols = `id, user_id, agent_id, agent_name, kind, file_id, status, stage, percent, items_done, items_total,
 	attempts, max_attempts, run_after, lease_owner, lease_until, cancel_requested, config, result, error_code, error_message,
-	created_at, started_at, finished_at, updated_at`
+	created_at, started_at, finished_at, updated_at, key_id`
 
 func scanJob(row interface{ Scan(...any) error }) (files.Job, error) {
 	var (
@@ -26,7 +26,7 @@ func scanJob(row interface{ Scan(...any) error }) (files.Job, error) {
 	)
 	err := row.Scan(&j.ID, &j.UserID, &j.AgentID, &j.AgentName, &j.Kind, &j.FileID, &j.Status, &j.Progress.Stage, &j.Progress.Percent,
 		&j.Progress.ItemsDone, &j.Progress.ItemsTotal, &j.Attempts, &j.MaxAttempts, &runAfter, &j.LeaseOwner, &leaseUntil, &cancel,
-		&config, &result, &j.ErrorCode, &j.ErrorMessage, &created, &started, &finished, &upd)
+		&config, &result, &j.ErrorCode, &j.ErrorMessage, &created, &started, &finished, &upd, &j.KeyID)
 	if err != nil {
 		return j, err
 	}
@@ -58,9 +58,9 @@ func (s *Store) EnqueueJob(ctx context.Context, j files.Job) error {
 		return wrap("enqueue job", err)
 	}
 	_, err = s.db.ExecContext(ctx, `INSERT INTO cairn_jobs (id, user_id, agent_id, agent_name, kind, file_id, status, stage,
-		max_attempts, run_after, config, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12)`,
+		max_attempts, run_after, config, created_at, updated_at, key_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12, $13)`,
 		j.ID, j.UserID, j.AgentID, j.AgentName, j.Kind, j.FileID, files.JobQueued, j.Progress.Stage, j.MaxAttempts,
-		micros(j.RunAfter), config, micros(j.CreatedAt))
+		micros(j.RunAfter), config, micros(j.CreatedAt), j.KeyID)
 	return wrap("enqueue job", err)
 }
 

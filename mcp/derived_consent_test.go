@@ -3,10 +3,12 @@ package mcp_test
 import (
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/cairnkg/cairn/consent"
+	"github.com/cairnkg/cairn/knowledge/interpret/interprettest"
 	"github.com/cairnkg/cairn/mcp"
 )
 
@@ -127,4 +129,23 @@ func TestDerivedDataFollowsConsent(t *testing.T) {
 			mustFind(p, "get_file_url", map[string]any{"file_path": noteFile}, "signed_url")
 		}
 	})
+}
+
+// An e-mail's attachments count against the upload limit of the key that
+// stored the e-mail (issue 34, D5): with one upload a minute, the e-mail is
+// that upload and its attachment is refused, which the job reports.
+func TestAttachmentsCountAgainstTheUploadLimit(t *testing.T) {
+	e := newEnvWith(t, envOptions{limits: map[consent.RateClass]int{consent.RateClassUpload: 1}})
+	p, _ := e.agent(t, e.owner.UserID, "mailer", [3]string{"read", "*", "allow"}, [3]string{"write", "*", "allow"})
+	out, merr := e.callAs(t, p, "store", map[string]any{
+		"file_content": base64.StdEncoding.EncodeToString([]byte(interprettest.SampleEmail)), "mime_type": "message/rfc822"})
+	if merr != nil {
+		t.Fatal(merr)
+	}
+	job := waitJobDone(t, e, p, out["job_id"].(string))
+	result, _ := job["result"].(map[string]any)
+	refused, _ := result["attachments_refused"].(map[string]any)
+	if job["status"] != "succeeded" || fmt.Sprint(refused["filenames"]) != "[costs.csv]" || result["attachment_file_ids"] != nil {
+		t.Fatalf("job = %v, want succeeded with costs.csv refused", job)
+	}
 }

@@ -187,7 +187,7 @@ func (s *Server) serveUpload(w http.ResponseWriter, r *http.Request, limit int64
 		dedup := stored.Deduplicated
 		ans.SourceID, ans.ContentHash, ans.Deduplicated = f.ID, f.ContentHash, &dedup
 		if interpret && !dedup {
-			j, err := s.deps.Files.Enqueue(r.Context(), call.Caller(), call.Principal.AgentID, call.Principal.AgentName, f.ID, nil)
+			j, err := s.deps.Files.Enqueue(r.Context(), call.Caller(), queuedBy(call.Principal), f.ID, nil)
 			if err != nil {
 				fail(toError(err))
 				return

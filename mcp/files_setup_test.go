@@ -15,8 +15,9 @@ import (
 )
 
 // newFiles is a files service on a folder bucket with a worker that runs
-// jobs as their agents' consent allows, until the test ends.
-func newFiles(t testing.TB, control *controlplane.Store, know *knowledge.Service, pol *consent.Policy) *files.Service {
+// jobs as their agents' consent allows, and counts their attachments
+// against the upload limit, until the test ends.
+func newFiles(t testing.TB, control *controlplane.Store, know *knowledge.Service, pol *consent.Policy, limiter *consent.Limiter) *files.Service {
 	t.Helper()
 	bucket, err := fileblob.OpenBucket(t.TempDir(), &fileblob.Options{NoTempDir: true})
 	if err != nil {
@@ -28,7 +29,8 @@ func newFiles(t testing.TB, control *controlplane.Store, know *knowledge.Service
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		fs.Run(ctx, files.RunnerOptions{Poll: 50 * time.Millisecond, Authorize: mcp.JobCaller(pol, control.OwnerPrincipal)})
+		fs.Run(ctx, files.RunnerOptions{Poll: 50 * time.Millisecond, Authorize: mcp.JobCaller(pol, control.OwnerPrincipal),
+			AdmitUpload: mcp.UploadAdmitter(limiter)})
 	}()
 	t.Cleanup(func() {
 		cancel()

@@ -72,12 +72,13 @@ func newEnvWith(t testing.TB, opts envOptions) *env {
 	audit := consent.NewAuditLog(control, consent.AuditLogOptions{})
 	t.Cleanup(func() { audit.Close() })
 	know := knowledge.NewService(g, knowledge.NewRegistry(), kopts)
-	fs := newFiles(t, control, know, consent.NewPolicy(control))
+	limiter := consent.NewLimiter(control, consent.LimiterOptions{Limits: opts.limits, Now: clock.Now})
+	fs := newFiles(t, control, know, consent.NewPolicy(control), limiter)
 	srv, err := mcp.NewServer(mcp.Deps{
 		Knowledge: know,
 		Files:     fs,
 		Policy:    consent.NewPolicy(control),
-		Limiter:   consent.NewLimiter(control, consent.LimiterOptions{Limits: opts.limits, Now: clock.Now}),
+		Limiter:   limiter,
 		Audit:     audit,
 		Consent:   control,
 		// The deadline has its own test (TestCallTimeout); here a call

@@ -41,7 +41,7 @@ func arkiverProcessFileTool(d Deps) *Tool {
 			return ProcessFileOut{}, &knowledge.ValidationError{Field: "processingSettings.extractionMode", Expected: "standard, deep or fast",
 				Got: fmt.Sprint(m), Message: "must be standard, deep or fast"}
 		}
-		j, err := d.Files.Enqueue(ctx, call.Caller(), call.Principal.AgentID, call.Principal.AgentName, in.FileID, in.ProcessingSettings)
+		j, err := d.Files.Enqueue(ctx, call.Caller(), queuedBy(call.Principal), in.FileID, in.ProcessingSettings)
 		if err != nil {
 			return ProcessFileOut{}, err
 		}
@@ -129,7 +129,7 @@ func reinterpretTool(d Deps) *Tool {
 		if d.Files == nil {
 			return ReinterpretOut{}, filesUnavailable
 		}
-		j, err := d.Files.Enqueue(ctx, call.Caller(), call.Principal.AgentID, call.Principal.AgentName, in.SourceID, in.InterpretationConfig)
+		j, err := d.Files.Enqueue(ctx, call.Caller(), queuedBy(call.Principal), in.SourceID, in.InterpretationConfig)
 		if err != nil {
 			if e := filesError(err); e != nil && e.Body.Code == CodeFileNotFound {
 				return ReinterpretOut{}, newError(http.StatusNotFound, CodeSourceNotFound, "no such source", map[string]any{"id": in.SourceID})

@@ -131,7 +131,7 @@ func storeFile(ctx context.Context, d Deps, call *Call, in StoreIn) (StoreOut, e
 			return out, err
 		}
 	}
-	job, err := d.Files.Enqueue(ctx, call.Caller(), call.Principal.AgentID, call.Principal.AgentName, f.ID, in.InterpretationConfig)
+	job, err := d.Files.Enqueue(ctx, call.Caller(), queuedBy(call.Principal), f.ID, in.InterpretationConfig)
 	if err != nil {
 		return StoreOut{}, err
 	}
@@ -376,6 +376,25 @@ func fileTools(d Deps) []*Tool {
 		listJobsTool(d),
 		cancelJobTool(d),
 		reinterpretTool(d),
+	}
+}
+
+// queuedBy is who queues a job in a call: the principal's agent and key.
+func queuedBy(p consent.Principal) files.QueuedBy {
+	return files.QueuedBy{AgentID: p.AgentID, AgentName: p.AgentName, KeyID: p.KeyID}
+}
+
+// UploadAdmitter returns what files.RunnerOptions.AdmitUpload needs: a
+// file a job stores of its own (an e-mail's attachment) is one more upload
+// of the key that queued the job, admitted as a call of the upload class
+// is. A job queued from the command line (no key) is not limited.
+func UploadAdmitter(l *consent.Limiter) func(context.Context, string) (bool, error) {
+	return func(ctx context.Context, keyID string) (bool, error) {
+		if l == nil {
+			return true, nil
+		}
+		v, err := l.Allow(ctx, keyID, consent.RateClassUpload)
+		return v.Allowed, err
 	}
 }
 

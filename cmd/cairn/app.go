@@ -47,6 +47,9 @@ type app struct {
 	files  *files.Service
 	bucket *blob.Bucket
 	policy *consent.Policy
+	// limiter counts the uploads jobs make of their own (attachments)
+	// against the rate limit of the key that queued them.
+	limiter *consent.Limiter
 }
 
 // appConfig is what opening an app needs.
@@ -123,7 +126,7 @@ func openApp(ctx context.Context, cfg appConfig, log *slog.Logger) (*app, error)
 	cfg.mcp.Version = version()
 	deps := mcp.Deps{Knowledge: a.knowledge, Logger: log, Metrics: cfg.metrics, Tracing: cfg.tracing, Activity: activity}
 	a.wireConsent(&deps, cfg)
-	a.policy = deps.Policy
+	a.policy, a.limiter = deps.Policy, deps.Limiter
 	if err := a.openFiles(ctx, cfg, &deps); err != nil {
 		a.Close()
 		return nil, err

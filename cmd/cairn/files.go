@@ -221,7 +221,8 @@ func (a *app) startJobs(ctx context.Context, workers int, lease time.Duration) {
 		return
 	}
 	a.background(ctx, func(ctx context.Context) {
-		a.files.Run(ctx, files.RunnerOptions{Workers: workers, Lease: lease, Authorize: mcp.JobCaller(a.policy, a.control.OwnerPrincipal)})
+		a.files.Run(ctx, files.RunnerOptions{Workers: workers, Lease: lease, Authorize: mcp.JobCaller(a.policy, a.control.OwnerPrincipal),
+			AdmitUpload: mcp.UploadAdmitter(a.limiter)})
 	})
 }
 

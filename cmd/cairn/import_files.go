@@ -123,7 +123,7 @@ func importFiles(ctx context.Context, env *environment, cfg appConfig, f *fileIm
 			case err != nil:
 				return err
 			case !has:
-				j, err := a.files.Enqueue(ctx, caller, p.AgentID, p.AgentName, st.File.ID, nil)
+				j, err := a.files.Enqueue(ctx, caller, files.QueuedBy{AgentID: p.AgentID, AgentName: p.AgentName}, st.File.ID, nil)
 				if err != nil {
 					return err
 				}

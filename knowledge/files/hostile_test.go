@@ -63,7 +63,7 @@ func TestHostilePDFFailsAtTimeout(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
 		e := newEnv(t, b, isolated(isolate.Options{Timeout: 3 * time.Second}))
 		hostile := put(t, e, alice, "loop.pdf", isolatetest.SelfReferencingPDF())
-		jh, err := e.svc.Enqueue(t.Context(), alice, "agent-claude", "claude", hostile.File.ID, nil)
+		jh, err := e.svc.Enqueue(t.Context(), alice, files.QueuedBy{AgentID: "agent-claude", AgentName: "claude"}, hostile.File.ID, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -79,7 +79,7 @@ func TestHostilePDFFailsAtTimeout(t *testing.T) {
 
 		// Bob's file is interpreted by the other worker meanwhile.
 		csv := put(t, e, bob, "bank.csv", transactionsCSV(5))
-		jc, err := e.svc.Enqueue(t.Context(), bob, "agent-claude", "claude", csv.File.ID, nil)
+		jc, err := e.svc.Enqueue(t.Context(), bob, files.QueuedBy{AgentID: "agent-claude", AgentName: "claude"}, csv.File.ID, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -108,7 +108,7 @@ func TestMemoryBombFailsAtMemoryLimit(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
 		e := newEnv(t, b, isolated(isolate.Options{Timeout: 2 * time.Minute, MemoryBytes: 256 << 20}))
 		st := put(t, e, alice, "nested.docx", isolatetest.NestedDOCX(5_000_000))
-		j, err := e.svc.Enqueue(t.Context(), alice, "agent-claude", "claude", st.File.ID, nil)
+		j, err := e.svc.Enqueue(t.Context(), alice, files.QueuedBy{AgentID: "agent-claude", AgentName: "claude"}, st.File.ID, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -126,7 +126,7 @@ func TestCancelDuringHang(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
 		e := newEnv(t, b, isolated(isolate.Options{Timeout: time.Minute}))
 		st := put(t, e, alice, "loop.pdf", isolatetest.SelfReferencingPDF())
-		j, err := e.svc.Enqueue(t.Context(), alice, "agent-claude", "claude", st.File.ID, nil)
+		j, err := e.svc.Enqueue(t.Context(), alice, files.QueuedBy{AgentID: "agent-claude", AgentName: "claude"}, st.File.ID, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,7 +163,7 @@ func TestShutdownDuringHang(t *testing.T) {
 		t.Setenv(isolatetest.PIDFileEnv, pidFile)
 		e := newEnv(t, b, isolated(isolate.Options{Timeout: time.Minute}))
 		st := put(t, e, alice, "loop.pdf", isolatetest.SelfReferencingPDF())
-		j, err := e.svc.Enqueue(t.Context(), alice, "agent-claude", "claude", st.File.ID, nil)
+		j, err := e.svc.Enqueue(t.Context(), alice, files.QueuedBy{AgentID: "agent-claude", AgentName: "claude"}, st.File.ID, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -208,7 +208,7 @@ func TestLeaseRenewedDuringHang(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
 		e := newEnv(t, b, isolated(isolate.Options{Timeout: 4 * time.Second}))
 		st := put(t, e, alice, "loop.pdf", isolatetest.SelfReferencingPDF())
-		j, err := e.svc.Enqueue(t.Context(), alice, "agent-claude", "claude", st.File.ID, nil)
+		j, err := e.svc.Enqueue(t.Context(), alice, files.QueuedBy{AgentID: "agent-claude", AgentName: "claude"}, st.File.ID, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

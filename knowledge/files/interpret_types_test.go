@@ -14,7 +14,7 @@ import (
 func runFile(t *testing.T, e *env, c knowledge.Caller, name string, data []byte) files.Job {
 	t.Helper()
 	st := put(t, e, c, name, data)
-	j, err := e.svc.Enqueue(t.Context(), c, "agent-claude", "claude", st.File.ID, nil)
+	j, err := e.svc.Enqueue(t.Context(), c, files.QueuedBy{AgentID: "agent-claude", AgentName: "claude"}, st.File.ID, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,10 +30,14 @@ type Job struct {
 	UserID    string
 	AgentID   string
 	AgentName string
-	Kind      string
-	FileID    string
-	Status    string
-	Progress  Progress
+	// KeyID is the API key whose call queued the job ('' from the command
+	// line): the files the job stores of its own count against its upload
+	// rate limit (RunnerOptions.AdmitUpload).
+	KeyID    string
+	Kind     string
+	FileID   string
+	Status   string
+	Progress Progress
 	// Attempts counts the runs started, MaxAttempts bounds them.
 	Attempts, MaxAttempts int
 	RunAfter              time.Time
@@ -109,14 +113,18 @@ type JobStore interface {
 	CancelJob(ctx context.Context, userID, id string, now time.Time) (Job, error)
 }
 
+// QueuedBy is who queues a job: the consent principal's agent, whose rules
+// the job is run under, and the API key of the call (” from the command
+// line), whose upload rate limit the files the job stores count against.
+type QueuedBy struct {
+	AgentID, AgentName, KeyID string
+}
+
 // Enqueue queues the interpretation of one of the caller's stored files.
 // The caller needs write access to sources; the entities the job creates
 // are checked against the agent's consent when it runs (see
 // RunnerOptions.Authorize).
-//
-// agentID and agentName are the consent principal's agent, whose rules the
-// job is run under.
-func (s *Service) Enqueue(ctx context.Context, c knowledge.Caller, agentID, agentName, fileID string, config map[string]any) (Job, error) {
+func (s *Service) Enqueue(ctx context.Context, c knowledge.Caller, by QueuedBy, fileID string, config map[string]any) (Job, error) {
 	if !c.May(knowledge.Write, knowledge.ResourceSources) {
 		return Job{}, &knowledge.AccessError{Resource: knowledge.ResourceSources, Action: knowledge.Write}
 	}
@@ -129,7 +137,7 @@ func (s *Service) Enqueue(ctx context.Context, c knowledge.Caller, agentID, agen
 		config = map[string]any{}
 	}
 	j := Job{
-		ID: newJobID(), UserID: c.UserID, AgentID: agentID, AgentName: agentName, Kind: JobInterpret, FileID: f.ID,
+		ID: newJobID(), UserID: c.UserID, AgentID: by.AgentID, AgentName: by.AgentName, KeyID: by.KeyID, Kind: JobInterpret, FileID: f.ID,
 		Status: JobQueued, Progress: Progress{Stage: "queued"}, MaxAttempts: DefaultMaxAttempts, RunAfter: now,
 		Config: config, Result: map[string]any{}, CreatedAt: now, UpdatedAt: now,
 	}

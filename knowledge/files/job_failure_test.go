@@ -21,7 +21,7 @@ func TestFailedJobReportsWhatItStored(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
 		e := newEnv(t, b, files.Options{})
 		st := put(t, e, alice, "notes.eml", []byte(interprettest.SampleEmail))
-		j, err := e.svc.Enqueue(t.Context(), alice, "agent-claude", "claude", st.File.ID, nil)
+		j, err := e.svc.Enqueue(t.Context(), alice, files.QueuedBy{AgentID: "agent-claude", AgentName: "claude"}, st.File.ID, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -67,7 +67,7 @@ func TestRetriedJobReportsWhatEarlierAttemptsStored(t *testing.T) {
 		st := put(t, e, alice, "notes.eml", email)
 		e.svc = files.New(files.Options{Bucket: e.bucket, Meta: e.control, Jobs: refuseAttachmentJobs{e.control, st.File.ID, nil},
 			Knowledge: e.know, Now: e.clock.Now, SpoolDir: t.TempDir()})
-		j, err := e.svc.Enqueue(t.Context(), alice, "agent-claude", "claude", st.File.ID, nil)
+		j, err := e.svc.Enqueue(t.Context(), alice, files.QueuedBy{AgentID: "agent-claude", AgentName: "claude"}, st.File.ID, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -121,7 +121,7 @@ func TestRetryQueuesAnAttachmentAnEarlierAttemptStored(t *testing.T) {
 		once.Store(1)
 		e.svc = files.New(files.Options{Bucket: e.bucket, Meta: e.control, Jobs: refuseAttachmentJobs{e.control, st.File.ID, once},
 			Knowledge: e.know, Now: e.clock.Now, SpoolDir: t.TempDir()})
-		j, err := e.svc.Enqueue(t.Context(), alice, "agent-claude", "claude", st.File.ID, nil)
+		j, err := e.svc.Enqueue(t.Context(), alice, files.QueuedBy{AgentID: "agent-claude", AgentName: "claude"}, st.File.ID, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -147,7 +147,7 @@ func TestQuotaFailureIsNotRetried(t *testing.T) {
 		email := []byte(interprettest.SampleEmail)
 		e := newEnv(t, b, files.Options{QuotaBytes: int64(len(email)) + 10})
 		st := put(t, e, alice, "notes.eml", email)
-		j, err := e.svc.Enqueue(t.Context(), alice, "agent-claude", "claude", st.File.ID, nil)
+		j, err := e.svc.Enqueue(t.Context(), alice, files.QueuedBy{AgentID: "agent-claude", AgentName: "claude"}, st.File.ID, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -175,4 +175,52 @@ func intOf(v any) (int, bool) {
 		return int(n), true
 	}
 	return 0, false
+}
+
+// An e-mail's attachments are uploads of the key that queued the e-mail's
+// job (issue 34, D5): each is admitted by AdmitUpload, as a call of the
+// upload class would be; one refused is not stored, the job says so, and
+// the attachments' own jobs carry the key on.
+func TestAttachmentsCountAsTheKeysUploads(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b backend) {
+		e := newEnv(t, b, files.Options{})
+		st := put(t, e, alice, "notes.eml", []byte(interprettest.SampleEmail))
+		by := files.QueuedBy{AgentID: "agent-claude", AgentName: "claude", KeyID: "key_1"}
+		j, err := e.svc.Enqueue(t.Context(), alice, by, st.File.ID, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var asked []string
+		refuse := func(_ context.Context, key string) (bool, error) { asked = append(asked, key); return false, nil }
+		runAll(t, e, files.RunnerOptions{AdmitUpload: refuse})
+		if j, err = e.svc.Job(t.Context(), alice, j.ID); err != nil || j.Status != files.JobSucceeded {
+			t.Fatalf("job = %+v (%v), want succeeded", j, err)
+		}
+		refused, _ := j.Result["attachments_refused"].(map[string]any)
+		if names, _ := refused["filenames"].([]any); len(names) != 1 || names[0] != "costs.csv" || j.Result["attachment_file_ids"] != nil {
+			t.Fatalf("result = %v, want costs.csv refused and no attachment stored", j.Result)
+		}
+		if len(asked) != 1 || asked[0] != "key_1" {
+			t.Fatalf("AdmitUpload asked for %v, want the job's key once", asked)
+		}
+
+		// Admitted, the attachment is stored and its job queued under the
+		// same key.
+		again, err := e.svc.Enqueue(t.Context(), alice, by, st.File.ID, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runAll(t, e, files.RunnerOptions{AdmitUpload: func(context.Context, string) (bool, error) { return true, nil }})
+		if again, err = e.svc.Job(t.Context(), alice, again.ID); err != nil || again.Status != files.JobSucceeded {
+			t.Fatalf("job = %+v (%v)", again, err)
+		}
+		ids, _ := again.Result["attachment_file_ids"].([]any)
+		if len(ids) != 1 {
+			t.Fatalf("result = %v, want the attachment stored", again.Result)
+		}
+		js, err := e.svc.ListJobs(t.Context(), alice, files.JobQuery{FileID: ids[0].(string)})
+		if err != nil || len(js) != 1 || js[0].KeyID != "key_1" {
+			t.Fatalf("the attachment's jobs = %+v (%v), want one queued under key_1", js, err)
+		}
+	})
 }

@@ -55,7 +55,7 @@ func TestInterpretCSVJob(t *testing.T) {
 		if st.File.MimeType != "text/csv" {
 			t.Fatalf("type = %s", st.File.MimeType)
 		}
-		j, err := e.svc.Enqueue(t.Context(), alice, "agent-claude", "claude", st.File.ID, nil)
+		j, err := e.svc.Enqueue(t.Context(), alice, files.QueuedBy{AgentID: "agent-claude", AgentName: "claude"}, st.File.ID, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -103,7 +103,7 @@ func TestInterpretCSVJob(t *testing.T) {
 			t.Fatalf("timeline = %+v, %v", events, err)
 		}
 		// Reinterpreting adds observations and keeps the old ones.
-		if _, err := e.svc.Enqueue(t.Context(), alice, "agent-claude", "claude", st.File.ID, map[string]any{"code_version": "2"}); err != nil {
+		if _, err := e.svc.Enqueue(t.Context(), alice, files.QueuedBy{AgentID: "agent-claude", AgentName: "claude"}, st.File.ID, map[string]any{"code_version": "2"}); err != nil {
 			t.Fatal(err)
 		}
 		e.clock.Advance(time.Second)
@@ -121,7 +121,7 @@ func TestJobResumesAfterCrash(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
 		e := newEnv(t, b, files.Options{})
 		st := put(t, e, alice, "bank.csv", transactionsCSV(300))
-		j, err := e.svc.Enqueue(t.Context(), alice, "agent-claude", "claude", st.File.ID, nil)
+		j, err := e.svc.Enqueue(t.Context(), alice, files.QueuedBy{AgentID: "agent-claude", AgentName: "claude"}, st.File.ID, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -180,7 +180,7 @@ func TestJobCancelRetryAndAttempts(t *testing.T) {
 		e := newEnv(t, b, files.Options{})
 		ctx := t.Context()
 		st := put(t, e, alice, "bank.csv", transactionsCSV(5))
-		queued, _ := e.svc.Enqueue(ctx, alice, "agent-claude", "claude", st.File.ID, nil)
+		queued, _ := e.svc.Enqueue(ctx, alice, files.QueuedBy{AgentID: "agent-claude", AgentName: "claude"}, st.File.ID, nil)
 		got, err := e.svc.CancelJob(ctx, alice, queued.ID)
 		if err != nil || got.Status != files.JobCancelled {
 			t.Fatalf("cancel queued = %+v, %v", got, err)
@@ -196,7 +196,7 @@ func TestJobCancelRetryAndAttempts(t *testing.T) {
 		}
 		// A transient failure is retried after a backoff, then fails when
 		// the attempts run out.
-		failing, _ := e.svc.Enqueue(ctx, alice, "agent-claude", "claude", st.File.ID, nil)
+		failing, _ := e.svc.Enqueue(ctx, alice, files.QueuedBy{AgentID: "agent-claude", AgentName: "claude"}, st.File.ID, nil)
 		o := files.RunnerOptions{Backoff: func(int) time.Duration { return 5 * time.Second },
 			Authorize: func(context.Context, files.Job) (knowledge.Caller, error) {
 				return knowledge.Caller{}, errors.New("store unreachable")
@@ -219,7 +219,7 @@ func TestJobCancelRetryAndAttempts(t *testing.T) {
 			e.clock.Advance(5 * time.Second)
 		}
 		// A permanent failure is not retried.
-		denied, _ := e.svc.Enqueue(ctx, alice, "agent-claude", "claude", st.File.ID, nil)
+		denied, _ := e.svc.Enqueue(ctx, alice, files.QueuedBy{AgentID: "agent-claude", AgentName: "claude"}, st.File.ID, nil)
 		runAll(t, e, files.RunnerOptions{Authorize: func(context.Context, files.Job) (knowledge.Caller, error) {
 			return knowledge.Caller{UserID: alice.UserID, Allowed: func(a knowledge.Action, r string) bool { return a == knowledge.Read }}, nil
 		}})
@@ -237,7 +237,7 @@ func TestLeaseIsExclusive(t *testing.T) {
 		st := put(t, e, alice, "a.txt", []byte("text"))
 		const jobs = 12
 		for range jobs {
-			if _, err := e.svc.Enqueue(ctx, alice, "agent-claude", "claude", st.File.ID, nil); err != nil {
+			if _, err := e.svc.Enqueue(ctx, alice, files.QueuedBy{AgentID: "agent-claude", AgentName: "claude"}, st.File.ID, nil); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -283,14 +283,14 @@ func TestLeaseTakesUsersInTurn(t *testing.T) {
 		hog := knowledge.Caller{UserID: "user-hog", AgentID: "claude"}
 		st := put(t, e, hog, "a.txt", []byte("text"))
 		for range 20 {
-			if _, err := e.svc.Enqueue(ctx, hog, "agent-claude", "claude", st.File.ID, nil); err != nil {
+			if _, err := e.svc.Enqueue(ctx, hog, files.QueuedBy{AgentID: "agent-claude", AgentName: "claude"}, st.File.ID, nil); err != nil {
 				t.Fatal(err)
 			}
 		}
 		e.clock.Advance(time.Second)
 		other := knowledge.Caller{UserID: "user-other", AgentID: "claude"}
 		late := put(t, e, other, "b.txt", []byte("other text"))
-		mine, err := e.svc.Enqueue(ctx, other, "agent-claude", "claude", late.File.ID, nil)
+		mine, err := e.svc.Enqueue(ctx, other, files.QueuedBy{AgentID: "agent-claude", AgentName: "claude"}, late.File.ID, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -44,6 +44,14 @@ type RunnerOptions struct {
 	Backoff func(attempt int) time.Duration
 	// Owner names this process in leases; empty means host and pid.
 	Owner string
+	// AdmitUpload, when set, says whether the key that queued a job
+	// (Job.KeyID) may upload one more file now; it is asked before each
+	// file the job stores of its own (an e-mail's attachment), so that the
+	// upload rate limit counts those as the key's uploads. A refused
+	// attachment is not stored: the job's result names it
+	// (attachments_refused), and interpreting the file again later stores
+	// it. nil admits every file.
+	AdmitUpload func(ctx context.Context, keyID string) (bool, error)
 }
 
 // Run runs workers until ctx ends; it returns once they have stopped. A job
@@ -147,6 +155,8 @@ type run struct {
 	entitiesCreated, observationsCreated int
 	memoryID                             string
 	attachments                          []string
+	// refused are the attachments the upload rate limit refused.
+	refused []string
 	// schemasCreated are the schemas the job's stores created for types
 	// the user's data had none of (this run's: a resumed job reports only
 	// those created after it resumed).
@@ -315,6 +325,16 @@ func (r *run) heartbeat(ctx context.Context, stop context.CancelCauseFunc, p Pro
 // the attachments an e-mail carried as their own files.
 func (r *run) finishExtras(ctx context.Context, c knowledge.Caller, f File, res interpret.Result) error {
 	for _, a := range res.Attachments {
+		if r.o.AdmitUpload != nil {
+			ok, err := r.o.AdmitUpload(ctx, r.job.KeyID)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				r.refused = append(r.refused, a.Filename)
+				continue
+			}
+		}
 		st, err := r.s.Put(ctx, c, bytes.NewReader(a.Data), PutRequest{Filename: a.Filename, MimeType: a.MimeType})
 		var unsupported *UnsupportedError
 		if errors.As(err, &unsupported) {
@@ -337,7 +357,8 @@ func (r *run) finishExtras(ctx context.Context, c knowledge.Caller, f File, res 
 			queue = len(js) == 0
 		}
 		if queue {
-			if _, err := r.s.Enqueue(ctx, c, r.job.AgentID, r.job.AgentName, st.File.ID, r.job.Config); err != nil {
+			by := QueuedBy{AgentID: r.job.AgentID, AgentName: r.job.AgentName, KeyID: r.job.KeyID}
+			if _, err := r.s.Enqueue(ctx, c, by, st.File.ID, r.job.Config); err != nil {
 				return err
 			}
 		}
@@ -481,6 +502,10 @@ func (r *run) result(res interpret.Result) map[string]any {
 	}
 	if len(r.attachments) > 0 {
 		out["attachment_file_ids"] = r.attachments
+	}
+	if len(r.refused) > 0 {
+		out["attachments_refused"] = map[string]any{"filenames": r.refused,
+			"reason": "the upload rate limit of the key that queued the job: interpret the file again later to store them"}
 	}
 	for k, v := range res.Meta {
 		out[k] = v
