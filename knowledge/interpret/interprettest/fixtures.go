@@ -32,6 +32,13 @@ func MakePDF(lines ...string) []byte {
 		fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", content.Len(), content.String()),
 		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
 	}
+	return PDFObjects(objs...)
+}
+
+// PDFObjects writes objects 1… (object 1 the catalog) as a PDF 1.4 file
+// with a correct cross-reference table: the well-formed frame of a PDF
+// whose objects a test chooses, hostile ones included.
+func PDFObjects(objs ...string) []byte {
 	var b bytes.Buffer
 	b.WriteString("%PDF-1.4\n")
 	offsets := make([]int, len(objs))

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cairnkg/cairn/knowledge/interpret/interprettest"
 	"github.com/cairnkg/cairn/knowledge/interpret/isolate"
 )
 
@@ -44,12 +45,12 @@ func Options(o isolate.Options) isolate.Options {
 	return o
 }
 
-// SelfReferencingPDF is issue #34's hostile PDF (233 bytes here): its page
+// SelfReferencingPDF is issue #34's hostile PDF (about 240 bytes): its page
 // tree's /Kids and /Parent hold the page tree itself, on which the PDF
 // library loops forever, using CPU but no memory (checked by hand: pdfText
 // had not returned after 5 s, with 3 MB of heap).
 func SelfReferencingPDF() []byte {
-	return pdf(
+	return interprettest.PDFObjects(
 		"<</Type/Catalog/Pages 2 0 R>>",
 		"<</Type/Pages/Kids[2 0 R]/Count 1/Parent 2 0 R>>",
 	)
@@ -69,23 +70,5 @@ func NestedDOCX(n int) []byte {
 		_, _ = w.Write(chunk)
 	}
 	_ = zw.Close()
-	return b.Bytes()
-}
-
-// pdf writes objects 1… as a PDF with a correct cross-reference table.
-func pdf(objs ...string) []byte {
-	var b bytes.Buffer
-	b.WriteString("%PDF-1.4\n")
-	offsets := make([]int, len(objs))
-	for i, o := range objs {
-		offsets[i] = b.Len()
-		fmt.Fprintf(&b, "%d 0 obj%sendobj\n", i+1, o)
-	}
-	xref := b.Len()
-	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(objs)+1)
-	for _, off := range offsets {
-		fmt.Fprintf(&b, "%010d 00000 n \n", off)
-	}
-	fmt.Fprintf(&b, "trailer<</Size %d/Root 1 0 R>>\nstartxref\n%d\n%%%%EOF\n", len(objs)+1, xref)
 	return b.Bytes()
 }
