@@ -1,8 +1,9 @@
 // Command testsummary reads `go test -json` on stdin and writes what a plain
 // `go test` would (a line per package, and the output of each failing
-// test), then the slowest top-level tests (those of 10 s or more, at most
-// ten: where the suite's time goes) and a final line "N passed, N failed,
-// N skipped". scripts/test pipes the suite through it.
+// test), then every skipped test with its reason (one line each: a skip
+// that says nothing hides a gap), the slowest top-level tests (those of
+// 10 s or more, at most ten: where the suite's time goes) and a final line
+// "N passed, N failed, N skipped". scripts/test pipes the suite through it.
 //
 // Tests and subtests count alike. A package that fails without a failing
 // test (a build error, a panic in TestMain, a timeout) counts as one failed
@@ -31,6 +32,11 @@ type event struct {
 	Elapsed    float64 // seconds, on pass, fail and skip
 }
 
+// skip is a skipped test and why.
+type skip struct {
+	pkg, test, reason string
+}
+
 // timing is how long one top-level test took.
 type timing struct {
 	pkg, test string
@@ -54,6 +60,8 @@ type summary struct {
 	failedTests map[string]int
 	// slow holds the top-level tests that took slowSeconds or more.
 	slow []timing
+	// skips are the skipped tests, in the order they ended.
+	skips []skip
 }
 
 func newSummary(out io.Writer) *summary {
@@ -89,6 +97,7 @@ func (s *summary) handle(e event) {
 		delete(s.pending, key)
 	case e.Test != "" && e.Action == "skip":
 		s.skipped++
+		s.skips = append(s.skips, skip{e.Package, e.Test, skipReason(s.pending[key])})
 		delete(s.pending, key)
 	case e.Test != "" && e.Action == "fail":
 		s.failed++
@@ -137,9 +146,41 @@ func run(in io.Reader, out io.Writer) (failed bool, err error) {
 	if err := sc.Err(); err != nil {
 		return true, err
 	}
+	s.listSkips()
 	s.listSlow()
 	fmt.Fprintf(out, "%d passed, %d failed, %d skipped\n", s.passed, s.failed, s.skipped)
 	return s.failed > 0, nil
+}
+
+// skipReason is what a skipped test printed (t.Skip's message, with its
+// file and line), on one line; "no reason given" when it printed nothing.
+func skipReason(lines []string) string {
+	var parts []string
+	for _, l := range lines {
+		l = strings.TrimSpace(l)
+		if l != "" && !strings.HasPrefix(l, "--- SKIP") {
+			parts = append(parts, l)
+		}
+	}
+	if len(parts) == 0 {
+		return "no reason given"
+	}
+	r := strings.Join(parts, " ")
+	if len(r) > 240 {
+		r = r[:240] + "…"
+	}
+	return r
+}
+
+// listSkips writes every skipped test with its reason.
+func (s *summary) listSkips() {
+	if len(s.skips) == 0 {
+		return
+	}
+	fmt.Fprintf(s.out, "skipped tests (%d):\n", len(s.skips))
+	for _, k := range s.skips {
+		fmt.Fprintf(s.out, "  %s %s: %s\n", k.pkg, k.test, k.reason)
+	}
 }
 
 // listSlow writes the slowest top-level tests, slowest first.

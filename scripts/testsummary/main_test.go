@@ -18,6 +18,7 @@ const stream = `{"Action":"start","Package":"ex/a"}
 {"Action":"output","Package":"ex/a","Test":"TestOK","Output":"--- PASS: TestOK (0.00s)\n"}
 {"Action":"pass","Package":"ex/a","Test":"TestOK","Elapsed":0}
 {"Action":"run","Package":"ex/a","Test":"TestSkip"}
+{"Action":"output","Package":"ex/a","Test":"TestSkip","Output":"    a_test.go:9: no PostgreSQL: set CAIRN_TEST_DATABASE_URL\n"}
 {"Action":"output","Package":"ex/a","Test":"TestSkip","Output":"--- SKIP: TestSkip (0.00s)\n"}
 {"Action":"skip","Package":"ex/a","Test":"TestSkip","Elapsed":0}
 {"Action":"run","Package":"ex/a","Test":"TestBad"}
@@ -57,6 +58,10 @@ func TestSummary(t *testing.T) {
 	// ex/b, which failed without a test. Skipped: TestSkip.
 	if last := lines[len(lines)-1]; last != "2 passed, 3 failed, 1 skipped" {
 		t.Errorf("last line %q", last)
+	}
+	// Every skip is named with its reason, one line each.
+	if !slices.Contains(lines, "  ex/a TestSkip: a_test.go:9: no PostgreSQL: set CAIRN_TEST_DATABASE_URL") {
+		t.Errorf("the skip is not listed with its reason:\n%s", got)
 	}
 	for _, want := range []string{"a_test.go:20: got 1, want 2", "--- FAIL: TestBad (0.00s)", "FAIL\tex/a\t0.01s",
 		"b.go:3:1: syntax error", "FAIL\tex/b [build failed]", "ok  \tex/c\t0.02s"} {
