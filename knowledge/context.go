@@ -76,6 +76,10 @@ type ContextEntity struct {
 	Name       string         `json:"name"`
 	Score      float64        `json:"score" jsonschema:"composite score 0..1: recency, observation count, degree, and topic similarity when a topic is given"`
 	Facts      map[string]any `json:"facts,omitempty" jsonschema:"snapshot fields; long strings are cut"`
+	// RawFields names the facts shown that the entity's schema does not
+	// name (yet): what its sources gave beyond it, the latest value of
+	// each (raw fragments).
+	RawFields []string `json:"raw_fields,omitempty" jsonschema:"the facts shown that the schema does not name (yet): the latest value your sources gave"`
 	// FactsOmitted counts the fields left out for the budget.
 	FactsOmitted int `json:"facts_omitted,omitempty"`
 }
@@ -164,6 +168,9 @@ func (s *Service) UserContext(ctx context.Context, c Caller, req ContextRequest)
 	wg.Go(func() { in.profile, profileNotes, profileErr = s.contextProfile(ctx, c) })
 	wg.Go(func() { memoryNotes, memoryErr = s.contextMemories(ctx, c, &in) })
 	graphErr := s.contextGraph(ctx, c, topic, topicVec, &in)
+	if graphErr == nil {
+		graphErr = s.contextRawFields(ctx, c, &in)
+	}
 	if graphErr != nil {
 		cancel()
 	}
@@ -298,6 +305,28 @@ func (s *Service) contextGraph(ctx context.Context, c Caller, topic string, topi
 		}
 	}
 	in.ranked = r.ranked(best)
+	return nil
+}
+
+// contextRawFields gives the ranked entities what their sources gave that
+// their schemas do not name yet (RawFieldsOf), for the packer to show as
+// facts marked raw: a new type's first store keeps only its identity in the
+// schema, and a facts-less entity tells an agent nothing.
+func (s *Service) contextRawFields(ctx context.Context, c Caller, in *contextInput) error {
+	if len(in.ranked) == 0 {
+		return nil
+	}
+	ents := make([]graph.Entity, len(in.ranked))
+	for i, r := range in.ranked {
+		ents[i] = r.entity
+	}
+	raw, err := s.RawFieldsOf(ctx, c, ents)
+	if err != nil {
+		return err
+	}
+	for i := range in.ranked {
+		in.ranked[i].raw = raw[in.ranked[i].entity.ID]
+	}
 	return nil
 }
 

@@ -87,7 +87,7 @@ func (p *packer) pack(in contextInput) (UserContext, error) {
 	shown := make([]rankedEntity, 0, len(in.ranked))
 	for _, r := range in.ranked {
 		ce := ContextEntity{EntityID: r.entity.ID, EntityType: r.entity.Type, Name: r.entity.CanonicalName, Score: r.score,
-			FactsOmitted: len(factOrder(r.entity))}
+			FactsOmitted: len(factOrder(r.entity)) + len(rawOrder(r))}
 		if p.try(jsonLen(ce), func() {
 			out.Entities = append(out.Entities, ce)
 			out.Omitted.EntityFacts += ce.FactsOmitted
@@ -140,6 +140,35 @@ func (p *packer) pack(in contextInput) (UserContext, error) {
 				delete(ce.Facts, k)
 				if len(ce.Facts) == 0 {
 					ce.Facts = nil
+				}
+			}) {
+				ce.FactsOmitted--
+				out.Omitted.EntityFacts--
+			}
+		}
+		// Then what the schema does not name yet, marked raw: its name
+		// is counted twice (the fact and raw_fields) with the list's own
+		// bytes, a bound from above.
+		for _, k := range rawOrder(r) {
+			v, ok := clipFact(r.raw[k])
+			if !ok {
+				p.cut = true
+				continue
+			}
+			if p.try(2*jsonLen(k)+jsonLen(v)+len(`,"raw_fields":[]`), func() {
+				if ce.Facts == nil {
+					ce.Facts = map[string]any{}
+				}
+				ce.Facts[k] = v
+				ce.RawFields = append(ce.RawFields, k)
+			}, func() {
+				delete(ce.Facts, k)
+				if len(ce.Facts) == 0 {
+					ce.Facts = nil
+				}
+				ce.RawFields = ce.RawFields[:len(ce.RawFields)-1]
+				if len(ce.RawFields) == 0 {
+					ce.RawFields = nil
 				}
 			}) {
 				ce.FactsOmitted--
@@ -284,6 +313,15 @@ func factOrder(e graph.Entity) []string {
 	return slices.DeleteFunc(sortedKeys(e.Snapshot), func(k string) bool {
 		s, ok := e.Snapshot[k].(string)
 		return ok && s == e.CanonicalName
+	})
+}
+
+// rawOrder is the order the raw fields of a ranked entity are shown in:
+// by name, leaving out any its snapshot has (the schema's value wins).
+func rawOrder(r rankedEntity) []string {
+	return slices.DeleteFunc(sortedKeys(r.raw), func(k string) bool {
+		_, inSnapshot := r.entity.Snapshot[k]
+		return inSnapshot
 	})
 }
 

@@ -66,7 +66,19 @@ func TestPackBoundsChangeNothing(t *testing.T) {
 			for j := range fields {
 				snap[fmt.Sprint("field_", j)] = value()
 			}
-			in.ranked = append(in.ranked, rankedEntity{score: rng.Float64(), entity: graph.Entity{
+			// Raw fields too (facts marked raw_fields), one sometimes
+			// shadowed by a snapshot field of its name.
+			var raw map[string]any
+			for j := range rng.IntN(4) {
+				if raw == nil {
+					raw = map[string]any{}
+				}
+				raw[fmt.Sprint("raw_", j)] = value()
+				if rng.IntN(4) == 0 {
+					raw["field_0"] = value()
+				}
+			}
+			in.ranked = append(in.ranked, rankedEntity{score: rng.Float64(), raw: raw, entity: graph.Entity{
 				ID: fmt.Sprint("ent_", round, "_", i), Type: "person", CanonicalName: fmt.Sprint("Entity ", i), Snapshot: snap}})
 		}
 		for i := range rng.IntN(ContextRecentMemories + 1) {

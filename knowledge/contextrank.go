@@ -40,6 +40,9 @@ const (
 type rankedEntity struct {
 	entity graph.Entity
 	score  float64
+	// raw are the fields its sources gave that its schema does not name
+	// (yet), shown as facts marked raw (ContextEntity.RawFields).
+	raw map[string]any
 }
 
 // ranking scores candidates from their statistics (graph.EntityStat) and

@@ -138,25 +138,58 @@ func (s *Service) MigrateFragments(ctx context.Context, c Caller, entityType str
 // RawFields returns the fields a user's sources gave an entity that its
 // schema does not name (yet): for each, the value of its latest fragment.
 func (s *Service) RawFields(ctx context.Context, c Caller, e graph.Entity) (map[string]any, error) {
-	schema, err := s.schemaFor(ctx, c.UserID, e.Type)
+	all, err := s.RawFieldsOf(ctx, c, []graph.Entity{e})
 	if err != nil {
 		return nil, err
 	}
+	if raw, ok := all[e.ID]; ok {
+		return raw, nil
+	}
+	return map[string]any{}, nil
+}
+
+// RawFieldsOf is RawFields of many entities (the caller's, read already),
+// in one read of their fragments: by entity id, those that have any.
+func (s *Service) RawFieldsOf(ctx context.Context, c Caller, ents []graph.Entity) (map[string]map[string]any, error) {
+	if len(ents) == 0 {
+		return map[string]map[string]any{}, nil
+	}
+	ids := make([]string, len(ents))
+	typeOf := make(map[string]string, len(ents))
+	for i, e := range ents {
+		ids[i], typeOf[e.ID] = e.ID, e.Type
+	}
 	var frags []graph.RawFragment
-	err = s.graph.View(ctx, func(tx *graph.Tx) error {
+	err := s.graph.View(ctx, func(tx *graph.Tx) error {
 		var err error
-		frags, err = tx.RawFragments(ctx, graph.RawFragmentQuery{UserID: c.UserID, EntityIDs: []string{e.ID}})
+		frags, err = tx.RawFragments(ctx, graph.RawFragmentQuery{UserID: c.UserID, EntityIDs: ids})
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	slices.SortStableFunc(frags, func(a, b graph.RawFragment) int { return a.CreatedAt.Compare(b.CreatedAt) })
-	out := map[string]any{}
+	schemas := map[string]*Schema{}
+	out := map[string]map[string]any{}
 	for _, f := range frags {
-		if _, known := schema.Fields[f.Field]; !known {
-			out[f.Field] = f.Value
+		typ, ok := typeOf[f.EntityID]
+		if !ok {
+			continue
 		}
+		schema, ok := schemas[typ]
+		if !ok {
+			if schema, err = s.schemaFor(ctx, c.UserID, typ); err != nil {
+				return nil, err
+			}
+			schemas[typ] = schema
+		}
+		if _, known := schema.Fields[f.Field]; known {
+			continue
+		}
+		if out[f.EntityID] == nil {
+			out[f.EntityID] = map[string]any{}
+		}
+		out[f.EntityID][f.Field] = f.Value
 	}
 	return out, nil
 }

@@ -61,7 +61,7 @@ func TestDerivedDataFollowsConsent(t *testing.T) {
 		leaks := func(out map[string]any) []string {
 			raw, _ := json.Marshal(out)
 			var found []string
-			for _, s := range []string{"Initech Confidential", "Globex Corporation", "INV-90", "777", `"invoice"`, "invoice_number"} {
+			for _, s := range []string{"Initech Confidential", "Globex Corporation", "INV-90", "777.00", ":777", `"invoice"`, "invoice_number"} {
 				if strings.Contains(string(raw), s) {
 					found = append(found, s)
 				}

@@ -15,6 +15,7 @@ type EntityOut struct {
 	EntityType        string         `json:"entity_type"`
 	CanonicalName     string         `json:"canonical_name"`
 	Snapshot          map[string]any `json:"snapshot,omitempty" jsonschema:"current truth, present unless include_snapshots is false"`
+	RawFields         map[string]any `json:"raw_fields,omitempty" jsonschema:"with the snapshot: fields your sources gave that the schema does not name (yet), the latest value of each"`
 	ObservationCount  int            `json:"observation_count"`
 	LastObservationAt string         `json:"last_observation_at"`
 	MergedInto        string         `json:"merged_into,omitempty" jsonschema:"set when the entity was merged into another"`

@@ -170,6 +170,12 @@ func retrieveEntitiesTool(d Deps) *Tool {
 			out.Entities = mapSlice(hits, func(h knowledge.EntitySearchHit) EntityHitOut {
 				return EntityHitOut{EntityOut: entityOut(h.Entity, withSnap), Score: &h.Score, Similarity: h.Similarity, Matched: signalNames(h.Signals)}
 			})
+			if withSnap {
+				ents := mapSlice(hits, func(h knowledge.EntitySearchHit) graph.Entity { return h.Entity })
+				if err := withRawFields(ctx, d, call, ents, func(i int) *EntityOut { return &out.Entities[i].EntityOut }); err != nil {
+					return EntitiesOut{}, err
+				}
+			}
 			return out, nil
 		}
 		ents, total, err := d.Knowledge.ListEntities(ctx, call.Caller(), q)
@@ -178,8 +184,37 @@ func retrieveEntitiesTool(d Deps) *Tool {
 		}
 		out.Total = total
 		out.Entities = mapSlice(ents, func(e graph.Entity) EntityHitOut { return EntityHitOut{EntityOut: entityOut(e, withSnap)} })
+		if withSnap {
+			if err := withRawFields(ctx, d, call, ents, func(i int) *EntityOut { return &out.Entities[i].EntityOut }); err != nil {
+				return EntitiesOut{}, err
+			}
+		}
 		return out, nil
 	})
+}
+
+// withRawFields sets the raw_fields of entities shown with their
+// snapshots: what their sources gave that their schemas do not name yet is
+// shown where the snapshot is (a new type's first store, or a field a
+// built-in type lacks, would otherwise show no facts), read for all of them
+// at once. out(i) is the answer's entity for ents[i].
+func withRawFields(ctx context.Context, d Deps, call *Call, ents []graph.Entity, out func(i int) *EntityOut) error {
+	raw, err := d.Knowledge.RawFieldsOf(ctx, call.Caller(), ents)
+	if err != nil {
+		return err
+	}
+	for i, e := range ents {
+		if r := raw[e.ID]; len(r) > 0 {
+			out(i).RawFields = r
+		}
+	}
+	return nil
+}
+
+// entityOuts are ents with their snapshots and raw fields.
+func entityOuts(ctx context.Context, d Deps, call *Call, ents []graph.Entity) ([]EntityOut, error) {
+	outs := mapSlice(ents, func(e graph.Entity) EntityOut { return entityOut(e, true) })
+	return outs, withRawFields(ctx, d, call, ents, func(i int) *EntityOut { return &outs[i] })
 }
 
 // meaningMode maps retrieve_entities' meaning argument to the search's
@@ -225,10 +260,11 @@ func retrieveEntityByIdentifierTool(d Deps) *Tool {
 		if err != nil {
 			return ByIdentifierOut{}, err
 		}
-		return ByIdentifierOut{
-			Entities: mapSlice(ents, func(e graph.Entity) EntityOut { return entityOut(e, true) }),
-			Total:    len(ents),
-		}, nil
+		outs, err := entityOuts(ctx, d, call, ents)
+		if err != nil {
+			return ByIdentifierOut{}, err
+		}
+		return ByIdentifierOut{Entities: outs, Total: len(ents)}, nil
 	})
 }
 

@@ -463,8 +463,11 @@ func retrieveGraphNeighborhoodTool(d Deps) *Tool {
 			return NeighborhoodOut{}, err
 		}
 		on := func(b *bool) bool { return b == nil || *b }
-		out := NeighborhoodOut{NodeID: in.NodeID, NodeType: nodeType,
-			RelatedEntities: mapSlice(n.RelatedEntities, func(e graph.Entity) EntityOut { return entityOut(e, true) })}
+		related, err := entityOuts(ctx, d, call, n.RelatedEntities)
+		if err != nil {
+			return NeighborhoodOut{}, err
+		}
+		out := NeighborhoodOut{NodeID: in.NodeID, NodeType: nodeType, RelatedEntities: related}
 		if n.Entity != nil {
 			e := entityOut(*n.Entity, false)
 			out.Entity, out.EntitySnapshot = &e, orEmpty(n.Entity.Snapshot)
@@ -562,9 +565,12 @@ func queryGraphTool(d Deps) *Tool {
 			if err != nil {
 				return out, err
 			}
-			out.Entities = append(out.Entities, entityOut(res.Start, true))
+			shown := []graph.Entity{res.Start}
 			for _, r := range res.Reached {
-				out.Entities = append(out.Entities, entityOut(res.Entities[r.EntityID], true))
+				shown = append(shown, res.Entities[r.EntityID])
+			}
+			if out.Entities, err = entityOuts(ctx, d, call, shown); err != nil {
+				return out, err
 			}
 			out.Edges = mapSlice(res.Relationships, func(e graph.Edge) RelationshipOut { return relationshipOut(e.Relationship) })
 			out.Truncated = res.Truncated
@@ -583,8 +589,10 @@ func queryGraphTool(d Deps) *Tool {
 			}
 			out.Truncated = truncated
 			var seen []string
+			if out.Entities, err = entityOuts(ctx, d, call, mapSlice(matches, func(m knowledge.PatternMatch) graph.Entity { return m.Entity })); err != nil {
+				return out, err
+			}
 			for _, m := range matches {
-				out.Entities = append(out.Entities, entityOut(m.Entity, true))
 				for _, e := range m.Edges {
 					if !slices.Contains(seen, e.ID) {
 						seen = append(seen, e.ID)

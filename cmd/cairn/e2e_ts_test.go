@@ -51,7 +51,9 @@ type tsScenarioResult struct {
 	ContextEntities []string `json:"context_entities"`
 	SchemaCreated   []string `json:"schema_created"`
 	RecipeCuisine   any      `json:"recipe_cuisine"`
-	UnknownTool     struct {
+	// RecipeListed are the raw fields retrieve_entities showed.
+	RecipeListed []string `json:"recipe_listed_fields"`
+	UnknownTool  struct {
 		Code      string `json:"code"`
 		Available int    `json:"available"`
 	} `json:"unknown_tool"`
@@ -94,8 +96,10 @@ func checkTSScenario(t *testing.T, res tsScenarioResult) {
 	if res.Stored != 2 || res.ProvenanceValue != "rockets" || len(res.Related) == 0 || !res.MemoryFound || len(res.ContextEntities) == 0 {
 		t.Errorf("scenario report %+v", res)
 	}
-	if len(res.SchemaCreated) != 1 || res.SchemaCreated[0] != "recipe" || res.RecipeCuisine != "thai" {
-		t.Errorf("an undeclared recipe: schema_created %v, cuisine read back %v; want [recipe] and thai", res.SchemaCreated, res.RecipeCuisine)
+	if len(res.SchemaCreated) != 1 || res.SchemaCreated[0] != "recipe" || res.RecipeCuisine != "thai" ||
+		!slices.Equal(res.RecipeListed, []string{"cuisine", "servings", "vegetarian"}) {
+		t.Errorf("an undeclared recipe: schema_created %v, cuisine read back %v, listed with %v; want [recipe], thai and its three fields",
+			res.SchemaCreated, res.RecipeCuisine, res.RecipeListed)
 	}
 	if res.UnknownTool.Code != mcp.CodeUnknownTool || res.UnknownTool.Available != len(all) {
 		t.Errorf("unknown tool: %+v, want %s listing %d tools", res.UnknownTool, mcp.CodeUnknownTool, len(all))

@@ -3,6 +3,7 @@ package neo4j
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/cairnkg/cairn/cypher"
 	"github.com/cairnkg/cairn/graph"
@@ -20,6 +21,7 @@ var (
 	observationsMove     = cypher.Must("observations_move")
 	rawFragmentsInsert   = cypher.Must("raw_fragments_insert")
 	rawFragmentsList     = cypher.Must("raw_fragments_list")
+	rawFragmentsOf       = cypher.Must("raw_fragments_of_entities")
 )
 
 // InsertObservation implements graph.DriverTx: a batch of one.
@@ -158,7 +160,8 @@ func (t *tx) InsertRawFragments(ctx context.Context, fs []graph.RawFragment) err
 		})
 }
 
-// RawFragments implements graph.DriverTx with one raw_fragments_list.
+// RawFragments implements graph.DriverTx with one raw_fragments_list, or
+// one raw_fragments_of_entities for some entities' fragments.
 func (t *tx) RawFragments(ctx context.Context, q graph.RawFragmentQuery) ([]graph.RawFragment, error) {
 	if err := t.enter(ctx, q.UserID); err != nil {
 		return nil, err
@@ -166,11 +169,11 @@ func (t *tx) RawFragments(ctx context.Context, q graph.RawFragmentQuery) ([]grap
 	if q.EntityIDs != nil && len(q.EntityIDs) == 0 {
 		return []graph.RawFragment{}, nil
 	}
-	var ids any
+	stmt, params := rawFragmentsList, map[string]any{"userId": q.UserID, "entityType": q.EntityType, "entityIds": nil}
 	if q.EntityIDs != nil {
-		ids = q.EntityIDs
+		stmt, params["entityIds"] = rawFragmentsOf, slices.Compact(slices.Sorted(slices.Values(q.EntityIDs)))
 	}
-	rows, err := t.run(ctx, rawFragmentsList, cypher.Fill{}, map[string]any{"userId": q.UserID, "entityType": q.EntityType, "entityIds": ids})
+	rows, err := t.run(ctx, stmt, cypher.Fill{}, params)
 	if err != nil {
 		return nil, err
 	}
