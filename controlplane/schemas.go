@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/cairnkg/cairn/knowledge"
 )
@@ -205,6 +206,36 @@ func (s *Store) SetAutoEnhance(ctx context.Context, userID string, on bool) erro
 	_, err := s.db.ExecContext(ctx, `INSERT INTO schema_settings (user_id, auto_enhance, updated_at) VALUES ($1, $2, $3)
 		ON CONFLICT (user_id) DO UPDATE SET auto_enhance = excluded.auto_enhance, updated_at = excluded.updated_at`, userID, v, micros(s.now()))
 	return wrap("write schema settings", err)
+}
+
+// RelationshipTypes implements knowledge.SchemaStore.
+func (s *Store) RelationshipTypes(ctx context.Context, userID string) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT name FROM cairn_relationship_types WHERE user_id = $1 ORDER BY name`, userID)
+	if err != nil {
+		return nil, wrap("read relationship types", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return nil, wrap("read relationship types", err)
+		}
+		out = append(out, name)
+	}
+	return out, wrap("read relationship types", rows.Err())
+}
+
+// RegisterRelationshipType implements knowledge.SchemaStore: one insert
+// that does nothing for a type registered already.
+func (s *Store) RegisterRelationshipType(ctx context.Context, userID, name string, at time.Time) (bool, error) {
+	res, err := s.db.ExecContext(ctx, `INSERT INTO cairn_relationship_types (user_id, name, created_at) VALUES ($1, $2, $3)
+		ON CONFLICT (user_id, name) DO NOTHING`, userID, name, micros(at))
+	if err != nil {
+		return false, wrap("register relationship type", err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, wrap("register relationship type", err)
 }
 
 func scope(owner string) string {

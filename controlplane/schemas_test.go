@@ -2,7 +2,9 @@ package controlplane_test
 
 import (
 	"errors"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -201,6 +203,41 @@ func TestPersistentRegistryResolution(t *testing.T) {
 		}
 		if sc, _, _ := reg.Lookup(ctx, "u2", "company"); sc == nil || sc.Version != "1.0" || sc.Owner != "" {
 			t.Errorf("company falls back to the built-in schema: %+v", sc)
+		}
+	})
+}
+
+// A relationship type a user registers by using it is registered once,
+// concurrent first uses included, and for that user only.
+func TestRelationshipTypesRegisteredOnUse(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s *controlplane.Store) {
+		ctx := t.Context()
+		at := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
+		var created atomic.Int32
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Go(func() {
+				ok, err := s.RegisterRelationshipType(ctx, "user-a", "WORKS_AT", at)
+				if err != nil {
+					t.Error(err)
+				}
+				if ok {
+					created.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		if created.Load() != 1 {
+			t.Fatalf("%d first uses registered WORKS_AT, want 1", created.Load())
+		}
+		if ok, err := s.RegisterRelationshipType(ctx, "user-a", "MENTORS", at); err != nil || !ok {
+			t.Fatalf("MENTORS: %v, %v", ok, err)
+		}
+		if got, err := s.RelationshipTypes(ctx, "user-a"); err != nil || !slices.Equal(got, []string{"MENTORS", "WORKS_AT"}) {
+			t.Fatalf("user-a's types = %v, %v", got, err)
+		}
+		if got, err := s.RelationshipTypes(ctx, "user-b"); err != nil || len(got) != 0 {
+			t.Fatalf("user-b's types = %v, %v; want none", got, err)
 		}
 	})
 }

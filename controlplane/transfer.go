@@ -36,12 +36,14 @@ var (
 	// OwnerSchemaVersions).
 	TableSchemaRecommendations = TransferTable{"schema_recommendations", []string{"id", "user_id", "entity_type", "fields", "source", "confidence", "reasoning", "status", "created_at", "updated_at"}, "id"}
 	TableSchemaSettings        = TransferTable{"schema_settings", []string{"user_id", "auto_enhance", "updated_at"}, "user_id"}
+	// The relationship types the user registered by using them.
+	TableRelationshipTypes = TransferTable{"cairn_relationship_types", []string{"user_id", "name", "created_at"}, "name"}
 )
 
 // TransferTables lists every transfer table, in the order an import
 // writes them.
 var TransferTables = []TransferTable{TableProfiles, TableProfileLog, TableContradicts, TableRejected, TableAgents, TableConsentRules,
-	TableSchemaRecommendations, TableSchemaSettings}
+	TableSchemaRecommendations, TableSchemaSettings, TableRelationshipTypes}
 
 // TransferTableNamed returns the transfer table of that name.
 func TransferTableNamed(name string) (TransferTable, bool) {

@@ -36,11 +36,19 @@ func IsBuiltinRelationshipType(t string) bool { return slices.Contains(BuiltinRe
 
 var typeName = regexp.MustCompile(`^[A-Z][A-Z0-9_]{0,63}$`)
 
+// reservedTypes are the types of Cairn's own edges in Neo4j (from a source
+// to what it produced, …; cypher.RelType refuses them too): no relationship
+// of the truth model may take one, on any backend.
+var reservedTypes = []string{"PRODUCED", "OBSERVES", "IDENTIFIED_BY", "HAS_EVENT"}
+
 // ValidRelationshipTypeName reports whether t is a well-formed type name:
 // upper-case letters, digits and underscores, starting with a letter, at most
-// 64 characters. Whether it is also known (built in or registered by a
-// schema) is the caller's check.
-func ValidRelationshipTypeName(t string) bool { return typeName.MatchString(t) }
+// 64 characters, and not one of Cairn's own edges' types. Whether it is also
+// known (built in, registered by a schema or by the user's first use) is the
+// caller's check.
+func ValidRelationshipTypeName(t string) bool {
+	return typeName.MatchString(t) && !slices.Contains(reservedTypes, t)
+}
 
 // RelationshipID is the deterministic id of the edge (type, source, target).
 // The user needs no place in the hash: entity ids already depend on it.

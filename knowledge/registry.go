@@ -106,6 +106,14 @@ type SchemaStore interface {
 	AutoEnhance(ctx context.Context, userID string) (bool, error)
 	// SetAutoEnhance switches a user's auto-enhancement.
 	SetAutoEnhance(ctx context.Context, userID string, on bool) error
+
+	// RelationshipTypes returns the relationship types a user registered
+	// by using them (RegisterRelationshipType), by name.
+	RelationshipTypes(ctx context.Context, userID string) ([]string, error)
+	// RegisterRelationshipType registers a relationship type for a user
+	// unless it is registered already, and reports whether it registered
+	// it; concurrent callers register it once.
+	RegisterRelationshipType(ctx context.Context, userID, name string, at time.Time) (created bool, err error)
 }
 
 // Registry resolves entity types to schemas: a user's own active schema
@@ -169,6 +177,18 @@ func (r *Registry) For(ctx context.Context, userID string) (*SchemaSet, error) {
 	return set, nil
 }
 
+// RelationshipTypes returns the relationship types userID registered by
+// using them, by name.
+func (r *Registry) RelationshipTypes(ctx context.Context, userID string) ([]string, error) {
+	return r.store.RelationshipTypes(ctx, userID)
+}
+
+// RegisterRelationshipType registers a relationship type for userID unless
+// it is registered already, and reports whether it registered it.
+func (r *Registry) RegisterRelationshipType(ctx context.Context, userID, name string, at time.Time) (bool, error) {
+	return r.store.RegisterRelationshipType(ctx, userID, name, at)
+}
+
 // Lookup returns the schema userID's data of a type follows.
 func (r *Registry) Lookup(ctx context.Context, userID, entityType string) (*Schema, bool, error) {
 	set, err := r.For(ctx, userID)
@@ -182,6 +202,18 @@ func (r *Registry) Lookup(ctx context.Context, userID, entityType string) (*Sche
 // SchemaSet is the resolved schemas of one user at one moment.
 type SchemaSet struct {
 	byType map[string]*Schema
+	// used are relationship types the user registered by using them
+	// (SchemaStore.RelationshipTypes), where a call has read them.
+	used []string
+}
+
+// withUsedRelationshipTypes returns a copy of s that also knows the
+// relationship types names, registered by the user's use of them.
+func (s *SchemaSet) withUsedRelationshipTypes(names ...string) *SchemaSet {
+	out := &SchemaSet{byType: s.byType, used: slices.Concat(s.used, names)}
+	slices.Sort(out.used)
+	out.used = slices.Compact(out.used)
+	return out
 }
 
 // Lookup returns the schema of a type.
@@ -200,9 +232,10 @@ func (s *SchemaSet) All() []*Schema {
 // Types returns every entity type name, sorted.
 func (s *SchemaSet) Types() []string { return slices.Sorted(maps.Keys(s.byType)) }
 
-// RelationshipType returns a relationship type that is built in or that one
-// of the schemas registers, and whether it is acyclic. A type registered by
-// several schemas is acyclic when any of them says so.
+// RelationshipType returns a relationship type that is built in, that one
+// of the schemas registers, or that the user registered by using it, and
+// whether it is acyclic. A type registered by several schemas is acyclic
+// when any of them says so; one only used is not.
 func (s *SchemaSet) RelationshipType(t string, builtin func(string) bool, builtinAcyclic func(string) bool) (RelationshipType, bool) {
 	if builtin(t) {
 		return RelationshipType{Name: t, Acyclic: builtinAcyclic(t)}, true
@@ -216,7 +249,7 @@ func (s *SchemaSet) RelationshipType(t string, builtin func(string) bool, builti
 			}
 		}
 	}
-	return out, found
+	return out, found || slices.Contains(s.used, t)
 }
 
 // memorySchemaStore is a SchemaStore in memory.
@@ -225,12 +258,14 @@ type memorySchemaStore struct {
 	versions map[string][]SchemaVersion // by owner + "\x00" + type, in Seq order
 	recs     map[string]Recommendation  // by user + "\x00" + id
 	autoOff  map[string]bool
+	relTypes map[string][]string // by user, sorted
 }
 
 // NewMemorySchemaStore returns a SchemaStore that keeps everything in
 // memory, for tests and for a service without a control plane.
 func NewMemorySchemaStore() SchemaStore {
-	return &memorySchemaStore{versions: map[string][]SchemaVersion{}, recs: map[string]Recommendation{}, autoOff: map[string]bool{}}
+	return &memorySchemaStore{versions: map[string][]SchemaVersion{}, recs: map[string]Recommendation{}, autoOff: map[string]bool{},
+		relTypes: map[string][]string{}}
 }
 
 func (m *memorySchemaStore) ActiveSchemas(_ context.Context, userID string) ([]SchemaVersion, error) {
@@ -344,6 +379,23 @@ func (m *memorySchemaStore) SetAutoEnhance(_ context.Context, userID string, on 
 	defer m.mu.Unlock()
 	m.autoOff[userID] = !on
 	return nil
+}
+
+func (m *memorySchemaStore) RelationshipTypes(_ context.Context, userID string) ([]string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.relTypes[userID]), nil
+}
+
+func (m *memorySchemaStore) RegisterRelationshipType(_ context.Context, userID, name string, _ time.Time) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	i, found := slices.BinarySearch(m.relTypes[userID], name)
+	if found {
+		return false, nil
+	}
+	m.relTypes[userID] = slices.Insert(m.relTypes[userID], i, name)
+	return true, nil
 }
 
 func scopeOf(owner string) string {

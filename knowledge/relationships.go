@@ -32,6 +32,9 @@ func (s *Service) CreateRelationship(ctx context.Context, c Caller, req Relation
 	if err != nil {
 		return graph.Relationship{}, false, fmt.Errorf("knowledge: create relationship: %w", err)
 	}
+	if set, _, err = s.registerRelationshipTypes(ctx, c, set, []string{req.Type}); err != nil {
+		return graph.Relationship{}, false, err
+	}
 	err = s.graph.Update(ctx, func(tx *graph.Tx) error {
 		rel, created, err = s.createRelationship(ctx, tx, c, set, req, graph.SourceRelationship, s.clock())
 		return err
@@ -93,6 +96,13 @@ func (s *Service) CreateRelationships(ctx context.Context, c Caller, reqs []Rela
 	set, err := s.schemas.For(ctx, c.UserID)
 	if err != nil {
 		return nil, fmt.Errorf("knowledge: create relationships: %w", err)
+	}
+	types := make([]string, len(reqs))
+	for i, req := range reqs {
+		types[i] = req.Type
+	}
+	if set, _, err = s.registerRelationshipTypes(ctx, c, set, types); err != nil {
+		return nil, err
 	}
 	err = s.graph.Update(ctx, func(tx *graph.Tx) error {
 		out = make([]RelationshipResult, len(reqs)) // fn may be run again
@@ -487,15 +497,65 @@ func (s *Service) ensureSource(ctx context.Context, tx *graph.Tx, c Caller, src 
 	return src, tx.InsertSource(ctx, src)
 }
 
-// relationshipType returns a relationship type the user's schemas know
-// (built in or registered), or a *RelationshipTypeError listing those
-// they know.
+// relationshipType returns a relationship type the user knows (built in,
+// registered by a schema, or by the user's use of it), or a
+// *RelationshipTypeError listing those the user knows.
 func (s *Service) relationshipType(ctx context.Context, userID, t string) (RelationshipType, error) {
 	set, err := s.schemas.For(ctx, userID)
 	if err != nil {
 		return RelationshipType{}, err
 	}
-	return relationshipTypeIn(set, t)
+	if rt, err := relationshipTypeIn(set, t); err == nil || !graph.ValidRelationshipTypeName(t) {
+		return rt, err
+	}
+	used, err := s.schemas.RelationshipTypes(ctx, userID)
+	if err != nil {
+		return RelationshipType{}, err
+	}
+	return relationshipTypeIn(set.withUsedRelationshipTypes(used...), t)
+}
+
+// RegisterRelationshipTypes registers for the caller's user, on first use,
+// each well-formed relationship type of types that is neither built in nor
+// declared by a schema: such a type is the user's from then on, and not
+// acyclic (a schema declares acyclic types). It returns the types it
+// registered now; those known before, and malformed names (which creating
+// an edge refuses), are left out. It needs write access to the graph.
+func (s *Service) RegisterRelationshipTypes(ctx context.Context, c Caller, types []string) ([]string, error) {
+	if err := c.need(Write, ResourceGraph); err != nil {
+		return nil, err
+	}
+	set, err := s.schemas.For(ctx, c.UserID)
+	if err != nil {
+		return nil, err
+	}
+	_, created, err := s.registerRelationshipTypes(ctx, c, set, types)
+	return created, err
+}
+
+// registerRelationshipTypes is RegisterRelationshipTypes on a resolved
+// set; it returns the set knowing every type registered for the user.
+func (s *Service) registerRelationshipTypes(ctx context.Context, c Caller, set *SchemaSet, types []string) (*SchemaSet, []string, error) {
+	var unknown []string
+	for _, t := range types {
+		if _, err := relationshipTypeIn(set, t); err != nil && graph.ValidRelationshipTypeName(t) && !slices.Contains(unknown, t) {
+			unknown = append(unknown, t)
+		}
+	}
+	if len(unknown) == 0 {
+		return set, nil, nil
+	}
+	var created []string
+	for _, t := range unknown {
+		ok, err := s.schemas.RegisterRelationshipType(ctx, c.UserID, t, s.clock())
+		if err != nil {
+			return nil, nil, fmt.Errorf("knowledge: register relationship type %s: %w", t, err)
+		}
+		if ok {
+			created = append(created, t)
+		}
+	}
+	return set.withUsedRelationshipTypes(unknown...), created, nil
 }
 
 // relationshipTypeIn is relationshipType with the user's schemas already
@@ -512,6 +572,11 @@ func relationshipTypeIn(set *SchemaSet, t string) (RelationshipType, error) {
 			if !slices.Contains(known, rt.Name) {
 				known = append(known, rt.Name)
 			}
+		}
+	}
+	for _, t := range set.used {
+		if !slices.Contains(known, t) {
+			known = append(known, t)
 		}
 	}
 	return RelationshipType{}, &RelationshipTypeError{Type: t, Known: known}

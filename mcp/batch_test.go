@@ -46,7 +46,7 @@ func TestCreateRelationshipsResults(t *testing.T) {
 			rel("PART_OF", a, b),         // existed
 			rel("PART_OF", b, c),         // new
 			rel("PART_OF", c, a),         // closes a cycle with the two before
-			rel("LIKES", a, b),           // unknown type
+			rel("likes", a, b),           // malformed type
 			rel("REFERS_TO", a, "ent_x"), // missing
 			map[string]any{"relationship_type": "REFERS_TO", "source_entity_id": a, "target_entity_id": c,
 				"metadata": map[string]any{"n": json.Number("1")}}, // fine

@@ -23,7 +23,7 @@ func directionShape(p *jsonschema.Schema) {
 
 // CreateRelationshipIn are the arguments of create_relationship.
 type CreateRelationshipIn struct {
-	RelationshipType string         `json:"relationship_type" jsonschema:"PART_OF, CORRECTS, REFERS_TO, SETTLES, DUPLICATE_OF, DEPENDS_ON, SUPERSEDES or a schema's own"`
+	RelationshipType string         `json:"relationship_type" jsonschema:"PART_OF, CORRECTS, REFERS_TO, SETTLES, DUPLICATE_OF, DEPENDS_ON, SUPERSEDES, a schema's own, or a new one (upper-case letters, digits and underscores, e.g. WORKS_AT), registered on first use"`
 	SourceEntityID   string         `json:"source_entity_id"`
 	TargetEntityID   string         `json:"target_entity_id"`
 	Metadata         map[string]any `json:"metadata,omitempty"`
@@ -33,6 +33,9 @@ type CreateRelationshipIn struct {
 type CreateRelationshipOut struct {
 	RelationshipOut
 	Created *bool `json:"created,omitempty" jsonschema:"false when the relationship already existed (same type, source and target); absent without graph read, since whether it existed is graph data"`
+	// RelationshipTypeCreated is true when this call registered the type
+	// for the user (its first use).
+	RelationshipTypeCreated *bool `json:"relationship_type_created,omitempty" jsonschema:"true when this call registered the relationship type for the user (its first use; not acyclic); absent without graph read"`
 }
 
 // shapeRelationshipArgs bounds the arguments of one relationship, given to
@@ -48,10 +51,15 @@ func createRelationshipTool(d Deps) *Tool {
 		name:  "create_relationship",
 		title: "Create relationship",
 		description: "Create a typed, directed relationship between two entities; creating it again adds an observation of its metadata. " +
-			"PART_OF, DEPENDS_ON, SUPERSEDES and CORRECTS refuse cycles (CYCLE_DETECTED, with the cycle's path).",
+			"PART_OF, DEPENDS_ON, SUPERSEDES and CORRECTS refuse cycles (CYCLE_DETECTED, with the cycle's path). " +
+			"A new type (e.g. WORKS_AT) is registered for the user on first use.",
 		toolset: ToolsetRelationships, ann: additive, budget: BudgetList, requires: writes(consent.ResourceGraph),
 		shape: shapeRelationshipArgs,
 	}, func(ctx context.Context, call *Call, in CreateRelationshipIn) (CreateRelationshipOut, error) {
+		newTypes, err := d.Knowledge.RegisterRelationshipTypes(ctx, call.Caller(), []string{in.RelationshipType})
+		if err != nil {
+			return CreateRelationshipOut{}, err
+		}
 		rel, created, err := d.Knowledge.CreateRelationship(ctx, call.Caller(), knowledge.RelationshipRequest{
 			Type: in.RelationshipType, SourceEntityID: in.SourceEntityID, TargetEntityID: in.TargetEntityID, Metadata: in.Metadata,
 		})
@@ -61,6 +69,10 @@ func createRelationshipTool(d Deps) *Tool {
 		out := CreateRelationshipOut{RelationshipOut: writtenRelationship(call, rel)}
 		if call.May(consent.Read, consent.ResourceGraph) {
 			out.Created = &created
+			if len(newTypes) > 0 {
+				first := true
+				out.RelationshipTypeCreated = &first
+			}
 		}
 		return out, nil
 	})
@@ -88,6 +100,9 @@ type CreateRelationshipsOut struct {
 	Created  *int                    `json:"created,omitempty"`
 	Existing *int                    `json:"existing,omitempty"`
 	Failed   int                     `json:"failed"`
+	// RelationshipTypesCreated are the types this call registered for the
+	// user (their first use).
+	RelationshipTypesCreated []string `json:"relationship_types_created,omitempty" jsonschema:"the relationship types this call registered for the user (their first use); absent without graph read"`
 }
 
 // completeLists answers every result, however many.
@@ -120,6 +135,10 @@ func createRelationshipsTool(d Deps) *Tool {
 		reqs := mapSlice(in.Relationships, func(r CreateRelationshipIn) knowledge.RelationshipRequest {
 			return knowledge.RelationshipRequest{Type: r.RelationshipType, SourceEntityID: r.SourceEntityID, TargetEntityID: r.TargetEntityID, Metadata: r.Metadata}
 		})
+		newTypes, err := d.Knowledge.RegisterRelationshipTypes(ctx, call.Caller(), mapSlice(reqs, func(r knowledge.RelationshipRequest) string { return r.Type }))
+		if err != nil {
+			return CreateRelationshipsOut{}, err
+		}
 		results, err := d.Knowledge.CreateRelationships(ctx, call.Caller(), reqs)
 		if err != nil {
 			return CreateRelationshipsOut{}, err
@@ -150,6 +169,9 @@ func createRelationshipsTool(d Deps) *Tool {
 		}
 		if mayRead {
 			out.Created, out.Existing = &created, &existing
+		}
+		if mayRead && len(newTypes) > 0 {
+			out.RelationshipTypesCreated = newTypes
 		}
 		return out, nil
 	})

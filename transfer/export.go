@@ -184,7 +184,7 @@ func exportUser(ctx context.Context, s Stores, ew *exportWriter, u consent.User,
 	}
 	tables := []controlplane.TransferTable{controlplane.TableProfiles, controlplane.TableProfileLog,
 		controlplane.TableContradicts, controlplane.TableRejected,
-		controlplane.TableSchemaRecommendations, controlplane.TableSchemaSettings}
+		controlplane.TableSchemaRecommendations, controlplane.TableSchemaSettings, controlplane.TableRelationshipTypes}
 	if opts.Consent {
 		tables = append(tables, controlplane.TableAgents, controlplane.TableConsentRules)
 	}

@@ -136,6 +136,9 @@ func generate(t *testing.T, b backend, clk *clock, u consent.User) (map[string]s
 	check("create relationship", err)
 	_, _, err = b.svc.CreateRelationship(ctx, c, knowledge.RelationshipRequest{Type: graph.RefersTo, SourceEntityID: ids["Road Runner"], TargetEntityID: ids["Wile E"]})
 	check("create relationship", err)
+	// A type of the user's own, registered by its first use.
+	_, _, err = b.svc.CreateRelationship(ctx, c, knowledge.RelationshipRequest{Type: "CHASES", SourceEntityID: ids["Wile E"], TargetEntityID: ids["Road Runner"]})
+	check("create relationship of a new type", err)
 	moments = append(moments, clk.t)
 	_, err = b.svc.DeleteRelationship(ctx, c, graph.PartOf, ids["Wile E"], ids["Acme"])
 	check("delete relationship", err)

@@ -53,7 +53,9 @@ type tsScenarioResult struct {
 	RecipeCuisine   any      `json:"recipe_cuisine"`
 	// RecipeListed are the raw fields retrieve_entities showed.
 	RecipeListed []string `json:"recipe_listed_fields"`
-	UnknownTool  struct {
+	// WorksAt are the entities a WORKS_AT traversal reached.
+	WorksAt     []string `json:"works_at"`
+	UnknownTool struct {
 		Code      string `json:"code"`
 		Available int    `json:"available"`
 	} `json:"unknown_tool"`
@@ -100,6 +102,9 @@ func checkTSScenario(t *testing.T, res tsScenarioResult) {
 		!slices.Equal(res.RecipeListed, []string{"cuisine", "servings", "vegetarian"}) {
 		t.Errorf("an undeclared recipe: schema_created %v, cuisine read back %v, listed with %v; want [recipe], thai and its three fields",
 			res.SchemaCreated, res.RecipeCuisine, res.RecipeListed)
+	}
+	if len(res.WorksAt) != 1 {
+		t.Errorf("a WORKS_AT traversal reached %v, want the company", res.WorksAt)
 	}
 	if res.UnknownTool.Code != mcp.CodeUnknownTool || res.UnknownTool.Available != len(all) {
 		t.Errorf("unknown tool: %+v, want %s listing %d tools", res.UnknownTool, mcp.CodeUnknownTool, len(all))

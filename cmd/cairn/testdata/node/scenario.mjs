@@ -97,6 +97,22 @@ async function main() {
   seen.related = related.entities.map((e) => e.id);
   if (!seen.related.includes(person.entity_id)) fail(`traversal from the company misses the person: ${seen.related}`);
 
+  // A relationship type of the user's own, registered on first use
+  // (issue 35), and followed by name.
+  const worksAt = await call(client, "create_relationship", {
+    relationship_type: "WORKS_AT",
+    source_entity_id: person.entity_id,
+    target_entity_id: company.entity_id,
+  });
+  if (worksAt.relationship_type_created !== true) fail(`WORKS_AT: ${JSON.stringify(worksAt)}, want relationship_type_created`);
+  const employers = await call(client, "retrieve_related_entities", {
+    entity_id: person.entity_id,
+    relationship_types: ["WORKS_AT"],
+    max_hops: 1,
+  });
+  seen.works_at = employers.entities.map((e) => e.id).filter((id) => id !== person.entity_id);
+  if (!seen.works_at.includes(company.entity_id)) fail(`WORKS_AT traversal misses the company: ${JSON.stringify(employers)}`);
+
   const memory = await call(client, "save_memory", {
     collection: "notes",
     text: "Ada prefers the launch review on Thursday mornings",
