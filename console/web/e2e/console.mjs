@@ -159,6 +159,11 @@ try {
   nodes = await graphNodes();
   check(nodes.some((t) => t.includes("INV-1001")), `expanding the company should add INV-1001, got ${nodes}`);
   check(Number(await page.locator("#cy").getAttribute("data-edges")) >= 2, "the graph should draw the edges");
+  // Each entity type on screen has a colour of its own (a hash of ten
+  // colours gave person and company the same one).
+  const swatches = await page.locator(".swatch").evaluateAll((els) => els.map((e) => getComputedStyle(e).backgroundColor));
+  check(swatches.length >= 3 && new Set(swatches).size === swatches.length, `each entity type on screen should have its own colour, got ${swatches}`);
+  check(!/\b1 (entities|hops)\b/.test(await page.locator("main").textContent()), "counts of one should be singular");
   await shot("graph");
 
   step = "filter by entity type";
@@ -192,6 +197,7 @@ try {
   await page.locator("td", { hasText: "correction" }).first().waitFor();
   await page.locator("#merges [data-merged]", { hasText: "Ada King" }).waitFor();
   await page.getByRole("heading", { name: /Timeline/ }).waitFor();
+  check(!/\b1 observations\b/.test(await page.locator("main").textContent()), "one observation should be singular");
   await shot("entity");
 
   step = "search a memory";
@@ -205,6 +211,8 @@ try {
 
   step = "context preview";
   await page.goto(base + "/console/#/context");
+  const defaultBudget = await page.getByLabel("Budget (tokens)").inputValue();
+  check(defaultBudget === "2000", `the preview's budget should default to the tool's 2000 tokens, got ${defaultBudget}`);
   await page.getByLabel("Topic").fill("Ada");
   await page.getByRole("button", { name: "Preview" }).click();
   await page.locator("#tokens-used").waitFor();
@@ -235,6 +243,16 @@ try {
   await page.goto(base + `/console/#/audit?agent=${agentName}&decision=allow`);
   await page.locator("table tbody tr").first().waitFor();
   await shot("audit");
+  // The whole log is more than one answer's budget holds: the view offers
+  // older records whenever the server cut the page short, not only when
+  // it holds as many as were asked for.
+  await page.goto(base + "/console/#/audit");
+  await page.locator("table tbody tr").first().waitFor();
+  const shown = await page.locator("table tbody tr").count();
+  const older = page.getByRole("button", { name: "Older records" });
+  check((await older.count()) === 1, `the audit log should offer older records after ${shown}`);
+  await older.click();
+  await page.waitForFunction((n) => document.querySelectorAll("table tbody tr").length > n, shown);
 
   step = "contradictions";
   await page.goto(base + "/console/#/review");

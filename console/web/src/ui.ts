@@ -64,3 +64,8 @@ export function page(main: HTMLElement, title: string, ...content: Child[]): voi
 export function entityLink(id: string, label?: string): HTMLElement {
   return h("a", { href: "#/entity/" + encodeURIComponent(id) }, label || id);
 }
+
+/** plural is "1 observation", "2 observations": a count with its noun. */
+export function plural(n: number, noun: string, nouns = noun + "s"): string {
+  return `${n} ${n === 1 ? noun : nouns}`;
+}

@@ -20,7 +20,7 @@ interface Context {
 
 export async function contextView(main: HTMLElement, route: Route): Promise<void> {
   const topic = h("input", { name: "topic", type: "search", value: route.params.get("topic") ?? "", placeholder: "what the conversation is about" });
-  const budget = h("input", { name: "budget", type: "number", min: "100", max: "16000", step: "100", value: route.params.get("budget") ?? "1000" });
+  const budget = h("input", { name: "budget", type: "number", min: "100", max: "16000", step: "100", value: route.params.get("budget") ?? "2000" });
   const out = h("section", { "aria-live": "polite" });
   const form = h("form", { class: "inline" }, field("Topic", topic), field("Budget (tokens)", budget), h("button", { type: "submit" }, "Preview"));
   form.addEventListener("submit", (ev) => {
@@ -32,7 +32,7 @@ export async function contextView(main: HTMLElement, route: Route): Promise<void
     out.append(empty("Choose a topic and a budget, then preview."));
     return;
   }
-  const args: Record<string, unknown> = { budget_tokens: Number(budget.value) || 1000 };
+  const args: Record<string, unknown> = { budget_tokens: Number(budget.value) || 2000 };
   if (topic.value.trim()) args.topic = topic.value.trim();
   await load(out, () => call<Context>("get_user_context", args), (c) => [
     h("p", { class: "tokens", role: "status" }, h("strong", { id: "tokens-used" }, String(c.tokens_used)), ` of ${c.budget_tokens} tokens used`,

@@ -1,7 +1,7 @@
 import { ApiError, call, callPages } from "../api";
 import { clear, h, value, when } from "../dom";
 import { go, type Route } from "../router";
-import { empty, entityLink, errorBox, field, load, loading, page, table } from "../ui";
+import { empty, entityLink, errorBox, field, load, loading, page, plural, table } from "../ui";
 
 // The entity page: the snapshot (optionally as of a date), each field's
 // provenance (observation → source → file, with a signed link when the
@@ -83,7 +83,7 @@ export async function entityView(main: HTMLElement, route: Route): Promise<void>
   (main.querySelector("h1") as HTMLElement).textContent = snap.canonical_name || snap.entity_id;
   document.title = (snap.canonical_name || snap.entity_id) + " — Cairn console";
   clear(head, h("p", {}, h("span", { class: "badge", "data-type": snap.entity_type }, snap.entity_type), " ", h("code", {}, snap.entity_id),
-    ` · ${snap.observation_count} observations · last ${when(snap.last_observation_at)} · schema ${snap.schema_version}`,
+    ` · ${plural(snap.observation_count, "observation")} · last ${when(snap.last_observation_at)} · schema ${snap.schema_version}`,
     atDate ? ` · as of ${atDate}` : ""),
   h("p", {}, h("a", { href: "#/graph?entity=" + encodeURIComponent(snap.entity_id) + (atDate ? "&at=" + atDate : "") }, "Show in the graph")));
 

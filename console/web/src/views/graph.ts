@@ -2,7 +2,7 @@ import cytoscape from "cytoscape";
 import { call, callPages } from "../api";
 import { clear, h, value } from "../dom";
 import { go, type Route } from "../router";
-import { empty, errorBox, field, load, loading, page } from "../ui";
+import { empty, errorBox, field, load, loading, page, plural } from "../ui";
 
 // The graph explorer: find an entity, draw its neighbourhood (1 to 3 hops,
 // filtered by relationship type on the server and by entity type here) with
@@ -39,6 +39,14 @@ export function typeColor(type: string): string {
   let n = 0;
   for (const c of type) n = (n * 31 + c.charCodeAt(0)) >>> 0;
   return palette[n % palette.length];
+}
+
+/** screenColors gives the types on screen distinct colours (a hash of ten
+ * colours would give person and company the same one), in name order, so
+ * that the same types keep the same colours from one view to the next;
+ * past ten types, colours repeat. */
+export function screenColors(types: Iterable<string>): Map<string, string> {
+  return new Map([...new Set(types)].sort().map((t, i) => [t, palette[i % palette.length]]));
 }
 
 /** asOf turns a date input's value into the end of that day, UTC. */
@@ -118,6 +126,7 @@ export async function graphView(main: HTMLElement, route: Route): Promise<void> 
       return h("label", {}, box, " ", t);
     }), state.knownRels.size === 0 ? h("small", {}, "none") : null);
     const types = new Set([...state.nodes.values()].map((n) => n.type));
+    const colors = screenColors(types);
     clear(typeBox, h("legend", {}, "Entity types"), [...types].sort().map((t) => {
       const box = h("input", { type: "checkbox", name: "type", value: t, checked: !state.hiddenTypes.has(t) });
       box.addEventListener("change", () => {
@@ -125,7 +134,11 @@ export async function graphView(main: HTMLElement, route: Route): Promise<void> 
         else state.hiddenTypes.add(t);
         draw();
       });
-      return h("label", {}, box, " ", h("span", { class: "swatch", "data-type": t }), t);
+      // Set through the DOM (the CSP allows no inline style attribute);
+      // the console's default colouring leaves a set colour alone.
+      const swatch = h("span", { class: "swatch", "data-type": t });
+      swatch.style.backgroundColor = colors.get(t) ?? typeColor(t);
+      return h("label", {}, box, " ", swatch, t);
     }));
   }
 
@@ -136,9 +149,10 @@ export async function graphView(main: HTMLElement, route: Route): Promise<void> 
 
   function draw(): void {
     const elements: cytoscape.ElementDefinition[] = [];
+    const colors = screenColors([...state.nodes.values()].map((n) => n.type));
     for (const n of state.nodes.values()) {
       if (!visible(n.id)) continue;
-      elements.push({ data: { id: n.id, label: n.name || n.id, color: typeColor(n.type), center: n.id === state.center ? 1 : 0 } });
+      elements.push({ data: { id: n.id, label: n.name || n.id, color: colors.get(n.type) ?? typeColor(n.type), center: n.id === state.center ? 1 : 0 } });
     }
     for (const e of state.edges.values()) {
       if (!visible(e.source_entity_id) || !visible(e.target_entity_id)) continue;
@@ -150,10 +164,14 @@ export async function graphView(main: HTMLElement, route: Route): Promise<void> 
       elements,
       wheelSensitivity: 0.3,
       style: [
-        { selector: "node", style: { "background-color": "data(color)", label: "data(label)", "font-size": 11, color: "#1b1f24", "text-valign": "bottom", "text-margin-y": 4, width: 26, height: 26 } },
+        // Labels sit on a light halo, so that edges and nodes behind them
+        // do not hide them; edge labels are drawn above the nodes.
+        { selector: "node", style: { "background-color": "data(color)", label: "data(label)", "font-size": 11, color: "#1b1f24", "text-valign": "bottom", "text-margin-y": 4, width: 26, height: 26,
+          "text-background-color": "#ffffff", "text-background-opacity": 0.85, "text-background-padding": "2px", "text-background-shape": "roundrectangle" } },
         { selector: "node[center = 1]", style: { width: 38, height: 38, "border-width": 3, "border-color": "#1b1f24" } },
         { selector: "node:selected", style: { "border-width": 4, "border-color": "#f59f00" } },
-        { selector: "edge", style: { width: 1.5, "line-color": "#8a94a3", "target-arrow-color": "#8a94a3", "target-arrow-shape": "triangle", "curve-style": "bezier", label: "data(label)", "font-size": 9, color: "#4a5360", "text-rotation": "autorotate" } },
+        { selector: "edge", style: { width: 1.5, "line-color": "#8a94a3", "target-arrow-color": "#8a94a3", "target-arrow-shape": "triangle", "curve-style": "bezier", label: "data(label)", "font-size": 9, color: "#4a5360", "text-rotation": "autorotate",
+          "text-background-color": "#ffffff", "text-background-opacity": 0.85, "text-background-padding": "2px", "z-compound-depth": "top", "z-index": 10 } },
       ],
       layout: { name: elements.length > 60 ? "grid" : "cose", animate: false, randomize: false, padding: 24 } as cytoscape.LayoutOptions,
     });
@@ -167,7 +185,7 @@ export async function graphView(main: HTMLElement, route: Route): Promise<void> 
 
   function renderList(): void {
     const shown = [...state.nodes.values()].filter((n) => visible(n.id));
-    clear(list, h("h2", {}, `${shown.length} entities`), h("ul", {}, shown.map((n) => h("li", {},
+    clear(list, h("h2", {}, plural(shown.length, "entity", "entities")), h("ul", {}, shown.map((n) => h("li", {},
       h("button", { type: "button", class: "node", "data-entity": n.id, "aria-pressed": n.id === state.selected ? "true" : "false", onclick: () => select(n.id) },
         h("span", { class: "badge", "data-type": n.type }, n.type), " ", n.name || n.id)))));
   }
@@ -216,7 +234,7 @@ export async function graphView(main: HTMLElement, route: Route): Promise<void> 
       draw();
       renderFilters();
       select(id);
-      clear(status, h("p", { role: "status" }, added ? `Added ${added} entities.` : "Nothing more around it that you may read."));
+      clear(status, h("p", { role: "status" }, added ? `Added ${plural(added, "entity", "entities")}.` : "Nothing more around it that you may read."));
     } catch (e) {
       clear(status, errorBox(e));
     }
@@ -231,7 +249,7 @@ export async function graphView(main: HTMLElement, route: Route): Promise<void> 
     state.center = snap.entity_id;
     const r = await callPages<Related>("retrieve_related_entities", args(state.center, state.hops));
     merge(r);
-    clear(status, h("p", { role: "status" }, `${r.entities.length} entities within ${state.hops} hop${state.hops > 1 ? "s" : ""}` +
+    clear(status, h("p", { role: "status" }, `${plural(r.entities.length, "entity", "entities")} within ${plural(state.hops, "hop")}` +
       (state.at ? ` as of ${state.at}` : "") + (r.truncated ? " (cut short by the traversal's cap)" : "") + (r.more ? " (more than the console reads at once; narrow the filters)" : "") + "."));
     draw();
     renderFilters();

@@ -1,7 +1,7 @@
 import { call } from "../api";
 import { h, when } from "../dom";
 import { go, type Route } from "../router";
-import { empty, entityLink, field, load, page } from "../ui";
+import { empty, entityLink, field, load, page, plural } from "../ui";
 
 // Memories: search_memory with its filters, each hit saying why it matched
 // (which signals found it, its similarity and fused score). The route
@@ -56,7 +56,7 @@ export async function memoriesView(main: HTMLElement, route: Route): Promise<voi
 
   // The collections the key may read, for the form's suggestions.
   call<{ memories?: { collections?: { name: string; count: number }[] } }>("get_user_context", { budget_tokens: 2000 }).then((c) => {
-    for (const col of c.memories?.collections ?? []) collections.append(h("option", { value: col.name }, `${col.count} memories`));
+    for (const col of c.memories?.collections ?? []) collections.append(h("option", { value: col.name }, plural(col.count, "memory", "memories")));
   }, () => undefined);
 
   if (!p.has("collection")) {

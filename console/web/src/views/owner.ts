@@ -219,10 +219,13 @@ export async function auditView(main: HTMLElement, route: Route): Promise<void> 
   const pageOf = async (before?: number) => {
     const more = h("div", {});
     const a = before ? { ...args, before_id: before } : args;
-    const r = await call<{ records: AuditRecord[]; total: number }>("query_audit_log", a);
+    const r = await call<{ records: AuditRecord[]; total: number; meta?: { truncated?: boolean; next_cursor?: string } }>("query_audit_log", a);
     const rows = r.records.map((x) => [when(x.at), x.agent, x.tool, x.kind, x.action ? `${x.action} ${x.resource}` : "",
       h("span", { class: "decision " + x.decision }, x.decision), x.result_code, `${x.latency_ms} ms`, h("code", {}, x.request_id)]);
-    if (r.records.length === (a.limit as number)) {
+    // More are older when the page is full, or when the answer's budget
+    // cut it short (meta.truncated): the next page starts before the last
+    // record shown, whichever it was.
+    if (r.records.length > 0 && (r.records.length === (a.limit as number) || r.meta?.truncated || r.meta?.next_cursor)) {
       const last = r.records[r.records.length - 1].id;
       more.append(h("button", { type: "button", onclick: async (ev: Event) => {
         (ev.target as HTMLButtonElement).disabled = true;
