@@ -74,7 +74,7 @@ type exportWriter struct {
 }
 
 func (e *exportWriter) line(kind, user string, data any) error {
-	b, err := json.Marshal(data)
+	b, err := marshalSnake(data)
 	if err != nil {
 		return fmt.Errorf("transfer: encode %s: %w", kind, err)
 	}

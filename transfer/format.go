@@ -12,10 +12,12 @@ import (
 )
 
 // Format names the file format in the header line; Version is the
-// version of it this package writes and reads.
+// version of it this package writes. It reads that one and version 1,
+// which named fields as the Go code did (ID, IsOwner) where version 2
+// names them in snake_case (see snake.go).
 const (
 	Format  = "cairn-export"
-	Version = 1
+	Version = 2
 )
 
 // The kinds of line, in the order an export writes them for each user.

@@ -144,8 +144,16 @@ func readHeader(lr *lineReader) (Header, error) {
 	if tooLong || json.Unmarshal(b, &l) != nil || l.Kind != KindHeader || json.Unmarshal(l.Data, &h) != nil || h.Format != Format {
 		return Header{}, fmt.Errorf("%w: the first line is not a %s header", ErrFormat, Format)
 	}
-	if h.Version != Version {
-		return Header{}, fmt.Errorf("%w: format version %d, this cairn reads version %d", ErrFormat, h.Version, Version)
+	switch h.Version {
+	case 1:
+	case Version:
+		// Read again: the users' fields are in snake_case.
+		h = Header{}
+		if err := unmarshalSnake(l.Data, &h); err != nil {
+			return Header{}, fmt.Errorf("%w: header: %v", ErrFormat, err)
+		}
+	default:
+		return Header{}, fmt.Errorf("%w: format version %d, this cairn reads versions 1 and %d", ErrFormat, h.Version, Version)
 	}
 	return h, nil
 }
@@ -154,6 +162,8 @@ func readHeader(lr *lineReader) (Header, error) {
 type item struct {
 	line int
 	data json.RawMessage
+	// snake says the data names fields in snake_case (format version 2).
+	snake bool
 }
 
 // importer holds one batch of lines of one kind and user.
@@ -275,7 +285,7 @@ func Import(ctx context.Context, s Stores, r io.Reader, opts ImportOptions) (Sta
 		if l.Kind == KindEnd {
 			lr.unsum()
 			end = &End{}
-			if err := decode(l.Data, end); err != nil {
+			if err := decode(item{line: lr.n, data: l.Data, snake: h.Version >= 2}, end); err != nil {
 				return im.stats, err
 			}
 			continue
@@ -295,7 +305,7 @@ func Import(ctx context.Context, s Stores, r io.Reader, opts ImportOptions) (Sta
 			im.kind, im.user = l.Kind, l.User
 		}
 		// json.Unmarshal copied the data out of the reader's buffer.
-		im.batch = append(im.batch, item{line: lr.n, data: l.Data})
+		im.batch = append(im.batch, item{line: lr.n, data: l.Data, snake: h.Version >= 2})
 	}
 	if err := im.flush(ctx); err != nil {
 		return im.stats, err
@@ -345,9 +355,16 @@ func (im *importer) refuse(kind string, line int, why string) {
 }
 
 // decode decodes one line's data, numbers kept exact (json.Number), as
-// graph drivers return them.
-func decode(data json.RawMessage, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
+// graph drivers return them: snake_case names from format version 2 on,
+// encoding/json's Go names in version 1.
+func decode(it item, v any) error {
+	if it.snake {
+		if err := unmarshalSnake(it.data, v); err != nil {
+			return fmt.Errorf("%w: %v", ErrFormat, err)
+		}
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(it.data))
 	dec.UseNumber()
 	if err := dec.Decode(v); err != nil {
 		return fmt.Errorf("%w: %v", ErrFormat, err)
@@ -359,7 +376,7 @@ func decode(data json.RawMessage, v any) error {
 func decodeAll[T any](batch []item) ([]T, error) {
 	out := make([]T, len(batch))
 	for i, b := range batch {
-		if err := decode(b.data, &out[i]); err != nil {
+		if err := decode(b, &out[i]); err != nil {
 			return nil, fmt.Errorf("line %d: %w", b.line, err)
 		}
 	}
@@ -378,7 +395,7 @@ func decodeValid[T any](im *importer, check func(T) error) []lineOf[T] {
 	out := make([]lineOf[T], 0, len(im.batch))
 	for _, b := range im.batch {
 		var v T
-		if err := decode(b.data, &v); err != nil {
+		if err := decode(b, &v); err != nil {
 			im.refuse(im.kind, b.line, err.Error())
 			continue
 		}

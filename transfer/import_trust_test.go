@@ -152,14 +152,14 @@ func TestImportNeverOverwrites(t *testing.T) {
 			file := exported(t, b.stores, transfer.ExportOptions{Users: []consent.User{u}})
 			ls := splitExport(t, file)
 			ada := ids["Ada"]
-			line := ls.edit(t, transfer.KindEntity, func(d map[string]any) bool { return d["ID"] == ada }, func(d map[string]any) {
-				d["CanonicalName"] = "Ada HACKED"
-				d["Snapshot"].(map[string]any)["name"] = "Ada HACKED"
-				d["Provenance"].(map[string]any)["name"] = "obs_does_not_exist"
+			line := ls.edit(t, transfer.KindEntity, func(d map[string]any) bool { return d["id"] == ada }, func(d map[string]any) {
+				d["canonical_name"] = "Ada HACKED"
+				d["snapshot"].(map[string]any)["name"] = "Ada HACKED"
+				d["provenance"].(map[string]any)["name"] = "obs_does_not_exist"
 			})
-			ls.edit(t, transfer.KindObservation, func(d map[string]any) bool { return d["EntityID"] == ada }, func(d map[string]any) {
-				d["ID"] = "obs_forged"
-				d["Fields"] = map[string]any{"name": "Ada HACKED"}
+			ls.edit(t, transfer.KindObservation, func(d map[string]any) bool { return d["entity_id"] == ada }, func(d map[string]any) {
+				d["id"] = "obs_forged"
+				d["fields"] = map[string]any{"name": "Ada HACKED"}
 			})
 			edited := ls.bytes(t)
 
@@ -295,9 +295,9 @@ func TestImportRefusesInvalidLines(t *testing.T) {
 			// Each edit keeps the entity's snapshot in agreement with its
 			// observations: only the checks of values refuse them.
 			editAll := func(id string, entity, obs func(map[string]any)) []int {
-				lines := []int{ls.edit(t, transfer.KindEntity, func(d map[string]any) bool { return d["ID"] == id }, entity)}
+				lines := []int{ls.edit(t, transfer.KindEntity, func(d map[string]any) bool { return d["id"] == id }, entity)}
 				for i, l := range ls {
-					if d, ok := l["data"].(map[string]any); ok && l["kind"] == transfer.KindObservation && d["EntityID"] == id {
+					if d, ok := l["data"].(map[string]any); ok && l["kind"] == transfer.KindObservation && d["entity_id"] == id {
 						obs(d)
 						lines = append(lines, i+1)
 					}
@@ -305,11 +305,11 @@ func TestImportRefusesInvalidLines(t *testing.T) {
 				return lines
 			}
 			var want []int
-			want = append(want, editAll(ids["Ada"], func(d map[string]any) { d["ID"] = "" }, func(d map[string]any) { d["EntityID"] = "" })...)
-			want = append(want, editAll(ids["Charles"], func(d map[string]any) { d["Type"] = "<script>" }, func(d map[string]any) { d["EntityType"] = "<script>" })...)
+			want = append(want, editAll(ids["Ada"], func(d map[string]any) { d["id"] = "" }, func(d map[string]any) { d["entity_id"] = "" })...)
+			want = append(want, editAll(ids["Charles"], func(d map[string]any) { d["type"] = "<script>" }, func(d map[string]any) { d["entity_type"] = "<script>" })...)
 			big := strings.Repeat("x", 2000)
-			want = append(want, editAll(ids["Grace"], func(d map[string]any) { d["Snapshot"].(map[string]any)["city"] = big },
-				func(d map[string]any) { d["Fields"].(map[string]any)["city"] = big })...)
+			want = append(want, editAll(ids["Grace"], func(d map[string]any) { d["snapshot"].(map[string]any)["city"] = big },
+				func(d map[string]any) { d["fields"].(map[string]any)["city"] = big })...)
 			st := importOpts(t, bk.open(t, clk).stores, ls.bytes(t), transfer.ImportOptions{MaxFieldBytes: 1000})
 			slices.Sort(want)
 			if d := cmp.Diff(want, refusedLines(st)); d != "" {
@@ -351,7 +351,7 @@ func TestImportBoundsLineLength(t *testing.T) {
 	// A raw fragment line of the export becomes one of 50 MB.
 	i := slices.IndexFunc(ls, func(l map[string]any) bool { return l["kind"] == transfer.KindRawFragment })
 	before, after := ls[:i].bytes(t), ls[i+1:].bytes(t)
-	head := fmt.Sprintf(`{"kind":"raw_fragment","user":%q,"data":{"ID":"`, u.ID)
+	head := fmt.Sprintf(`{"kind":"raw_fragment","user":%q,"data":{"id":"`, u.ID)
 	const size = 50 << 20
 	r := io.MultiReader(bytes.NewReader(before), strings.NewReader(head), &zeros{size}, strings.NewReader("\"}}\n"), bytes.NewReader(after))
 
