@@ -36,6 +36,10 @@ type AuditRecord struct {
 	ResultCode string // "OK" or the error code the call answered
 	Latency    time.Duration
 	RequestID  string
+	// Count is how many decisions the record stands for: 1, but for the
+	// allowed reads of one kind of resource in one call (a context load
+	// reading entity types), which one record counts. 0 is read as 1.
+	Count int
 }
 
 // AuditQuery selects audit records of one user, newest first.

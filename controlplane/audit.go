@@ -17,12 +17,16 @@ type auditRow struct {
 	at, latency                                                     int64
 	userRef, caller, tool, resource, result, kind, action, decision int64
 	request                                                         any
+	count                                                           int64
 }
 
-const auditColumns = `at, latency_us, user_ref, caller, tool, resource, result, kind, action, decision, request`
+const auditColumns = `at, latency_us, user_ref, caller, tool, resource, result, kind, action, decision, request, count`
+
+// auditColumnCount is how many columns auditColumns names.
+const auditColumnCount = 12
 
 func (r auditRow) args() []any {
-	return []any{r.at, r.latency, r.userRef, r.caller, r.tool, r.resource, r.result, r.kind, r.action, r.decision, r.request}
+	return []any{r.at, r.latency, r.userRef, r.caller, r.tool, r.resource, r.result, r.kind, r.action, r.decision, r.request, r.count}
 }
 
 // auditRows turns records into rows, adding to the dictionaries the strings
@@ -46,7 +50,7 @@ func (s *Store) auditRows(ctx context.Context, records []consent.AuditRecord) ([
 	for i, r := range records {
 		rows[i] = auditRow{at: micros(r.At), latency: r.Latency.Microseconds(), userRef: ids[r.UserID], caller: callerIDs[callerOf(r)],
 			tool: ids[r.Tool], resource: ids[r.Resource], result: ids[r.ResultCode], kind: ids[r.Kind],
-			action: ids[string(r.Action)], decision: ids[string(r.Decision)], request: s.packRequest(r.RequestID)}
+			action: ids[string(r.Action)], decision: ids[string(r.Decision)], request: s.packRequest(r.RequestID), count: int64(max(r.Count, 1))}
 	}
 	return rows, nil
 }
@@ -78,7 +82,7 @@ func (s *Store) AppendAudit(ctx context.Context, records []consent.AuditRecord) 
 	// every statement is a round trip, the multi-row insert is 6 times
 	// faster.
 	return s.tx(ctx, 0, func(tx *sql.Tx) error {
-		stmt, err := tx.PrepareContext(ctx, `INSERT INTO audit_log (`+auditColumns+`) VALUES (`+params(1, 11)+`)`)
+		stmt, err := tx.PrepareContext(ctx, `INSERT INTO audit_log (`+auditColumns+`) VALUES (`+params(1, auditColumnCount)+`)`)
 		if err != nil {
 			return wrap("append audit", err)
 		}
@@ -120,7 +124,7 @@ type execer interface {
 
 // insertAuditRows writes chunk with one multi-row insert.
 func insertAuditRows(ctx context.Context, db execer, chunk []auditRow) error {
-	const cols = 11
+	const cols = auditColumnCount
 	var b strings.Builder
 	b.WriteString(`INSERT INTO audit_log (` + auditColumns + `) VALUES `)
 	args := make([]any, 0, len(chunk)*cols)
@@ -220,7 +224,7 @@ func (s *Store) scanAudit(ctx context.Context, where string, args []any) ([]cons
 	err := s.queryEach(ctx, `SELECT id, `+auditColumns+` FROM audit_log WHERE `+where, args, func(r *sql.Rows) error {
 		var x scanned
 		if err := r.Scan(&x.id, &x.row.at, &x.row.latency, &x.row.userRef, &x.row.caller, &x.row.tool, &x.row.resource, &x.row.result,
-			&x.row.kind, &x.row.action, &x.row.decision, &x.row.request); err != nil {
+			&x.row.kind, &x.row.action, &x.row.decision, &x.row.request, &x.row.count); err != nil {
 			return err
 		}
 		rows = append(rows, x)
@@ -261,7 +265,7 @@ func (s *Store) scanAudit(ctx context.Context, where string, args []any) ([]cons
 		out[i] = consent.AuditRecord{ID: x.id, At: time.UnixMicro(x.row.at).UTC(), UserID: c.UserID, AgentID: c.AgentID, AgentName: c.AgentName,
 			KeyID: c.KeyID, Transport: c.Transport, Tool: str(x.row.tool), Kind: str(x.row.kind), Action: consent.Action(str(x.row.action)),
 			Resource: str(x.row.resource), Decision: consent.Effect(str(x.row.decision)), ResultCode: str(x.row.result),
-			Latency: time.Duration(x.row.latency) * time.Microsecond, RequestID: request}
+			Latency: time.Duration(x.row.latency) * time.Microsecond, RequestID: request, Count: int(x.row.count)}
 		if !ok {
 			return nil, fmt.Errorf("audit record %d names a string that is not in the dictionary", x.id)
 		}

@@ -69,6 +69,8 @@ type ArchivedAuditRecord struct {
 	ResultCode string `json:"result_code"`
 	LatencyUS  int64  `json:"latency_us"`
 	RequestID  string `json:"request_id"`
+	// Count is how many decisions the record stands for (consent.AuditRecord.Count).
+	Count int `json:"count"`
 }
 
 // purgeLockKey is the PostgreSQL advisory lock that keeps two processes
@@ -242,7 +244,8 @@ func syncDir(dir string) error {
 func archived(r consent.AuditRecord) ArchivedAuditRecord {
 	return ArchivedAuditRecord{ID: r.ID, At: r.At.UTC().Format("2006-01-02T15:04:05.000000Z07:00"), UserID: r.UserID, AgentID: r.AgentID,
 		AgentName: r.AgentName, KeyID: r.KeyID, Transport: r.Transport, Tool: r.Tool, Kind: r.Kind, Action: string(r.Action),
-		Resource: r.Resource, Decision: string(r.Decision), ResultCode: r.ResultCode, LatencyUS: r.Latency.Microseconds(), RequestID: r.RequestID}
+		Resource: r.Resource, Decision: string(r.Decision), ResultCode: r.ResultCode, LatencyUS: r.Latency.Microseconds(), RequestID: r.RequestID,
+		Count: max(r.Count, 1)}
 }
 
 // RunAuditRetention runs PurgeAudit every interval (0: hourly), first at

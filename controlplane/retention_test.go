@@ -94,7 +94,7 @@ func TestPurgeAudit(t *testing.T) {
 			want = append(want, controlplane.ArchivedAuditRecord{ID: r.ID, At: r.At.Format("2006-01-02T15:04:05.000000Z07:00"),
 				UserID: r.UserID, AgentID: r.AgentID, AgentName: r.AgentName, KeyID: r.KeyID, Transport: r.Transport, Tool: r.Tool,
 				Kind: r.Kind, Action: string(r.Action), Resource: r.Resource, Decision: string(r.Decision), ResultCode: r.ResultCode,
-				LatencyUS: r.Latency.Microseconds(), RequestID: r.RequestID})
+				LatencyUS: r.Latency.Microseconds(), RequestID: r.RequestID, Count: r.Count})
 		}
 		got := readArchive(t, res.Archive)
 		if diff := gocmp.Diff(sortedByID(want), got); diff != "" {

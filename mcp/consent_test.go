@@ -248,3 +248,40 @@ func TestBudgetPaging(t *testing.T) {
 		t.Errorf("default response is %d bytes, over the list budget %d", len(out), mcp.BudgetList)
 	}
 }
+
+// A context load is audited as one consent record per kind of resource it
+// was allowed (counting them) and one per denial (issue 35): not a record
+// per entity type, most of them empty. The denials stay complete.
+func TestContextLoadAuditsByKind(t *testing.T) {
+	e := newEnvWith(t, envOptions{contextStores: true})
+	seed(t, e)
+	reader, _ := e.agent(t, e.owner.UserID, "reader", [3]string{"read", "*", "allow"},
+		[3]string{"read", "entities/invoice", "deny"}, [3]string{"read", "entities/person", "deny"})
+	if _, merr := e.callAs(t, reader, "get_user_context", map[string]any{}); merr != nil {
+		t.Fatal(merr)
+	}
+	if err := e.audit.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	recs := e.mustCall(t, "query_audit_log", map[string]any{"agent": "reader", "kind": consent.AuditDecision})["records"].([]any)
+	entityAllows, denials := 0, map[string]bool{}
+	for _, r := range recs {
+		m := r.(map[string]any)
+		switch {
+		case m["decision"] == "deny":
+			denials[m["resource"].(string)] = true
+			if m["count"] != 1.0 {
+				t.Errorf("a denial = %v, want count 1", m)
+			}
+		case strings.HasPrefix(m["resource"].(string), "entities/"):
+			entityAllows++
+			if m["resource"] != "entities/*" || m["count"].(float64) < 5 {
+				t.Errorf("the entity types read = %v, want one entities/* record counting them", m)
+			}
+		}
+	}
+	if entityAllows != 1 || !denials["entities/invoice"] || !denials["entities/person"] || len(recs) > 6 {
+		t.Errorf("a context load wrote %d consent records (%d for entity types read, denials %v), want one per kind and one per denial:\n%v",
+			len(recs), entityAllows, denials, recs)
+	}
+}

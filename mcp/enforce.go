@@ -8,6 +8,8 @@ import (
 	"math"
 	"net/http"
 	"runtime/debug"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/cairnkg/cairn/consent"
@@ -234,11 +236,7 @@ func (s *Server) audit(ctx context.Context, req Request, call *Call, resp *Respo
 	}
 	records := []consent.AuditRecord{callRec}
 	if call != nil && call.decider != nil {
-		for _, d := range call.decider.Decisions() {
-			r := base
-			r.Kind, r.Action, r.Resource, r.Decision = consent.AuditDecision, d.Action, d.Resource, d.Effect
-			records = append(records, r)
-		}
+		records = append(records, decisionRecords(base, call.decider.Decisions())...)
 	}
 	if err := s.deps.Audit.Record(context.WithoutCancel(ctx), records...); err != nil {
 		s.log.ErrorContext(ctx, "audit log", "trace_id", resp.RequestID, "err", err)
@@ -247,6 +245,48 @@ func (s *Server) audit(ctx context.Context, req Request, call *Call, resp *Respo
 		e.Body.TraceID = resp.RequestID
 		resp.Output, resp.Err = nil, e
 	}
+}
+
+// decisionRecords are the audit records of a call's consent decisions: one
+// per denial, always, and one per kind of resource for what was allowed (a
+// context load checks every entity type, most of them empty: one record
+// "read entities/* allow", counting them, not a dozen). A kind is what a
+// resource names before its "/" (entities, memories); a resource without
+// one (profile, graph) is a kind of its own. A kind allowed once keeps
+// its resource's name.
+func decisionRecords(base consent.AuditRecord, ds []consent.Decision) []consent.AuditRecord {
+	type group struct {
+		action   consent.Action
+		kind     string
+		resource string
+		n        int
+	}
+	var out []consent.AuditRecord
+	var groups []*group
+	for _, d := range ds {
+		if d.Effect != consent.Allow {
+			r := base
+			r.Kind, r.Action, r.Resource, r.Decision, r.Count = consent.AuditDecision, d.Action, d.Resource, d.Effect, 1
+			out = append(out, r)
+			continue
+		}
+		kind, _, _ := strings.Cut(d.Resource, "/")
+		i := slices.IndexFunc(groups, func(g *group) bool { return g.action == d.Action && g.kind == kind })
+		if i < 0 {
+			groups = append(groups, &group{action: d.Action, kind: kind, resource: d.Resource})
+			i = len(groups) - 1
+		}
+		groups[i].n++
+	}
+	for _, g := range groups {
+		r := base
+		r.Kind, r.Action, r.Resource, r.Decision, r.Count = consent.AuditDecision, g.action, g.resource, consent.Allow, g.n
+		if g.n > 1 {
+			r.Resource = g.kind + "/*"
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 // consentDenied is the error of a refused consent check, worded as

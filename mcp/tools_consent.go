@@ -187,6 +187,8 @@ type AuditRecordOut struct {
 	ResultCode string `json:"result_code"`
 	LatencyMS  int64  `json:"latency_ms"`
 	RequestID  string `json:"request_id"`
+	// Count is how many decisions a consent record stands for.
+	Count int `json:"count,omitempty" jsonschema:"of a consent record: how many resources of its kind the call was allowed (resource then ends in /*); 1 for a denial, which always has its own record"`
 }
 
 // AuditQueryOut lists audit records, newest first.
@@ -237,9 +239,17 @@ func queryAuditLogTool(d Deps) *Tool {
 		out := AuditQueryOut{Records: make([]AuditRecordOut, len(recs)), Total: len(recs)}
 		for i, r := range recs {
 			out.Records[i] = AuditRecordOut{ID: r.ID, At: ts(r.At), Agent: r.AgentName, KeyID: r.KeyID, Transport: r.Transport,
-				Tool: r.Tool, Kind: r.Kind, Action: string(r.Action), Resource: r.Resource, Decision: string(r.Decision),
+				Tool: r.Tool, Kind: r.Kind, Action: string(r.Action), Resource: r.Resource, Decision: string(r.Decision), Count: decisionCount(r),
 				ResultCode: r.ResultCode, LatencyMS: r.Latency.Milliseconds(), RequestID: r.RequestID}
 		}
 		return out, nil
 	})
+}
+
+// decisionCount is the count a consent record shows: none for a call.
+func decisionCount(r consent.AuditRecord) int {
+	if r.Kind != consent.AuditDecision {
+		return 0
+	}
+	return max(r.Count, 1)
 }

@@ -273,7 +273,7 @@ func TestMetricsAfterASession(t *testing.T) {
 	}
 	audited := map[[3]string]float64{}
 	for _, d := range decisions {
-		audited[[3]string{string(d.Action), telemetry.ResourceKind(d.Resource), string(d.Decision)}]++
+		audited[[3]string{string(d.Action), telemetry.ResourceKind(d.Resource), string(d.Decision)}] += float64(max(d.Count, 1))
 	}
 	if len(audited) < 2 {
 		t.Fatalf("the audit log holds %d kinds of decision, want allow and deny at least", len(audited))

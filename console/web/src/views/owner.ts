@@ -196,6 +196,7 @@ interface AuditRecord {
   result_code: string;
   latency_ms: number;
   request_id: string;
+  count?: number;
 }
 
 export async function auditView(main: HTMLElement, route: Route): Promise<void> {
@@ -220,7 +221,7 @@ export async function auditView(main: HTMLElement, route: Route): Promise<void> 
     const more = h("div", {});
     const a = before ? { ...args, before_id: before } : args;
     const r = await call<{ records: AuditRecord[]; total: number; meta?: { truncated?: boolean; next_cursor?: string } }>("query_audit_log", a);
-    const rows = r.records.map((x) => [when(x.at), x.agent, x.tool, x.kind, x.action ? `${x.action} ${x.resource}` : "",
+    const rows = r.records.map((x) => [when(x.at), x.agent, x.tool, x.kind, x.action ? `${x.action} ${x.resource}${(x.count ?? 1) > 1 ? ` (${x.count})` : ""}` : "",
       h("span", { class: "decision " + x.decision }, x.decision), x.result_code, `${x.latency_ms} ms`, h("code", {}, x.request_id)]);
     // More are older when the page is full, or when the answer's budget
     // cut it short (meta.truncated): the next page starts before the last
