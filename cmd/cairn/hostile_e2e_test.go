@@ -73,7 +73,7 @@ func TestServeSurvivesHostileFiles(t *testing.T) {
 		data       []byte
 	}{
 		{"nested.docx", "application/vnd.openxmlformats-officedocument.wordprocessingml.document", isolatetest.NestedDOCX(3_000_000)},
-		{"bomb.docx", "application/vnd.openxmlformats-officedocument.wordprocessingml.document", zipBombDOCX(t, 400<<20)},
+		{"bomb.docx", "application/vnd.openxmlformats-officedocument.wordprocessingml.document", zipBombDOCX(t, 160<<20)},
 		{"deep.eml", "message/rfc822", deepEmail(10_000)},
 		{"folded.vcf", "text/vcard", foldedVCard(700 << 10)},
 		{"wide.csv", "text/csv", wideCSV(50_000)},

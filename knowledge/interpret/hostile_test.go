@@ -326,6 +326,20 @@ func TestLongValuesAreClipped(t *testing.T) {
 	}
 }
 
+// A file of much text (a DOCX of 5 MB of words, kilobytes compressed) gives
+// a Result of at most MaxResultText of it, its word count of the whole: what
+// crosses from the worker to the service is bounded by what is used.
+func TestResultTextIsBounded(t *testing.T) {
+	words := strings.Repeat("analytical engine ", 300_000) // 5.4 MB, 600,000 words
+	r, err := interpretDoc(t, "application/vnd.openxmlformats-officedocument.wordprocessingml.document", interprettest.MakeDOCX(words))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Text) > MaxResultText || len(r.Text) < MaxResultText-4 || r.Meta["word_count"] != 600_000 || r.Meta["text_clipped_at"] != MaxResultText {
+		t.Fatalf("text of %d bytes, meta %v; want at most %d, the words of the whole", len(r.Text), r.Meta, MaxResultText)
+	}
+}
+
 func TestClipEncoded(t *testing.T) {
 	inputs := []string{"", "plain", "\x00\x1f\b\f\n\r\t\"\\", "<a href=\"x\">&amp;</a>", "héllo wörld ✓ 🙂", "\u2028\u2029", "a\xffb\xc3", strings.Repeat("\x01é", 50)}
 	for _, s := range inputs {

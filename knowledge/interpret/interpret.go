@@ -187,11 +187,22 @@ func Parse(d Document) (Result, error) {
 	if r.Text != "" {
 		r.Meta["word_count"] = len(strings.Fields(r.Text))
 	}
+	if len(r.Text) > MaxResultText {
+		// What reads the text takes much less (the file's memory 60 KiB,
+		// the model 24 KiB): the rest would only cross from the worker to
+		// the service (a DOCX of 250 MB of text is a 256 KB file).
+		r.Text = clip(r.Text, MaxResultText)
+		r.Meta["text_clipped_at"] = MaxResultText
+	}
 	if n := clipValues(r.Records); n > 0 {
 		r.Meta["values_clipped"] = n
 	}
 	return r, nil
 }
+
+// MaxResultText bounds the text a Result carries (Result.Text), in bytes:
+// the word count is of the whole text, the text kept its first MaxResultText.
+const MaxResultText = 1 << 20
 
 // noModel is the Skipped reason of free text read with no model.
 const noModel = "no model is configured (--llm-url): the text is kept as a note and searchable; only labelled invoices are read from it without one"

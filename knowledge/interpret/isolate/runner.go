@@ -159,7 +159,11 @@ func (r *Runner) workerFailed(cmd *exec.Cmd, waitErr error, stderr string) error
 	case st != nil && (st.ExitCode() == exitCPU || cpuSignalled(st)):
 		return fmt.Errorf("isolate: the worker used its %d s of CPU time: %w", r.o.CPUSeconds, &interpret.TooComplexError{Limit: "cpu"})
 	case strings.Contains(stderr, "out of memory") || strings.Contains(stderr, "cannot allocate memory") ||
-		strings.Contains(stderr, "failed to allocate"):
+		strings.Contains(stderr, "failed to allocate") ||
+		// Near RLIMIT_DATA the runtime cannot map a new thread's stack
+		// either: pthread_create answers EAGAIN ("Resource temporarily
+		// unavailable"), and the worker dies of that instead.
+		strings.Contains(stderr, "pthread_create failed") || strings.Contains(stderr, "failed to create new OS thread"):
 		return fmt.Errorf("isolate: the worker went over its %d MiB of memory: %w", r.o.MemoryBytes>>20, &interpret.TooComplexError{Limit: "memory"})
 	case st != nil && killedBySomeoneElse(st):
 		if st.UserTime()+st.SystemTime() >= time.Duration(r.o.CPUSeconds)*time.Second {
