@@ -16,6 +16,7 @@ import (
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/cairnkg/cairn/knowledge/interpret/interprettest"
 	"github.com/cairnkg/cairn/knowledge/interpret/isolate/isolatetest"
 )
 
@@ -74,9 +75,9 @@ func TestServeSurvivesHostileFiles(t *testing.T) {
 	}{
 		{"nested.docx", "application/vnd.openxmlformats-officedocument.wordprocessingml.document", isolatetest.NestedDOCX(3_000_000)},
 		{"bomb.docx", "application/vnd.openxmlformats-officedocument.wordprocessingml.document", zipBombDOCX(t, 160<<20)},
-		{"deep.eml", "message/rfc822", deepEmail(10_000)},
-		{"folded.vcf", "text/vcard", foldedVCard(700 << 10)},
-		{"wide.csv", "text/csv", wideCSV(50_000)},
+		{"deep.eml", "message/rfc822", interprettest.NestedEmail(10_000)},
+		{"folded.vcf", "text/vcard", interprettest.FoldedVCard(700 << 10)},
+		{"wide.csv", "text/csv", interprettest.WideCSV(50_000)},
 	}
 	var jobs []string
 	for _, f := range corpus {
@@ -166,43 +167,4 @@ func zipBombDOCX(t *testing.T, size int) []byte {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
-}
-
-// deepEmail is a message of depth multiparts nested in one another.
-func deepEmail(depth int) []byte {
-	var b strings.Builder
-	b.WriteString("From: a@example.com\nTo: b@example.com\nSubject: deep\nMIME-Version: 1.0\n")
-	for i := range depth {
-		fmt.Fprintf(&b, "Content-Type: multipart/mixed; boundary=b%d\n\n--b%d\n", i, i)
-	}
-	b.WriteString("Content-Type: text/plain\n\nhello\n")
-	for i := depth - 1; i >= 0; i-- {
-		fmt.Fprintf(&b, "--b%d--\n", i)
-	}
-	return []byte(b.String())
-}
-
-// foldedVCard is a card whose one property is folded over 16-byte lines,
-// about size bytes in all.
-func foldedVCard(size int) []byte {
-	var b strings.Builder
-	b.WriteString("BEGIN:VCARD\nVERSION:3.0\nFN:Folded\nNOTE:start\n")
-	for b.Len() < size {
-		b.WriteString(" 0123456789abcde\n")
-	}
-	b.WriteString("END:VCARD\n")
-	return []byte(b.String())
-}
-
-// wideCSV is a CSV of one header and one row of cols columns.
-func wideCSV(cols int) []byte {
-	var b strings.Builder
-	for i := range cols {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		fmt.Fprintf(&b, "c%d", i)
-	}
-	b.WriteString("\n" + strings.Repeat("1,", cols-1) + "1\n")
-	return []byte(b.String())
 }

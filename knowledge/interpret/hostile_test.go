@@ -18,66 +18,6 @@ import (
 // naming the budget, or a result within bounds), never on time. Linearity
 // is asserted on the bytes allocated for an input and one twice its size.
 
-// nestedEmail is a message of depth multiparts nested in one another, with
-// a text part innermost.
-func nestedEmail(depth int) []byte {
-	var b strings.Builder
-	b.WriteString("From: a@example.com\nTo: b@example.com\nSubject: deep\nMIME-Version: 1.0\n")
-	for i := range depth {
-		fmt.Fprintf(&b, "Content-Type: multipart/mixed; boundary=b%d\n\n--b%d\n", i, i)
-	}
-	b.WriteString("Content-Type: text/plain\n\nhello\n")
-	for i := depth - 1; i >= 0; i-- {
-		fmt.Fprintf(&b, "--b%d--\n", i)
-	}
-	return []byte(b.String())
-}
-
-// flatEmail is a message of one multipart with n parts, attachments or
-// inline text.
-func flatEmail(n int, attachments bool) []byte {
-	var b strings.Builder
-	b.WriteString("From: a@example.com\nSubject: many\nMIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=sep\n\n")
-	for i := range n {
-		b.WriteString("--sep\n")
-		if attachments {
-			fmt.Fprintf(&b, "Content-Type: text/csv\nContent-Disposition: attachment; filename=f%d.csv\n\na,b\n", i)
-		} else {
-			fmt.Fprintf(&b, "Content-Type: text/plain\n\npart %d\n", i)
-		}
-	}
-	b.WriteString("--sep--\n")
-	return []byte(b.String())
-}
-
-// foldedLines is a file whose property name is folded over physical lines
-// of 16 bytes, up to about size bytes, between head and tail.
-func foldedLines(head, name, tail string, size int) []byte {
-	var b strings.Builder
-	b.WriteString(head)
-	b.WriteString(name + ":start\n")
-	for b.Len() < size-len(tail)-17 {
-		b.WriteString(" 0123456789abcde\n")
-	}
-	b.WriteString(tail)
-	return []byte(b.String())
-}
-
-func foldedVCard(size int) []byte {
-	return foldedLines("BEGIN:VCARD\nVERSION:3.0\nFN:Ada Lovelace\n", "NOTE", "END:VCARD\n", size)
-}
-
-func foldedICS(size int) []byte {
-	return foldedLines("BEGIN:VCALENDAR\nVERSION:2.0\nBEGIN:VEVENT\nUID:1\nSUMMARY:x\nDTSTART:20260301T100000Z\n",
-		"DESCRIPTION", "END:VEVENT\nEND:VCALENDAR\n", size)
-}
-
-// wideCSV is a header of cols columns and one row.
-func wideCSV(cols int) []byte {
-	row := strings.Repeat("x,", cols-1) + "x\n"
-	return []byte(row + row)
-}
-
 func interpretDoc(t *testing.T, mime string, data []byte) (Result, error) {
 	t.Helper()
 	return NewSet(Config{}).Interpret(t.Context(), Document{Data: data, MimeType: mime, Filename: "hostile"})
@@ -121,18 +61,18 @@ func wantLinear(t *testing.T, small, large func()) {
 }
 
 func TestDeepMIMENesting(t *testing.T) {
-	_, err := interpretDoc(t, "message/rfc822", nestedEmail(20_000))
+	_, err := interpretDoc(t, "message/rfc822", interprettest.NestedEmail(20_000))
 	wantTooComplex(t, err, limitMIMEDepth)
 
-	small, large := nestedEmail(10_000), nestedEmail(20_000)
+	small, large := interprettest.NestedEmail(10_000), interprettest.NestedEmail(20_000)
 	wantLinear(t,
 		func() { _, _ = interpretEmail(Document{Data: small}) },
 		func() { _, _ = interpretEmail(Document{Data: large}) })
 
-	_, err = interpretDoc(t, "message/rfc822", nestedEmail(maxMIMEDepth+1))
+	_, err = interpretDoc(t, "message/rfc822", interprettest.NestedEmail(maxMIMEDepth+1))
 	wantTooComplex(t, err, limitMIMEDepth)
 
-	r, err := interpretDoc(t, "message/rfc822", nestedEmail(maxMIMEDepth))
+	r, err := interpretDoc(t, "message/rfc822", interprettest.NestedEmail(maxMIMEDepth))
 	if err != nil {
 		t.Fatalf("%d levels: %v", maxMIMEDepth, err)
 	}
@@ -142,22 +82,22 @@ func TestDeepMIMENesting(t *testing.T) {
 }
 
 func TestEmailPartBudgets(t *testing.T) {
-	r, err := interpretDoc(t, "message/rfc822", flatEmail(maxAttachments, true))
+	r, err := interpretDoc(t, "message/rfc822", interprettest.FlatEmail(maxAttachments, true))
 	if err != nil || len(r.Attachments) != maxAttachments {
 		t.Fatalf("%d attachments: %d read, %v", maxAttachments, len(r.Attachments), err)
 	}
-	_, err = interpretDoc(t, "message/rfc822", flatEmail(maxAttachments+1, true))
+	_, err = interpretDoc(t, "message/rfc822", interprettest.FlatEmail(maxAttachments+1, true))
 	wantTooComplex(t, err, limitAttachments)
 
-	if _, err := interpretDoc(t, "message/rfc822", flatEmail(maxMIMEParts, false)); err != nil {
+	if _, err := interpretDoc(t, "message/rfc822", interprettest.FlatEmail(maxMIMEParts, false)); err != nil {
 		t.Fatalf("%d parts: %v", maxMIMEParts, err)
 	}
-	_, err = interpretDoc(t, "message/rfc822", flatEmail(maxMIMEParts+1, false))
+	_, err = interpretDoc(t, "message/rfc822", interprettest.FlatEmail(maxMIMEParts+1, false))
 	wantTooComplex(t, err, limitMIMEParts)
 }
 
 func TestFoldedVCard(t *testing.T) {
-	data := foldedVCard(1 << 20)
+	data := interprettest.FoldedVCard(1 << 20)
 	// The interpreter itself, which unfolds the whole value (Parse then
 	// cuts it to maxValueBytes: TestLongValuesAreClipped).
 	r, err := interpretVCard(Document{Data: data})
@@ -175,19 +115,19 @@ func TestFoldedVCard(t *testing.T) {
 	if rg := r.Records[0].Range; rg.Start != 1 || rg.End != int64(strings.Count(string(data), "\n")) {
 		t.Fatalf("range %+v", rg)
 	}
-	small, large := foldedVCard(256<<10), foldedVCard(512<<10)
+	small, large := interprettest.FoldedVCard(256<<10), interprettest.FoldedVCard(512<<10)
 	wantLinear(t,
 		func() { _, _ = interpretVCard(Document{Data: small}) },
 		func() { _, _ = interpretVCard(Document{Data: large}) })
 }
 
 func TestFoldedICS(t *testing.T) {
-	_, err := interpretDoc(t, "text/calendar", foldedICS(2<<20))
+	_, err := interpretDoc(t, "text/calendar", interprettest.FoldedICS(2<<20))
 	wantTooComplex(t, err, limitLineBytes)
 
 	// The longest description within the budget: 15 bytes a fold.
 	folds := (maxContentLineBytes - len("DESCRIPTION:start")) / 15
-	data := foldedICS(len(foldedICS(0)) + 17*folds + 17)
+	data := interprettest.FoldedICS(len(interprettest.FoldedICS(0)) + 17*folds + 17)
 	if got := strings.Count(string(data), "\n 0123456789abcde"); got != folds {
 		t.Fatalf("%d folds, want %d", got, folds)
 	}
@@ -201,7 +141,7 @@ func TestFoldedICS(t *testing.T) {
 	over := strings.Replace(string(data), "END:VEVENT", " 0123456789abcde\nEND:VEVENT", 1)
 	_, err = interpretDoc(t, "text/calendar", []byte(over))
 	wantTooComplex(t, err, limitLineBytes)
-	small, large := foldedICS(256<<10), foldedICS(512<<10)
+	small, large := interprettest.FoldedICS(256<<10), interprettest.FoldedICS(512<<10)
 	wantLinear(t,
 		func() { _, _ = interpretICS(Document{Data: small}) },
 		func() { _, _ = interpretICS(Document{Data: large}) })
@@ -220,13 +160,13 @@ func TestContentLineBudgets(t *testing.T) {
 }
 
 func TestTableBudgets(t *testing.T) {
-	_, err := interpretDoc(t, "text/csv", wideCSV(1_000_000))
+	_, err := interpretDoc(t, "text/csv", interprettest.WideCSV(1_000_000))
 	wantTooComplex(t, err, limitColumns)
 
-	if _, err := interpretDoc(t, "text/csv", wideCSV(maxTableColumns)); err != nil {
+	if _, err := interpretDoc(t, "text/csv", interprettest.WideCSV(maxTableColumns)); err != nil {
 		t.Fatalf("%d columns: %v", maxTableColumns, err)
 	}
-	_, err = interpretDoc(t, "text/csv", wideCSV(maxTableColumns+1))
+	_, err = interpretDoc(t, "text/csv", interprettest.WideCSV(maxTableColumns+1))
 	wantTooComplex(t, err, limitColumns)
 
 	// A wide row under a narrow header, and a quoted delimiter that is not
@@ -415,8 +355,8 @@ func fuzzInterpreter(f *testing.F, read func(Document) (Result, error), seeds ..
 func FuzzEmail(f *testing.F) {
 	fuzzInterpreter(f, interpretEmail,
 		interprettest.SampleEmail,
-		string(nestedEmail(3)),
-		string(flatEmail(3, true)),
+		string(interprettest.NestedEmail(3)),
+		string(interprettest.FlatEmail(3, true)),
 		"From: a@b.c\nContent-Type: multipart/alternative; boundary=x\n\n--x\nContent-Type: text/html\n\n<p>hi</p>\n--x--\n",
 		"Subject: =?utf-8?q?caf=C3=A9?=\nContent-Transfer-Encoding: base64\n\naGVsbG8=\n",
 	)
@@ -455,13 +395,13 @@ func BenchmarkHostile(b *testing.B) {
 		read func(Document) (Result, error)
 		data []byte
 	}{
-		{"eml-5k-levels", interpretEmail, nestedEmail(5_000)},
-		{"eml-10k-levels", interpretEmail, nestedEmail(10_000)},
-		{"eml-20k-levels", interpretEmail, nestedEmail(20_000)},
-		{"vcf-1MB-folded", interpretVCard, foldedVCard(1 << 20)},
-		{"ics-2MB-folded", interpretICS, foldedICS(2 << 20)},
-		{"ics-1MB-folded", interpretICS, foldedICS(1 << 20)},
-		{"csv-1M-columns", interpretCSV, wideCSV(1_000_000)},
+		{"eml-5k-levels", interpretEmail, interprettest.NestedEmail(5_000)},
+		{"eml-10k-levels", interpretEmail, interprettest.NestedEmail(10_000)},
+		{"eml-20k-levels", interpretEmail, interprettest.NestedEmail(20_000)},
+		{"vcf-1MB-folded", interpretVCard, interprettest.FoldedVCard(1 << 20)},
+		{"ics-2MB-folded", interpretICS, interprettest.FoldedICS(2 << 20)},
+		{"ics-1MB-folded", interpretICS, interprettest.FoldedICS(1 << 20)},
+		{"csv-1M-columns", interpretCSV, interprettest.WideCSV(1_000_000)},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			b.SetBytes(int64(len(c.data)))
