@@ -393,7 +393,19 @@ func (s *Service) FieldProvenance(ctx context.Context, c Caller, id, field strin
 		out = FieldProvenance{Field: field, Value: e.Snapshot[field], Observation: o, Source: src}
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return FieldProvenance{}, err
+	}
+	srcs, err := s.redactSources(ctx, c, []graph.Source{out.Source})
+	if err != nil {
+		return FieldProvenance{}, err
+	}
+	if len(srcs) == 1 {
+		out.Source = srcs[0]
+	} else {
+		out.Source = graph.Source{ID: out.Source.ID, UserID: out.Source.UserID, Kind: out.Source.Kind}
+	}
+	return out, nil
 }
 
 // TimelineQuery selects timeline events.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 
 	"github.com/cairnkg/cairn/graph"
 )
@@ -96,4 +97,63 @@ func int64Of(v any) int64 {
 		return i
 	}
 	return 0
+}
+
+// fileOfSource is the id of the stored file a source is, or that a batch
+// interpreted from one names in its provenance; "" for any other source.
+func fileOfSource(src graph.Source) string {
+	if src.Kind == graph.SourceFile {
+		return src.ID
+	}
+	if f, ok := src.Provenance["file"].(map[string]any); ok {
+		id, _ := f["source_id"].(string)
+		return id
+	}
+	return ""
+}
+
+// sourceReadable reports whether the caller may see what a source says of
+// the file it is or was interpreted from (its name, its hash, the job that
+// read it): only with every type the file was found to hold
+// (Options.SourceTypes), as for the file itself.
+func (s *Service) sourceReadable(ctx context.Context, c Caller, src graph.Source) (bool, error) {
+	id := fileOfSource(src)
+	if id == "" || s.sourceTypes == nil || c.Allowed == nil {
+		return true, nil
+	}
+	types, err := s.sourceTypes(ctx, c.UserID, id)
+	if err != nil {
+		return false, err
+	}
+	return c.MayReadAll(types), nil
+}
+
+// withoutFile is a batch source without what names the file it was
+// interpreted from.
+func withoutFile(src graph.Source) graph.Source {
+	p := maps.Clone(src.Provenance)
+	for _, k := range []string{"file", "interpretation", "ranges", "source_refs"} {
+		delete(p, k)
+	}
+	src.Provenance = p
+	return src
+}
+
+// redactSources applies consent on files to sources a read returns: a file
+// the caller may not read is left out, and a batch interpreted from one
+// loses what names it.
+func (s *Service) redactSources(ctx context.Context, c Caller, srcs []graph.Source) ([]graph.Source, error) {
+	out := srcs[:0:0]
+	for _, src := range srcs {
+		ok, err := s.sourceReadable(ctx, c, src)
+		switch {
+		case err != nil:
+			return nil, err
+		case ok:
+			out = append(out, src)
+		case src.Kind != graph.SourceFile:
+			out = append(out, withoutFile(src))
+		}
+	}
+	return out, nil
 }

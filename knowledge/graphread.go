@@ -305,7 +305,25 @@ func (s *Service) Neighborhood(ctx context.Context, c Caller, q NeighborhoodQuer
 		}
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return Neighborhood{}, err
+	}
+	// Consent on files: a file the caller may not read is not there, and
+	// a batch interpreted from one does not name it.
+	if out.Source != nil {
+		srcs, err := s.redactSources(ctx, c, []graph.Source{*out.Source})
+		if err != nil {
+			return Neighborhood{}, err
+		}
+		if len(srcs) == 0 {
+			return Neighborhood{}, &NotFoundError{Kind: ErrSourceNotFound, ID: q.NodeID}
+		}
+		out.Source = &srcs[0]
+	}
+	if out.Sources, err = s.redactSources(ctx, c, out.Sources); err != nil {
+		return Neighborhood{}, err
+	}
+	return out, nil
 }
 
 // Pattern is a query_graph pattern: entities of a type whose snapshot field

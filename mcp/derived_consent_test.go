@@ -149,3 +149,44 @@ func TestAttachmentsCountAgainstTheUploadLimit(t *testing.T) {
 		t.Fatalf("job = %v, want succeeded with costs.csv refused", job)
 	}
 }
+
+// What a source says of the file it came from (its name, its hash, the job
+// that read it) follows the file's consent too: a contact read from an
+// e-mail, which was found to hold contacts and a note, shows an agent that
+// may read contacts and not notes its values, but not the e-mail's name,
+// in its provenance and its neighbourhood, and the e-mail's source is not
+// there for it.
+func TestProvenanceDoesNotNameAnUnreadableFile(t *testing.T) {
+	e := newEnv(t)
+	out, merr := e.callAs(t, e.owner, "store", map[string]any{"file_content": base64.StdEncoding.EncodeToString([]byte(interprettest.SampleEmail)),
+		"mime_type": "message/rfc822", "original_filename": "secret-plans.eml"})
+	if merr != nil {
+		t.Fatal(merr)
+	}
+	email := out["source_id"].(string)
+	waitJobDone(t, e, e.owner, out["job_id"].(string))
+	ada := e.mustCall(t, "retrieve_entity_by_identifier", map[string]any{"identifier": "ada@example.com"})["entities"].([]any)[0].(map[string]any)["id"]
+	noNotes, _ := e.agent(t, e.owner.UserID, "no-notes", [3]string{"read", "*", "allow"}, [3]string{"read", "entities/note", "deny"})
+
+	prov := func(p consent.Principal) string {
+		out, merr := e.callAs(t, p, "retrieve_field_provenance", map[string]any{"entity_id": ada, "field": "email"})
+		if merr != nil {
+			t.Fatal(merr)
+		}
+		raw, _ := json.Marshal(out)
+		return string(raw)
+	}
+	if got := prov(e.owner); !strings.Contains(got, "secret-plans.eml") {
+		t.Fatalf("the owner's provenance misses the file: %s", got)
+	}
+	if got := prov(noNotes); strings.Contains(got, "secret-plans.eml") || !strings.Contains(got, "ada@example.com") {
+		t.Errorf("an agent denied notes: %s, want the value without the e-mail's name", got)
+	}
+	hood, merr := e.callAs(t, noNotes, "retrieve_graph_neighborhood", map[string]any{"node_id": ada})
+	if raw, _ := json.Marshal(hood); merr != nil || strings.Contains(string(raw), "secret-plans.eml") {
+		t.Errorf("the contact's neighbourhood: %s, %v; want no e-mail name", raw, merr)
+	}
+	if _, merr := e.callAs(t, noNotes, "retrieve_graph_neighborhood", map[string]any{"node_id": email, "node_type": "source"}); merr == nil || merr.Body.Code != mcp.CodeSourceNotFound {
+		t.Errorf("the e-mail's source node: %v, want %s", merr, mcp.CodeSourceNotFound)
+	}
+}
