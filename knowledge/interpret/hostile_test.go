@@ -386,6 +386,41 @@ func FuzzCSV(f *testing.F) {
 	)
 }
 
+func FuzzJSON(f *testing.F) {
+	fuzzInterpreter(f, interpretJSON,
+		`[{"name":"Ada","email":"a@b.c"},{"name":"Bo","phone":"+1"}]`,
+		`{"items":[{"date":"2026-03-01","amount":-1.5,"description":"x"}]}`,
+		`[{"entity_type":"person","name":"x","tags":["a",{"b":null}]}]`,
+	)
+}
+
+// FuzzText reads free text (the note, and an invoice where one is
+// labelled), as Parse does for text/plain.
+func FuzzText(f *testing.F) {
+	fuzzInterpreter(f, func(d Document) (Result, error) {
+		d.MimeType = "text/plain"
+		return Parse(d)
+	},
+		"# Plans\nFuel and fins.\n",
+		"Invoice number: INV-900\nVendor: Initech\nTotal: 777.00 EUR\nDate: 2026-03-05\nDue date: 2026-04-04\n",
+		"\x00\xff\u2028 Invoice No INV-\n",
+	)
+}
+
+// FuzzDOCX reads a DOCX's text (archive/zip and encoding/xml), as Parse
+// does in the worker; a PDF's library is not fuzzed in process, since a
+// hostile PDF can hang it (the worker's timeout is what bounds it:
+// TestSelfReferencingPDFStopsAtTimeout).
+func FuzzDOCX(f *testing.F) {
+	fuzzInterpreter(f, func(d Document) (Result, error) {
+		d.MimeType = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+		return Parse(d)
+	},
+		string(interprettest.MakeDOCX("Analytical Engines Ltd", "Invoice No: INV-7", "Total: EUR 980.00")),
+		string(interprettest.MakeDOCX()),
+	)
+}
+
 // BenchmarkHostile reads the hostile files of issue #34 at full scale
 // (before the fix: 5k nested multiparts 6.7 s, 10k 25.8 s, a 1 MB vCard
 // 7.6 s, a 2 MB calendar 65 s). Run it with -benchtime=1x -benchmem.
