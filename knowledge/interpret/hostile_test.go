@@ -408,9 +408,8 @@ func FuzzText(f *testing.F) {
 }
 
 // FuzzDOCX reads a DOCX's text (archive/zip and encoding/xml), as Parse
-// does in the worker; a PDF's library is not fuzzed in process, since a
-// hostile PDF can hang it (the worker's timeout is what bounds it:
-// TestSelfReferencingPDFStopsAtTimeout).
+// does in the worker. A PDF's library is fuzzed in worker processes
+// instead (isolate's FuzzPDF), since a hostile PDF can hang it.
 func FuzzDOCX(f *testing.F) {
 	fuzzInterpreter(f, func(d Document) (Result, error) {
 		d.MimeType = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"

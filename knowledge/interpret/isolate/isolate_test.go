@@ -173,3 +173,25 @@ func wantLimit(t *testing.T, err error, limit string) {
 		t.Errorf("the message %q does not name the limit %q", err, limit)
 	}
 }
+
+// FuzzPDF feeds fuzzed PDFs to the PDF library in worker processes, as the
+// service does: the library may loop (the self-referencing page tree) or
+// crash, and each parse must still end within its timeout with a result or
+// an error, never take the test process with it.
+func FuzzPDF(f *testing.F) {
+	f.Add(interprettest.MakePDF("Analytical Engines Ltd", "INVOICE", "Invoice No: INV-7", "Total: EUR 980.00"))
+	f.Add(isolatetest.SelfReferencingPDF())
+	f.Add([]byte("%PDF-1.4 broken"))
+	const timeout = 2 * time.Second
+	r := isolate.New(isolatetest.Options(isolate.Options{Timeout: timeout}))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		start := time.Now()
+		res, err := r.Parse(t.Context(), interpret.Document{Filename: "fuzz.pdf", MimeType: "application/pdf", Data: data})
+		if d := time.Since(start); d > timeout+10*time.Second {
+			t.Fatalf("the parse took %s, past its %s timeout", d, timeout)
+		}
+		if err == nil && len(res.Text) > interpret.MaxResultText {
+			t.Fatalf("text of %d bytes", len(res.Text))
+		}
+	})
+}
