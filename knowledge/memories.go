@@ -470,7 +470,13 @@ func (s *Service) MemoryCollections(ctx context.Context, c Caller) ([]vector.Col
 	if s.memories == nil {
 		return nil, ErrMemoriesUnavailable
 	}
-	all, err := s.memories.Collections(ctx, c.UserID)
+	types, err := s.memoryReadableTypes(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	// The counts leave out the memories the caller may not read (those of
+	// files holding types it may not read), as searches do.
+	all, err := s.memories.Collections(ctx, c.UserID, types)
 	if err != nil {
 		return nil, err
 	}

@@ -95,6 +95,22 @@ func TestDerivedDataFollowsConsent(t *testing.T) {
 				t.Errorf("snoop %s %v shows %v: %v", r.tool, r.args, l, out)
 			}
 		}
+		// The files collection counts for snoop only the plain note's text.
+		filesCount := func(p consent.Principal) any {
+			ctx, merr := e.callAs(t, p, "get_user_context", map[string]any{})
+			if merr != nil {
+				t.Fatal(merr)
+			}
+			for _, c := range ctx["memories"].(map[string]any)["collections"].([]any) {
+				if c.(map[string]any)["name"] == "files" {
+					return c.(map[string]any)["count"]
+				}
+			}
+			return nil
+		}
+		if got, all := filesCount(snoop), filesCount(accountant); got != 1.0 || all != 3.0 {
+			t.Errorf("the files collection counts %v memories for snoop and %v for the accountant, want 1 and 3", got, all)
+		}
 		job, _ := e.callAs(t, snoop, "get_job", map[string]any{"job_id": csvJob})
 		if job["status"] != "succeeded" || !strings.Contains(job["result"].(map[string]any)["withheld"].(string), "withheld") {
 			t.Errorf("snoop's view of the invoice job = %v, want its status and no details", job)

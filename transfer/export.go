@@ -363,7 +363,7 @@ func exportFile(ctx context.Context, b *blob.Bucket, ew *exportWriter, f files.F
 }
 
 func exportMemories(ctx context.Context, ms *vector.Store, ew *exportWriter, userID string, opts ExportOptions) error {
-	colls, err := ms.Collections(ctx, userID)
+	colls, err := ms.Collections(ctx, userID, nil)
 	if err != nil {
 		return err
 	}

@@ -44,8 +44,10 @@ type Driver interface {
 	// directions, ties by id ascending), and how many rows pass it.
 	List(ctx context.Context, q ListQuery) ([]Memory, int, error)
 	// Collections returns the user's collections that have a space, with
-	// their memory counts, by name.
-	Collections(ctx context.Context, userID string) ([]Collection, error)
+	// their memory counts, by name. readableTypes, when non-nil, counts
+	// only the memories whose Types are all among them, as
+	// Filter.ReadableTypes admits them.
+	Collections(ctx context.Context, userID string, readableTypes []string) ([]Collection, error)
 	// AllCollections returns every user's collections that have a space,
 	// ordered by user, then name, for maintenance commands.
 	AllCollections(ctx context.Context) ([]UserCollection, error)

@@ -203,9 +203,11 @@ func (s *Store) Vectors(ctx context.Context, userID string, ids []string) (map[s
 	return s.d.Embeddings(ctx, userID, ids)
 }
 
-// Collections returns the user's collections with their counts and spaces.
-func (s *Store) Collections(ctx context.Context, userID string) ([]Collection, error) {
-	return s.d.Collections(ctx, userID)
+// Collections returns the user's collections with their counts and spaces;
+// readableTypes, when non-nil, counts only the memories a caller who may
+// read those entity types reads (Filter.ReadableTypes).
+func (s *Store) Collections(ctx context.Context, userID string, readableTypes []string) ([]Collection, error) {
+	return s.d.Collections(ctx, userID, readableTypes)
 }
 
 // Search runs q: a hybrid search when q.Text is set, else a listing.

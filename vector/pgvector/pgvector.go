@@ -409,10 +409,15 @@ func (d *Driver) List(ctx context.Context, q vector.ListQuery) ([]vector.Memory,
 }
 
 // Collections implements vector.Driver.
-func (d *Driver) Collections(ctx context.Context, userID string) ([]vector.Collection, error) {
+func (d *Driver) Collections(ctx context.Context, userID string, readableTypes []string) ([]vector.Collection, error) {
+	var readable any // NULL: every memory counts
+	if readableTypes != nil {
+		readable = readableTypes
+	}
 	rows, err := d.pool.Query(ctx, `SELECT s.collection, s.embedder, s.dimension,
-		(SELECT count(*) FROM memories m WHERE m.user_id = s.user_id AND m.collection = s.collection)
-		FROM memory_spaces s WHERE s.user_id = $1 ORDER BY s.collection`, userID)
+		(SELECT count(*) FROM memories m WHERE m.user_id = s.user_id AND m.collection = s.collection
+			AND ($2::text[] IS NULL OR m.types <@ $2::text[]))
+		FROM memory_spaces s WHERE s.user_id = $1 ORDER BY s.collection`, userID, readable)
 	if err != nil {
 		return nil, fmt.Errorf("vector/pgvector: collections: %w", err)
 	}

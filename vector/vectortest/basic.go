@@ -160,7 +160,7 @@ func testSpaces(t *testing.T, h Harness) {
 		t.Errorf("an empty collection returned %d hits", len(res.Hits))
 	}
 
-	cols, err := s.Collections(t.Context(), alice)
+	cols, err := s.Collections(t.Context(), alice, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +191,7 @@ func testConcurrentFirstSave(t *testing.T, h Harness) {
 			t.Errorf("save %d: %v", i, err)
 		}
 	}
-	cols, err := s.Collections(t.Context(), alice)
+	cols, err := s.Collections(t.Context(), alice, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +225,7 @@ func testUserIsolation(t *testing.T, h Harness) {
 	if len(res.Hits) != 0 {
 		t.Errorf("a tag only bob uses matched alice's rows: %v", hitIDs(res.Hits))
 	}
-	cols, _ := s.Collections(t.Context(), bob)
+	cols, _ := s.Collections(t.Context(), bob, nil)
 	if len(cols) != 1 || cols[0].Count != 1 {
 		t.Errorf("bob's collections = %+v, want one memory", cols)
 	}

@@ -84,7 +84,7 @@ func testEntities(t *testing.T, h Harness) {
 	}
 
 	// Embeddings are not memories.
-	if cols, err := mem.Collections(ctx, alice); err != nil || len(cols) != 0 {
+	if cols, err := mem.Collections(ctx, alice, nil); err != nil || len(cols) != 0 {
 		t.Errorf("memory collections of a user with only entity embeddings: %v, %v", cols, err)
 	}
 

@@ -54,11 +54,11 @@ func testReembed(t *testing.T, h Harness) {
 		t.Errorf("Reembed of a collection without memories = %d, %v; want 0", n, err)
 	}
 
-	cols, err := s.Collections(t.Context(), alice)
+	cols, err := s.Collections(t.Context(), alice, nil)
 	if err != nil || len(cols) != 1 || cols[0].Space != small || cols[0].Count != len(saved) {
 		t.Errorf("Collections after Reembed = %+v, %v", cols, err)
 	}
-	if cols, _ := s.Collections(t.Context(), bob); len(cols) != 1 || cols[0].Space != testSpace {
+	if cols, _ := s.Collections(t.Context(), bob, nil); len(cols) != 1 || cols[0].Space != testSpace {
 		t.Errorf("bob's collection of the same name changed: %+v", cols)
 	}
 	got, err := s.Get(t.Context(), alice, []string{saved[0].ID, saved[29].ID})

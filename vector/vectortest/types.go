@@ -59,6 +59,17 @@ func testTypes(t *testing.T, h Harness) {
 	}
 	getTypes("after Save")
 
+	// A collection's count counts what the readable types admit.
+	for _, tc := range []struct {
+		readable []string
+		want     int
+	}{{nil, 4}, {[]string{"note"}, 2}, {[]string{"invoice", "note"}, 4}, {[]string{}, 1}, {[]string{"other"}, 1}} {
+		cols, err := s.Collections(t.Context(), alice, tc.readable)
+		if err != nil || len(cols) != 1 || cols[0].Count != tc.want {
+			t.Errorf("Collections with readable types %q = %+v, %v; want one collection of %d", tc.readable, cols, err, tc.want)
+		}
+	}
+
 	list := func(readable []string) vector.Result {
 		t.Helper()
 		return search(t, s, vector.Query{Filter: vector.Filter{UserID: alice, Collections: []string{"s"}, ReadableTypes: readable}})
