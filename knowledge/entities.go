@@ -317,13 +317,7 @@ func (s *Service) readableTypes(ctx context.Context, tx *graph.Tx, c Caller) ([]
 	}
 	all := append(set.Types(), have...)
 	slices.Sort(all)
-	out := []string{}
-	for _, t := range slices.Compact(all) {
-		if c.readable(t) {
-			out = append(out, t)
-		}
-	}
-	return out, nil
+	return c.readableOf(slices.Compact(all)), nil
 }
 
 // EntitiesByIdentifier returns the readable entities whose name or an

@@ -63,7 +63,7 @@ type FileOrigin struct {
 // stored (its provenance names the file and, in the order of the batch's
 // observations, their ranges); ok is false for any other source.
 func OriginOf(src graph.Source, observationID string) (FileOrigin, bool) {
-	file, ok := src.Provenance["file"].(map[string]any)
+	file, ok := fileProvenance(src)
 	if !ok {
 		return FileOrigin{}, false
 	}
@@ -99,13 +99,21 @@ func int64Of(v any) int64 {
 	return 0
 }
 
+// fileProvenance is what a batch the files package stored says of the
+// file it was interpreted from (source_id, filename, content_hash,
+// mime_type); ok is false for any other source.
+func fileProvenance(src graph.Source) (file map[string]any, ok bool) {
+	file, ok = src.Provenance["file"].(map[string]any)
+	return file, ok
+}
+
 // fileOfSource is the id of the stored file a source is, or that a batch
 // interpreted from one names in its provenance; "" for any other source.
 func fileOfSource(src graph.Source) string {
 	if src.Kind == graph.SourceFile {
 		return src.ID
 	}
-	if f, ok := src.Provenance["file"].(map[string]any); ok {
+	if f, ok := fileProvenance(src); ok {
 		id, _ := f["source_id"].(string)
 		return id
 	}

@@ -257,13 +257,7 @@ func (s *Service) memoryReadableTypes(ctx context.Context, c Caller) ([]string, 
 	if err != nil {
 		return nil, err
 	}
-	out := []string{}
-	for _, t := range set.Types() {
-		if c.readable(t) {
-			out = append(out, t)
-		}
-	}
-	return out, nil
+	return c.readableOf(set.Types()), nil
 }
 
 // checkLinks verifies that linked entities and source exist for the

@@ -590,6 +590,12 @@ type RelationshipTypeError struct {
 }
 
 func (e *RelationshipTypeError) Error() string {
+	if !graph.ValidRelationshipTypeName(e.Type) {
+		// Any well-formed name is the user's on first use: what is
+		// refused is the name itself.
+		return fmt.Sprintf("relationship type %q is not a valid name: upper-case letters, digits and underscores, starting with a letter, "+
+			"at most 64 characters, and not one of Cairn's own (PRODUCED, OBSERVES, IDENTIFIED_BY, HAS_EVENT)", truncate(e.Type, 64))
+	}
 	return fmt.Sprintf("unknown relationship type %q", truncate(e.Type, 64))
 }
 

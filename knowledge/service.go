@@ -182,6 +182,17 @@ func (c Caller) May(action Action, resource string) bool {
 
 func (c Caller) readable(entityType string) bool { return c.May(Read, EntityResource(entityType)) }
 
+// readableOf returns those of types the caller may read, in their order.
+func (c Caller) readableOf(types []string) []string {
+	out := []string{}
+	for _, t := range types {
+		if c.readable(t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 // MayReadAll reports whether the caller may read entities of every one of
 // types: the test a record derived from a source passes before the caller
 // sees it, types being what the source was found to hold (an invoice's

@@ -423,16 +423,14 @@ func (d *Driver) page(ctx context.Context, q vector.ListQuery, form seqForm) ([]
 
 // Collections implements vector.Driver.
 func (d *Driver) Collections(ctx context.Context, userID string, readableTypes []string) ([]vector.Collection, error) {
-	var readable any // NULL: every memory counts
+	// Arguments bind in the order of their ?: the count's first.
+	counted, args := "", []any{userID}
 	if readableTypes != nil {
-		b, _ := json.Marshal(readableTypes)
-		readable = string(b)
+		counted, args = " AND "+typesReadable, []any{readableArg(readableTypes), userID}
 	}
 	rows, err := d.db.Read.QueryContext(ctx, `SELECT s.collection, s.embedder, s.dimension,
-		(SELECT count(*) FROM memories m WHERE m.user_id = s.user_id AND m.collection = s.collection
-			AND (?2 IS NULL OR m.types = '[]' OR NOT EXISTS (SELECT 1 FROM json_each(m.types) t
-				WHERE t.value NOT IN (SELECT r.value FROM json_each(?2) r))))
-		FROM memory_spaces s WHERE s.user_id = ?1 ORDER BY s.collection`, userID, readable)
+		(SELECT count(*) FROM memories m WHERE m.user_id = s.user_id AND m.collection = s.collection`+counted+`)
+		FROM memory_spaces s WHERE s.user_id = ? ORDER BY s.collection`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("vector/embedded: collections: %w", err)
 	}

@@ -91,15 +91,23 @@ func filterConds(f vector.Filter, form seqForm) ([]string, []any) {
 		args = append(args, v)
 	}
 	if f.ReadableTypes != nil {
-		// Every type of the memory is readable. The readable types are one
-		// JSON argument, however many there are; an untyped memory (stored
-		// as exactly '[]') passes without reading its types.
-		conds = append(conds, `(m.types = '[]' OR NOT EXISTS (SELECT 1 FROM json_each(m.types) t
-			WHERE t.value NOT IN (SELECT r.value FROM json_each(?) r)))`)
-		readable, _ := json.Marshal(f.ReadableTypes)
-		args = append(args, string(readable))
+		conds = append(conds, typesReadable)
+		args = append(args, readableArg(f.ReadableTypes))
 	}
 	return conds, args
+}
+
+// typesReadable is the condition that every type of memory m is readable
+// (Filter.ReadableTypes), with one argument, readableArg's: the readable
+// types are one JSON argument, however many there are, and an untyped
+// memory (stored as exactly '[]') passes without reading its types.
+const typesReadable = `(m.types = '[]' OR NOT EXISTS (SELECT 1 FROM json_each(m.types) t
+	WHERE t.value NOT IN (SELECT r.value FROM json_each(?) r)))`
+
+// readableArg is typesReadable's argument.
+func readableArg(types []string) string {
+	b, _ := json.Marshal(types)
+	return string(b)
 }
 
 // countQuery counts the memories f keeps. With a tag or entity filter, the
