@@ -8,11 +8,11 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/cairnkg/cairn/knowledge"
+	"github.com/cairnkg/cairn/knowledge/schema"
 )
 
 // The Store keeps the schema registry for the knowledge service.
-var _ knowledge.SchemaStore = (*Store)(nil)
+var _ schema.Store = (*Store)(nil)
 
 // schemaLock serialises the writers of the schema registry on PostgreSQL
 // (a version's seq is the owner's last plus one); SQLite's write lock does
@@ -21,8 +21,8 @@ const schemaLock int64 = 0x736368656d61
 
 const schemaVersionColumns = `id, owner_id, entity_type, version, seq, definition, active, created_at, created_by`
 
-func scanSchemaVersion(row interface{ Scan(...any) error }) (knowledge.SchemaVersion, error) {
-	var v knowledge.SchemaVersion
+func scanSchemaVersion(row interface{ Scan(...any) error }) (schema.Version, error) {
+	var v schema.Version
 	var def string
 	var active int
 	var created int64
@@ -30,7 +30,7 @@ func scanSchemaVersion(row interface{ Scan(...any) error }) (knowledge.SchemaVer
 		return v, err
 	}
 	v.Active, v.CreatedAt = active == 1, fromMicros(sql.NullInt64{Int64: created, Valid: true})
-	v.Schema = &knowledge.Schema{}
+	v.Schema = &schema.Schema{}
 	if err := json.Unmarshal([]byte(def), v.Schema); err != nil {
 		return v, fmt.Errorf("schema %s: %w", v.ID, err)
 	}
@@ -38,13 +38,13 @@ func scanSchemaVersion(row interface{ Scan(...any) error }) (knowledge.SchemaVer
 	return v, nil
 }
 
-func (s *Store) schemaVersions(ctx context.Context, q string, args ...any) ([]knowledge.SchemaVersion, error) {
+func (s *Store) schemaVersions(ctx context.Context, q string, args ...any) ([]schema.Version, error) {
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, wrap("list schemas", err)
 	}
 	defer rows.Close()
-	var out []knowledge.SchemaVersion
+	var out []schema.Version
 	for rows.Next() {
 		v, err := scanSchemaVersion(rows)
 		if err != nil {
@@ -55,27 +55,27 @@ func (s *Store) schemaVersions(ctx context.Context, q string, args ...any) ([]kn
 	return out, wrap("list schemas", rows.Err())
 }
 
-// ActiveSchemas implements knowledge.SchemaStore.
-func (s *Store) ActiveSchemas(ctx context.Context, userID string) ([]knowledge.SchemaVersion, error) {
+// ActiveSchemas implements schema.Store.
+func (s *Store) ActiveSchemas(ctx context.Context, userID string) ([]schema.Version, error) {
 	return s.schemaVersions(ctx, `SELECT `+schemaVersionColumns+` FROM schema_versions
 		WHERE active = 1 AND owner_id IN ('', $1) ORDER BY owner_id, entity_type`, userID)
 }
 
-// SchemaVersions implements knowledge.SchemaStore.
-func (s *Store) SchemaVersions(ctx context.Context, owner, entityType string) ([]knowledge.SchemaVersion, error) {
+// SchemaVersions implements schema.Store.
+func (s *Store) SchemaVersions(ctx context.Context, owner, entityType string) ([]schema.Version, error) {
 	return s.schemaVersions(ctx, `SELECT `+schemaVersionColumns+` FROM schema_versions
 		WHERE owner_id = $1 AND entity_type = $2 ORDER BY seq`, owner, entityType)
 }
 
-// AddSchemaVersion implements knowledge.SchemaStore: one transaction reads
+// AddSchemaVersion implements schema.Store: one transaction reads
 // the owner's last seq, switches off the active version when v is active,
 // and inserts v.
-func (s *Store) AddSchemaVersion(ctx context.Context, v knowledge.SchemaVersion) (knowledge.SchemaVersion, error) {
+func (s *Store) AddSchemaVersion(ctx context.Context, v schema.Version) (schema.Version, error) {
 	def, err := json.Marshal(v.Schema)
 	if err != nil {
 		return v, wrap("encode schema", err)
 	}
-	exists := &knowledge.SchemaError{Kind: knowledge.ErrSchemaExists, EntityType: v.EntityType, Version: v.Version, Scope: scope(v.Owner)}
+	exists := &schema.Error{Kind: schema.ErrExists, EntityType: v.EntityType, Version: v.Version, Scope: schema.ScopeOf(v.Owner)}
 	err = s.tx(ctx, schemaLock, func(tx *sql.Tx) error {
 		var n int
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM schema_versions WHERE owner_id = $1 AND entity_type = $2 AND version = $3`,
@@ -107,7 +107,7 @@ func (s *Store) AddSchemaVersion(ctx context.Context, v knowledge.SchemaVersion)
 	return v, err
 }
 
-// ActivateSchemaVersion implements knowledge.SchemaStore.
+// ActivateSchemaVersion implements schema.Store.
 func (s *Store) ActivateSchemaVersion(ctx context.Context, owner, entityType, version string) error {
 	return s.tx(ctx, schemaLock, func(tx *sql.Tx) error {
 		var n int
@@ -116,7 +116,7 @@ func (s *Store) ActivateSchemaVersion(ctx context.Context, owner, entityType, ve
 			return wrap("read schema", err)
 		}
 		if n == 0 {
-			return &knowledge.SchemaError{Kind: knowledge.ErrSchemaNotFound, EntityType: entityType, Version: version, Scope: scope(owner)}
+			return &schema.Error{Kind: schema.ErrNotFound, EntityType: entityType, Version: version, Scope: schema.ScopeOf(owner)}
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE schema_versions SET active = 0 WHERE owner_id = $1 AND entity_type = $2 AND active = 1`, owner, entityType); err != nil {
 			return wrap("deactivate schema", err)
@@ -126,8 +126,8 @@ func (s *Store) ActivateSchemaVersion(ctx context.Context, owner, entityType, ve
 	})
 }
 
-// PutRecommendations implements knowledge.SchemaStore.
-func (s *Store) PutRecommendations(ctx context.Context, rs []knowledge.Recommendation) error {
+// PutRecommendations implements schema.Store.
+func (s *Store) PutRecommendations(ctx context.Context, rs []schema.Recommendation) error {
 	return s.tx(ctx, 0, func(tx *sql.Tx) error {
 		for _, r := range rs {
 			fields, err := json.Marshal(r.Fields)
@@ -148,17 +148,17 @@ func (s *Store) PutRecommendations(ctx context.Context, rs []knowledge.Recommend
 	})
 }
 
-// Recommendations implements knowledge.SchemaStore.
-func (s *Store) Recommendations(ctx context.Context, userID, entityType string) ([]knowledge.Recommendation, error) {
+// Recommendations implements schema.Store.
+func (s *Store) Recommendations(ctx context.Context, userID, entityType string) ([]schema.Recommendation, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT id, user_id, entity_type, fields, source, confidence, reasoning, status, created_at, updated_at
 		FROM schema_recommendations WHERE user_id = $1 AND entity_type = $2 ORDER BY id`, userID, entityType)
 	if err != nil {
 		return nil, wrap("list recommendations", err)
 	}
 	defer rows.Close()
-	var out []knowledge.Recommendation
+	var out []schema.Recommendation
 	for rows.Next() {
-		var r knowledge.Recommendation
+		var r schema.Recommendation
 		var fields, status string
 		var created, updated int64
 		if err := rows.Scan(&r.ID, &r.UserID, &r.EntityType, &fields, &r.Source, &r.Confidence, &r.Reasoning, &status, &created, &updated); err != nil {
@@ -167,27 +167,27 @@ func (s *Store) Recommendations(ctx context.Context, userID, entityType string) 
 		if err := json.Unmarshal([]byte(fields), &r.Fields); err != nil {
 			return nil, wrap("decode recommendation", err)
 		}
-		r.Status = knowledge.RecommendationStatus(status)
+		r.Status = schema.RecommendationStatus(status)
 		r.CreatedAt, r.UpdatedAt = fromMicros(sql.NullInt64{Int64: created, Valid: true}), fromMicros(sql.NullInt64{Int64: updated, Valid: true})
 		out = append(out, r)
 	}
 	return out, wrap("list recommendations", rows.Err())
 }
 
-// SetRecommendationStatus implements knowledge.SchemaStore.
-func (s *Store) SetRecommendationStatus(ctx context.Context, userID, id string, status knowledge.RecommendationStatus) error {
+// SetRecommendationStatus implements schema.Store.
+func (s *Store) SetRecommendationStatus(ctx context.Context, userID, id string, status schema.RecommendationStatus) error {
 	res, err := s.db.ExecContext(ctx, `UPDATE schema_recommendations SET status = $3, updated_at = $4 WHERE user_id = $1 AND id = $2`,
 		userID, id, string(status), micros(s.now()))
 	if err != nil {
 		return wrap("update recommendation", err)
 	}
 	if n, err := res.RowsAffected(); err != nil || n == 0 {
-		return errors.Join(wrap("update recommendation", err), fmt.Errorf("recommendation %s: %w", id, knowledge.ErrSchemaNotFound))
+		return errors.Join(wrap("update recommendation", err), fmt.Errorf("recommendation %s: %w", id, schema.ErrNotFound))
 	}
 	return nil
 }
 
-// AutoEnhance implements knowledge.SchemaStore.
+// AutoEnhance implements schema.Store.
 func (s *Store) AutoEnhance(ctx context.Context, userID string) (bool, error) {
 	var on int
 	err := s.db.QueryRowContext(ctx, `SELECT auto_enhance FROM schema_settings WHERE user_id = $1`, userID).Scan(&on)
@@ -197,7 +197,7 @@ func (s *Store) AutoEnhance(ctx context.Context, userID string) (bool, error) {
 	return on == 1, wrap("read schema settings", err)
 }
 
-// SetAutoEnhance implements knowledge.SchemaStore.
+// SetAutoEnhance implements schema.Store.
 func (s *Store) SetAutoEnhance(ctx context.Context, userID string, on bool) error {
 	v := 0
 	if on {
@@ -208,7 +208,7 @@ func (s *Store) SetAutoEnhance(ctx context.Context, userID string, on bool) erro
 	return wrap("write schema settings", err)
 }
 
-// RelationshipTypes implements knowledge.SchemaStore.
+// RelationshipTypes implements schema.Store.
 func (s *Store) RelationshipTypes(ctx context.Context, userID string) ([]string, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT name FROM cairn_relationship_types WHERE user_id = $1 ORDER BY name`, userID)
 	if err != nil {
@@ -226,7 +226,7 @@ func (s *Store) RelationshipTypes(ctx context.Context, userID string) ([]string,
 	return out, wrap("read relationship types", rows.Err())
 }
 
-// RegisterRelationshipType implements knowledge.SchemaStore: one insert
+// RegisterRelationshipType implements schema.Store: one insert
 // that does nothing for a type registered already.
 func (s *Store) RegisterRelationshipType(ctx context.Context, userID, name string, at time.Time) (bool, error) {
 	res, err := s.db.ExecContext(ctx, `INSERT INTO cairn_relationship_types (user_id, name, created_at) VALUES ($1, $2, $3)
@@ -238,16 +238,9 @@ func (s *Store) RegisterRelationshipType(ctx context.Context, userID, name strin
 	return n == 1, wrap("register relationship type", err)
 }
 
-func scope(owner string) string {
-	if owner == "" {
-		return knowledge.ScopeGlobal
-	}
-	return knowledge.ScopeUser
-}
-
 // OwnerSchemaVersions returns every schema version of an owner ("" for
 // the global ones), by type then seq: what cairn export writes.
-func (s *Store) OwnerSchemaVersions(ctx context.Context, owner string) ([]knowledge.SchemaVersion, error) {
+func (s *Store) OwnerSchemaVersions(ctx context.Context, owner string) ([]schema.Version, error) {
 	return s.schemaVersions(ctx, `SELECT `+schemaVersionColumns+` FROM schema_versions
 		WHERE owner_id = $1 ORDER BY entity_type, seq`, owner)
 }
@@ -260,7 +253,7 @@ func (s *Store) OwnerSchemaVersions(ctx context.Context, owner string) ([]knowle
 // type (then it takes the next free one), and is active when it was
 // exported active and the store has no active version of the type yet: a
 // store's own choice of active version is kept.
-func (s *Store) ImportSchemaVersions(ctx context.Context, vs []knowledge.SchemaVersion) (int, error) {
+func (s *Store) ImportSchemaVersions(ctx context.Context, vs []schema.Version) (int, error) {
 	n := 0
 	err := s.tx(ctx, schemaLock, func(tx *sql.Tx) error {
 		n = 0

@@ -12,15 +12,16 @@ import (
 
 	"github.com/cairnkg/cairn/controlplane"
 	"github.com/cairnkg/cairn/knowledge"
+	"github.com/cairnkg/cairn/knowledge/schema"
 )
 
-func schemaVersion(owner, typ, version string, active bool, fields ...string) knowledge.SchemaVersion {
-	sc := &knowledge.Schema{EntityType: typ, Version: version, Fields: map[string]knowledge.Field{}, Description: "d"}
+func schemaVersion(owner, typ, version string, active bool, fields ...string) schema.Version {
+	sc := &schema.Schema{EntityType: typ, Version: version, Fields: map[string]schema.Field{}, Description: "d"}
 	for _, f := range fields {
-		sc.Fields[f] = knowledge.Field{Type: knowledge.TypeString, Identifier: f == "name"}
+		sc.Fields[f] = schema.Field{Type: schema.TypeString, Identifier: f == "name"}
 	}
-	return knowledge.SchemaVersion{
-		ID: knowledge.SchemaVersionID(owner, typ, version), Owner: owner, EntityType: typ, Version: version,
+	return schema.Version{
+		ID: schema.VersionID(owner, typ, version), Owner: owner, EntityType: typ, Version: version,
 		Schema: sc, Active: active, CreatedAt: time.Date(2026, 5, 1, 8, 0, 0, 0, time.UTC), CreatedBy: "test",
 	}
 }
@@ -28,7 +29,7 @@ func schemaVersion(owner, typ, version string, active bool, fields ...string) kn
 func TestSchemaVersionsPersist(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, s *controlplane.Store) {
 		ctx := t.Context()
-		for _, v := range []knowledge.SchemaVersion{
+		for _, v := range []schema.Version{
 			schemaVersion("", "recipe", "1.0", true, "name"),
 			schemaVersion("u1", "recipe", "1.0", true, "name", "cuisine"),
 			schemaVersion("u1", "recipe", "1.1", true, "name", "cuisine", "servings"),
@@ -42,8 +43,8 @@ func TestSchemaVersionsPersist(t *testing.T) {
 				t.Errorf("seq of u1's second version = %d, want 2", got.Seq)
 			}
 		}
-		if _, err := s.AddSchemaVersion(ctx, schemaVersion("u1", "recipe", "1.1", true, "name")); !errors.Is(err, knowledge.ErrSchemaExists) {
-			t.Errorf("a version twice: err = %v, want ErrSchemaExists", err)
+		if _, err := s.AddSchemaVersion(ctx, schemaVersion("u1", "recipe", "1.1", true, "name")); !errors.Is(err, schema.ErrExists) {
+			t.Errorf("a version twice: err = %v, want schema.ErrExists", err)
 		}
 		active, err := s.ActiveSchemas(ctx, "u1")
 		if err != nil {
@@ -56,7 +57,7 @@ func TestSchemaVersionsPersist(t *testing.T) {
 		if diff := cmp.Diff([]string{"/1.0", "u1/1.1"}, got); diff != "" {
 			t.Errorf("u1's active schemas (-want +got):\n%s", diff)
 		}
-		if len(active) == 2 && (active[1].Schema.Fields["servings"].Type != knowledge.TypeString || !active[1].Schema.Fields["name"].Identifier) {
+		if len(active) == 2 && (active[1].Schema.Fields["servings"].Type != schema.TypeString || !active[1].Schema.Fields["name"].Identifier) {
 			t.Errorf("definition read back = %+v", active[1].Schema)
 		}
 		// u2's version is inactive; u2 sees the global one only, and never u1's.
@@ -69,7 +70,7 @@ func TestSchemaVersionsPersist(t *testing.T) {
 		if err := s.ActivateSchemaVersion(ctx, "u1", "recipe", "1.0"); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.ActivateSchemaVersion(ctx, "u1", "recipe", "9.9"); !errors.Is(err, knowledge.ErrSchemaNotFound) {
+		if err := s.ActivateSchemaVersion(ctx, "u1", "recipe", "9.9"); !errors.Is(err, schema.ErrNotFound) {
 			t.Errorf("activate a missing version: err = %v", err)
 		}
 		vs, err := s.SchemaVersions(ctx, "u1", "recipe")
@@ -123,35 +124,35 @@ func TestSchemaRecommendationsAndSettings(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, s *controlplane.Store) {
 		ctx := t.Context()
 		at := time.Date(2026, 5, 1, 8, 0, 0, 0, time.UTC)
-		r := knowledge.Recommendation{ID: "rec_1", UserID: "u1", EntityType: "recipe", Source: "raw_fragments",
-			Fields: []knowledge.RecommendedField{{Name: "cuisine", Type: knowledge.TypeString}}, Confidence: 0.5, Reasoning: "a",
-			Status: knowledge.RecommendationPending, CreatedAt: at, UpdatedAt: at}
-		if err := s.PutRecommendations(ctx, []knowledge.Recommendation{r}); err != nil {
+		r := schema.Recommendation{ID: "rec_1", UserID: "u1", EntityType: "recipe", Source: "raw_fragments",
+			Fields: []schema.RecommendedField{{Name: "cuisine", Type: schema.TypeString}}, Confidence: 0.5, Reasoning: "a",
+			Status: schema.RecommendationPending, CreatedAt: at, UpdatedAt: at}
+		if err := s.PutRecommendations(ctx, []schema.Recommendation{r}); err != nil {
 			t.Fatal(err)
 		}
 		r2 := r
 		r2.Confidence, r2.Reasoning = 0.9, "b"
-		if err := s.PutRecommendations(ctx, []knowledge.Recommendation{r2}); err != nil {
+		if err := s.PutRecommendations(ctx, []schema.Recommendation{r2}); err != nil {
 			t.Fatal(err)
 		}
 		got, err := s.Recommendations(ctx, "u1", "recipe")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff([]knowledge.Recommendation{r2}, got); diff != "" {
+		if diff := cmp.Diff([]schema.Recommendation{r2}, got); diff != "" {
 			t.Errorf("a pending recommendation stored again (-want +got):\n%s", diff)
 		}
-		if err := s.SetRecommendationStatus(ctx, "u1", "rec_1", knowledge.RecommendationApplied); err != nil {
+		if err := s.SetRecommendationStatus(ctx, "u1", "rec_1", schema.RecommendationApplied); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.PutRecommendations(ctx, []knowledge.Recommendation{r}); err != nil {
+		if err := s.PutRecommendations(ctx, []schema.Recommendation{r}); err != nil {
 			t.Fatal(err)
 		}
 		got, _ = s.Recommendations(ctx, "u1", "recipe")
-		if len(got) != 1 || got[0].Status != knowledge.RecommendationApplied || got[0].Confidence != 0.9 {
+		if len(got) != 1 || got[0].Status != schema.RecommendationApplied || got[0].Confidence != 0.9 {
 			t.Errorf("an applied recommendation changed: %+v", got)
 		}
-		if err := s.SetRecommendationStatus(ctx, "u2", "rec_1", knowledge.RecommendationRejected); !errors.Is(err, knowledge.ErrSchemaNotFound) {
+		if err := s.SetRecommendationStatus(ctx, "u2", "rec_1", schema.RecommendationRejected); !errors.Is(err, schema.ErrNotFound) {
 			t.Errorf("another user's recommendation: err = %v", err)
 		}
 		if on, err := s.AutoEnhance(ctx, "u1"); err != nil || !on {
@@ -175,11 +176,11 @@ func TestSchemaRecommendationsAndSettings(t *testing.T) {
 func TestPersistentRegistryResolution(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, s *controlplane.Store) {
 		ctx := t.Context()
-		reg := knowledge.NewPersistentRegistry(s)
+		reg := schema.NewPersistentRegistry(s)
 		at := time.Date(2026, 5, 1, 8, 0, 0, 0, time.UTC)
-		person := func(version string, extra string) *knowledge.Schema {
-			return &knowledge.Schema{EntityType: "person", Version: version, IdentityFields: []string{"name"}, NameFields: []string{"name"},
-				Fields: map[string]knowledge.Field{"name": {Type: knowledge.TypeString, Identifier: true}, extra: {Type: knowledge.TypeString}}}
+		person := func(version string, extra string) *schema.Schema {
+			return &schema.Schema{EntityType: "person", Version: version, IdentityFields: []string{"name"}, NameFields: []string{"name"},
+				Fields: map[string]schema.Field{"name": {Type: schema.TypeString, Identifier: true}, extra: {Type: schema.TypeString}}}
 		}
 		if _, err := reg.RegisterVersion(ctx, "", person("2.0", "pronouns"), true, "operator", at); err != nil {
 			t.Fatal(err)

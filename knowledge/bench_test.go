@@ -9,6 +9,7 @@ import (
 
 	"github.com/cairnkg/cairn/graph"
 	"github.com/cairnkg/cairn/knowledge"
+	"github.com/cairnkg/cairn/knowledge/schema"
 )
 
 // Size of the synthetic graph of BenchmarkRelatedEntities.
@@ -97,7 +98,7 @@ func BenchmarkRelatedEntities(b *testing.B) {
 				st.settle(b)
 			}
 			b.Logf("%s: %d entities and their relationships written in %s", be.name, len(ids), time.Since(start).Round(time.Second))
-			benchRelated(b, knowledge.NewService(st.graph, knowledge.NewRegistry(), knowledge.Options{}), ids)
+			benchRelated(b, knowledge.NewService(st.graph, schema.NewRegistry(), knowledge.Options{}), ids)
 		})
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/cairnkg/cairn/graph/neo4j/neo4jtest"
 	graphpostgres "github.com/cairnkg/cairn/graph/postgres"
 	"github.com/cairnkg/cairn/knowledge"
+	"github.com/cairnkg/cairn/knowledge/schema"
 	"github.com/cairnkg/cairn/migrations"
 	"github.com/cairnkg/cairn/vector"
 	"github.com/cairnkg/cairn/vector/embed"
@@ -75,7 +76,7 @@ func BenchmarkUserContext(b *testing.B) {
 				Now: func() time.Time { return now }, Profiles: st.control, Contradictions: st.contradictions,
 				Memories: st.memories, EntityEmbeddings: st.entityVecs, Embedder: backfillEmbedder,
 			}
-			backfill := knowledge.NewService(st.graph, knowledge.NewRegistry(), opts)
+			backfill := knowledge.NewService(st.graph, schema.NewRegistry(), opts)
 			if got, err := backfill.DrainEntityOutbox(b.Context()); err != nil || got.Embedded != entities {
 				b.Fatalf("drain: %+v, %v", got, err)
 			}
@@ -83,7 +84,7 @@ func BenchmarkUserContext(b *testing.B) {
 				st.settle(b)
 			}
 			opts.Embedder = model
-			svc := knowledge.NewService(st.graph, knowledge.NewRegistry(), opts)
+			svc := knowledge.NewService(st.graph, schema.NewRegistry(), opts)
 			if _, _, err := svc.UpdateProfile(b.Context(), alice, map[string]any{"name": "Alice", "city": "Lyon"}, "bench"); err != nil {
 				b.Fatal(err)
 			}

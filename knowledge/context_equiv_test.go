@@ -26,6 +26,7 @@ import (
 	"github.com/cairnkg/cairn/graph"
 	"github.com/cairnkg/cairn/graph/embedded"
 	graphpostgres "github.com/cairnkg/cairn/graph/postgres"
+	"github.com/cairnkg/cairn/knowledge/schema"
 	"github.com/cairnkg/cairn/vector"
 	"github.com/cairnkg/cairn/vector/embed"
 	vembedded "github.com/cairnkg/cairn/vector/embedded"
@@ -290,7 +291,7 @@ func TestRankingMatchesFullRead(t *testing.T) {
 					rnd := rand.New(rand.NewPCG(uint64(seed), 7))
 					randomGraph(t, g, rnd, "user-alice", n, now)
 					randomGraph(t, g, rnd, "user-bob", min(n, 50), now)
-					svc := NewService(g, NewRegistry(), Options{Now: func() time.Time { return now }, Embedder: embed.NewLocal()})
+					svc := NewService(g, schema.NewRegistry(), Options{Now: func() time.Time { return now }, Embedder: embed.NewLocal()})
 					for cname, c := range callers {
 						for _, topic := range topics {
 							want, err := svc.oldRanked(t.Context(), c, topic)
@@ -365,7 +366,7 @@ func TestContextKeepsTheEmbeddingsItComputes(t *testing.T) {
 			texts := &countTexts{Embedder: embed.NewLocal()}
 			entityVecs := vector.NewEntityStore(vd)
 			// The store's vectors, not the cache's (TestTopicVectorCache).
-			svc := NewService(g, NewRegistry(), Options{Now: func() time.Time { return now }, Embedder: texts, EntityEmbeddings: entityVecs,
+			svc := NewService(g, schema.NewRegistry(), Options{Now: func() time.Time { return now }, Embedder: texts, EntityEmbeddings: entityVecs,
 				EntityVectorCache: -1})
 			c := Caller{UserID: "user-alice"}
 			// One stored embedding of an older text.
@@ -427,7 +428,7 @@ func testRankingWithStoredEmbeddings(t *testing.T, g *graph.Store, vd vector.Ent
 	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	rnd := rand.New(rand.NewPCG(3, 11))
 	randomGraph(t, g, rnd, "user-alice", 1500, now)
-	svc := NewService(g, NewRegistry(), Options{Now: func() time.Time { return now }, Embedder: embed.NewLocal(),
+	svc := NewService(g, schema.NewRegistry(), Options{Now: func() time.Time { return now }, Embedder: embed.NewLocal(),
 		EntityEmbeddings: vector.NewEntityStore(vd)})
 	if _, err := svc.DrainEntityOutbox(t.Context()); err != nil {
 		t.Fatal(err)
@@ -645,7 +646,7 @@ func TestTextSigCoversEntityText(t *testing.T) {
 func TestTopicScanSkipsWhatSignaturesRuleOut(t *testing.T) {
 	d, g, _ := countedRandomGraph(t, 3000)
 	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
-	svc := NewService(g, NewRegistry(), Options{Now: func() time.Time { return now }, Embedder: embed.NewLocal()})
+	svc := NewService(g, schema.NewRegistry(), Options{Now: func() time.Time { return now }, Embedder: embed.NewLocal()})
 	if _, err := svc.ranked(t.Context(), rankingCallers["everything"], "nothing matches qqqq"); err != nil {
 		t.Fatal(err)
 	}
@@ -671,7 +672,7 @@ func TestTopicRankingReadsNoSnapshotItsHashesSpare(t *testing.T) {
 	d, g, db := countedRandomGraph(t, 1500)
 	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	texts := &countTexts{Embedder: embed.NewLocal()}
-	svc := NewService(g, NewRegistry(), Options{Now: func() time.Time { return now }, Embedder: texts,
+	svc := NewService(g, schema.NewRegistry(), Options{Now: func() time.Time { return now }, Embedder: texts,
 		EntityEmbeddings: vector.NewEntityStore(vembedded.New(db))})
 	if _, err := svc.DrainEntityOutbox(t.Context()); err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"github.com/cairnkg/cairn/db/sqlite"
 	"github.com/cairnkg/cairn/graph"
 	"github.com/cairnkg/cairn/knowledge"
+	"github.com/cairnkg/cairn/knowledge/schema"
 	"github.com/cairnkg/cairn/migrations"
 )
 
@@ -63,7 +64,7 @@ func newContextEnv(t testing.TB, mem knowledge.MemoryIndex) *contextEnv {
 	db, g := openEmbedded(t)
 	clk := &clock{t: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}
 	control := controlplane.New(db.Write, migrations.SQLite)
-	svc := knowledge.NewService(g, knowledge.NewRegistry(), knowledge.Options{
+	svc := knowledge.NewService(g, schema.NewRegistry(), knowledge.Options{
 		Now: clk.Now, Profiles: control, Contradictions: control.WithReader(db.Read), MemoryIndex: mem,
 	})
 	return &contextEnv{svc: svc, graph: g, clock: clk, db: db}
@@ -328,7 +329,7 @@ func (waitingProfiles) Profile(ctx context.Context, _ string) (knowledge.Profile
 // failure caused in the parts read beside it.
 func TestUserContextReportsTheGraphError(t *testing.T) {
 	db, g := openEmbedded(t)
-	svc := knowledge.NewService(g, knowledge.NewRegistry(), knowledge.Options{Profiles: waitingProfiles{}})
+	svc := knowledge.NewService(g, schema.NewRegistry(), knowledge.Options{Profiles: waitingProfiles{}})
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}

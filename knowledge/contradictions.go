@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cairnkg/cairn/graph"
+	"github.com/cairnkg/cairn/knowledge/schema"
 )
 
 // Contradiction statuses.
@@ -152,10 +153,10 @@ type ContradictionStore interface {
 // the observations that the current values came from, at least those
 // that disagreeing names; one that is missing is an error wrapping
 // graph.ErrNotFound.
-func contradictionsIn(schema *Schema, current graph.Entity, o graph.Observation, now time.Time, prev map[string]graph.Observation) ([]Contradiction, error) {
+func contradictionsIn(sc *schema.Schema, current graph.Entity, o graph.Observation, now time.Time, prev map[string]graph.Observation) ([]Contradiction, error) {
 	var out []Contradiction
 	for _, name := range sortedKeys(o.Fields) {
-		cv, curObs, ok := disagrees(schema, current, o, name)
+		cv, curObs, ok := disagrees(sc, current, o, name)
 		if !ok {
 			continue
 		}
@@ -178,10 +179,10 @@ func contradictionsIn(schema *Schema, current graph.Entity, o graph.Observation,
 // disagreeing returns the observations that the current values of the
 // fields that o disagrees with came from: what contradictionsIn needs to
 // read.
-func disagreeing(schema *Schema, current graph.Entity, o graph.Observation) []string {
+func disagreeing(sc *schema.Schema, current graph.Entity, o graph.Observation) []string {
 	var out []string
 	for _, name := range sortedKeys(o.Fields) {
-		if _, curObs, ok := disagrees(schema, current, o, name); ok {
+		if _, curObs, ok := disagrees(sc, current, o, name); ok {
 			out = append(out, curObs)
 		}
 	}
@@ -191,10 +192,10 @@ func disagreeing(schema *Schema, current graph.Entity, o graph.Observation) []st
 // disagrees reports whether o's value of a schema field differs from the
 // current one, which has provenance (merge_array fields never disagree),
 // and returns the current value and the observation it came from.
-func disagrees(schema *Schema, current graph.Entity, o graph.Observation, name string) (any, string, bool) {
-	f, ok := schema.Fields[name]
+func disagrees(sc *schema.Schema, current graph.Entity, o graph.Observation, name string) (any, string, bool) {
+	f, ok := sc.Fields[name]
 	nv := o.Fields[name]
-	if !ok || nv == nil || f.policy() == MergeArray {
+	if !ok || nv == nil || f.EffectivePolicy() == schema.MergeArray {
 		return nil, "", false
 	}
 	cv, ok := current.Snapshot[name]

@@ -53,13 +53,13 @@ func (s *Service) Correct(ctx context.Context, c Caller, req CorrectRequest) (Co
 		if !c.writable(e.Type) {
 			return &ForbiddenError{EntityType: e.Type, Action: "write"}
 		}
-		schema, err := s.schemaFor(ctx, c.UserID, e.Type)
+		sc, err := s.schemaFor(ctx, c.UserID, e.Type)
 		if err != nil {
 			return err
 		}
-		f, ok := schema.Fields[req.Field]
+		f, ok := sc.Fields[req.Field]
 		if !ok {
-			return invalid("field", "one of: "+strings.Join(schema.FieldNames(), ", "), "string",
+			return invalid("field", "one of: "+strings.Join(sc.FieldNames(), ", "), "string",
 				"%q is not a field of the %s schema", truncate(req.Field, 64), e.Type)
 		}
 		value, err := coerceField("value", f.Type, req.Value)
@@ -95,8 +95,8 @@ func (s *Service) Correct(ctx context.Context, c Caller, req CorrectRequest) (Co
 		fields := map[string]any{req.Field: value}
 		o := graph.Observation{
 			ID: hashID("obs_", src.ID, "0"), UserID: c.UserID, EntityID: e.ID, EntityType: e.Type,
-			SchemaVersion: schema.Version, SourceID: src.ID, ObservedAt: now, CreatedAt: now,
-			SpecificityScore: specificity(schema, fields), SourcePriority: CorrectionPriority,
+			SchemaVersion: sc.Version, SourceID: src.ID, ObservedAt: now, CreatedAt: now,
+			SpecificityScore: specificity(sc, fields), SourcePriority: CorrectionPriority,
 			Fields: fields, OriginalEntityID: e.ID,
 		}
 		if err := tx.InsertObservation(ctx, o); err != nil {

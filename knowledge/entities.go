@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cairnkg/cairn/graph"
+	"github.com/cairnkg/cairn/knowledge/schema"
 )
 
 // recompute reduces an entity's observations into its snapshot and writes
@@ -80,11 +81,11 @@ func (s *Service) rewrite(ctx context.Context, tx *graph.Tx, userID string, in [
 			out[i] = st.prev
 			continue
 		}
-		schema := schemaIn(schemas, obs[0].EntityType)
-		red := Reduce(schema, obs)
+		sc := schemaIn(schemas, obs[0].EntityType)
+		red := Reduce(sc, obs)
 		e := graph.Entity{
-			ID: st.id, UserID: userID, Type: schema.EntityType, SchemaVersion: schema.Version,
-			CanonicalName: canonicalName(schema, red.Snapshot, st.id),
+			ID: st.id, UserID: userID, Type: sc.EntityType, SchemaVersion: sc.Version,
+			CanonicalName: canonicalName(sc, red.Snapshot, st.id),
 			Snapshot:      red.Snapshot, Provenance: red.Provenance, ObservationCount: red.ObservationCount,
 			LastObservationAt: red.LastObservationAt, CreatedAt: now, ComputedAt: now,
 		}
@@ -97,8 +98,8 @@ func (s *Service) rewrite(ctx context.Context, tx *graph.Tx, userID string, in [
 		}
 		out[i] = e
 		puts = append(puts, e)
-		idents = append(idents, graph.EntityIdentifiers{EntityID: st.id, Identifiers: identifiers(schema, e)})
-		timelines = append(timelines, graph.EntityTimeline{EntityID: st.id, Events: timelineEvents(schema, e, sourceOf)})
+		idents = append(idents, graph.EntityIdentifiers{EntityID: st.id, Identifiers: identifiers(sc, e)})
+		timelines = append(timelines, graph.EntityTimeline{EntityID: st.id, Events: timelineEvents(sc, e, sourceOf)})
 		changed = append(changed, st.id)
 	}
 	if len(puts) == 0 {
@@ -121,7 +122,7 @@ func (s *Service) rewrite(ctx context.Context, tx *graph.Tx, userID string, in [
 
 // schemaFor returns the schema of a user's type, or an empty schema for a
 // type that is no longer registered, so that old data still reduces.
-func (s *Service) schemaFor(ctx context.Context, userID, entityType string) (*Schema, error) {
+func (s *Service) schemaFor(ctx context.Context, userID, entityType string) (*schema.Schema, error) {
 	set, err := s.schemas.For(ctx, userID)
 	if err != nil {
 		return nil, err
@@ -130,16 +131,16 @@ func (s *Service) schemaFor(ctx context.Context, userID, entityType string) (*Sc
 }
 
 // schemaIn is schemaFor within a resolved set.
-func schemaIn(set *SchemaSet, entityType string) *Schema {
+func schemaIn(set *schema.Set, entityType string) *schema.Schema {
 	if sc, ok := set.Lookup(entityType); ok {
 		return sc
 	}
-	return &Schema{EntityType: entityType, Version: "0", Fields: map[string]Field{}}
+	return &schema.Schema{EntityType: entityType, Version: "0", Fields: map[string]schema.Field{}}
 }
 
 // identifiers lists the normalised values an entity can be found under: its
 // canonical name and its identifier, identity and name fields.
-func identifiers(s *Schema, e graph.Entity) []graph.Identifier {
+func identifiers(s *schema.Schema, e graph.Entity) []graph.Identifier {
 	seen := map[graph.Identifier]bool{}
 	var out []graph.Identifier
 	add := func(field, v string) {
@@ -172,7 +173,7 @@ func identifiers(s *Schema, e graph.Entity) []graph.Identifier {
 // timelineEvents derives an entity's events from the date fields its schema
 // names. Each event points at the source of the observation the date came
 // from.
-func timelineEvents(s *Schema, e graph.Entity, sourceOf map[string]string) []graph.TimelineEvent {
+func timelineEvents(s *schema.Schema, e graph.Entity, sourceOf map[string]string) []graph.TimelineEvent {
 	var out []graph.TimelineEvent
 	for _, name := range s.FieldNames() {
 		f := s.Fields[name]
@@ -180,7 +181,7 @@ func timelineEvents(s *Schema, e graph.Entity, sourceOf map[string]string) []gra
 		if f.EventType == "" || !ok {
 			continue
 		}
-		at, ok := parseDate(str)
+		at, ok := schema.ParseDate(str)
 		if !ok {
 			continue
 		}
@@ -255,14 +256,14 @@ func (s *Service) EntitySnapshot(ctx context.Context, c Caller, id string, at ti
 		if len(obs) == 0 {
 			return &NotFoundError{Kind: ErrEntityNotFound, ID: id}
 		}
-		schema, err := s.schemaFor(ctx, c.UserID, e.Type)
+		sc, err := s.schemaFor(ctx, c.UserID, e.Type)
 		if err != nil {
 			return err
 		}
-		red := Reduce(schema, obs)
+		red := Reduce(sc, obs)
 		e.Snapshot, e.Provenance = red.Snapshot, red.Provenance
 		e.ObservationCount, e.LastObservationAt = red.ObservationCount, red.LastObservationAt
-		e.CanonicalName = canonicalName(schema, red.Snapshot, id)
+		e.CanonicalName = canonicalName(sc, red.Snapshot, id)
 		out = Snapshot{Entity: e, ComputedAt: s.clock()}
 		return nil
 	})

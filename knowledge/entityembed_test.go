@@ -19,6 +19,7 @@ import (
 	"github.com/cairnkg/cairn/graph/embedded"
 	graphpostgres "github.com/cairnkg/cairn/graph/postgres"
 	"github.com/cairnkg/cairn/knowledge"
+	"github.com/cairnkg/cairn/knowledge/schema"
 	"github.com/cairnkg/cairn/vector"
 	"github.com/cairnkg/cairn/vector/embed"
 	vembedded "github.com/cairnkg/cairn/vector/embedded"
@@ -122,7 +123,7 @@ func openEmbedEnv(t *testing.T, b embedBackend, loc string, emb *countingEmbedde
 	if clk == nil {
 		clk = &clock{t: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}
 	}
-	svc := knowledge.NewService(g, knowledge.NewRegistry(), knowledge.Options{
+	svc := knowledge.NewService(g, schema.NewRegistry(), knowledge.Options{
 		Now: clk.Now, Embedder: emb, EntityEmbeddings: vecs, Logger: log,
 	})
 	return &embedEnv{svc: svc, graph: g, vecs: vecs, emb: emb, clock: clk, close: closer}
@@ -433,7 +434,7 @@ func TestTopicRankingReadsStoredEmbeddings(t *testing.T) {
 	forEachEmbedBackend(t, func(t *testing.T, b embedBackend, loc string) {
 		env := openEmbedEnv(t, b, loc, nil, nil, nil)
 		// The store's vectors, not the cache's (TestTopicVectorCache).
-		env.svc = knowledge.NewService(env.graph, knowledge.NewRegistry(), knowledge.Options{
+		env.svc = knowledge.NewService(env.graph, schema.NewRegistry(), knowledge.Options{
 			Now: env.clock.Now, Embedder: env.emb, EntityEmbeddings: env.vecs, EntityVectorCache: -1,
 		})
 		ids := storedIDs(store(t, env.svc, alice, embedFixtures...))
@@ -482,7 +483,7 @@ func TestTopicRankingReadsStoredEmbeddings(t *testing.T) {
 func TestTopicVectorCache(t *testing.T) {
 	forEachEmbedBackend(t, func(t *testing.T, b embedBackend, loc string) {
 		env := openEmbedEnv(t, b, loc, nil, nil, nil)
-		uncached := knowledge.NewService(env.graph, knowledge.NewRegistry(), knowledge.Options{
+		uncached := knowledge.NewService(env.graph, schema.NewRegistry(), knowledge.Options{
 			Now: env.clock.Now, Embedder: newCountingEmbedder("test:one"), EntityEmbeddings: env.vecs, EntityVectorCache: -1,
 		})
 		ids := storedIDs(store(t, env.svc, alice, embedFixtures...))
@@ -573,7 +574,7 @@ func TestWorkerUsesBackgroundEmbedder(t *testing.T) {
 	t.Cleanup(closeFn)
 	main, background := newCountingEmbedder("test:one"), newCountingEmbedder("test:one")
 	logs := logCapture{ch: make(chan slog.Record, 64)}
-	svc := knowledge.NewService(g, knowledge.NewRegistry(), knowledge.Options{
+	svc := knowledge.NewService(g, schema.NewRegistry(), knowledge.Options{
 		Embedder: main, BackgroundEmbedder: background, EntityEmbeddings: vecs, Logger: slog.New(logs),
 	})
 	ids := storedIDs(store(t, svc, alice, embedFixtures...))

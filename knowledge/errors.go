@@ -4,14 +4,18 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/cairnkg/cairn/knowledge/schema"
 )
 
 // Sentinel errors of the knowledge domain. The MCP layer maps each to the
 // specification's error code; tests and callers use errors.Is / errors.As.
 var (
 	// ErrValidation means the request is malformed; the error is a
-	// *ValidationError naming the field.
-	ErrValidation = errors.New("validation error")
+	// *ValidationError naming the field. It is schema.ErrInvalid, so that
+	// a schema rule's *schema.InvalidError (from a schema.Registry used
+	// directly) is a validation error too.
+	ErrValidation = schema.ErrInvalid
 	// ErrEntityNotFound means the entity does not exist for this user (or
 	// the caller may not read it: the two are indistinguishable on purpose).
 	ErrEntityNotFound = errors.New("entity not found")
@@ -68,6 +72,17 @@ func (e *ValidationError) Unwrap() error { return ErrValidation }
 
 func invalid(field, expected, got, format string, args ...any) *ValidationError {
 	return &ValidationError{Field: field, Expected: expected, Got: got, Message: fmt.Sprintf(format, args...)}
+}
+
+// validationError turns a schema rule's *schema.InvalidError into the
+// domain's *ValidationError with the same fields; nil and every other
+// error pass through.
+func validationError(err error) error {
+	var inv *schema.InvalidError
+	if errors.As(err, &inv) {
+		return &ValidationError{Field: inv.Field, Expected: inv.Expected, Got: inv.Got, Message: inv.Message}
+	}
+	return err
 }
 
 // NotFoundError names the missing thing.

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/cairnkg/cairn/knowledge/schema"
 )
 
 // canonicalJSON encodes v with sorted object keys, exact numbers and no HTML
@@ -91,7 +93,7 @@ func NormalizeIdentifier(s string) string {
 // that evolves from the data) by all of its fields, schema fields and
 // unknown ones alike, so that promoting a field later does not change
 // which id the same content gets.
-func identityOf(s *Schema, fields, unknown map[string]any) (string, error) {
+func identityOf(s *schema.Schema, fields, unknown map[string]any) (string, error) {
 	parts := make([]string, 0, len(s.IdentityFields))
 	found := false
 	for _, name := range s.IdentityFields {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cairnkg/cairn/graph"
+	"github.com/cairnkg/cairn/knowledge/schema"
 	"github.com/cairnkg/cairn/vector"
 	"github.com/cairnkg/cairn/vector/embed"
 )
@@ -193,13 +194,13 @@ func (s *Service) checkClaimRequests(ctx context.Context, c Caller, claims []Cla
 			}
 			// Only now, with the entity known to be readable, may the
 			// error describe its schema.
-			schema, err := s.schemaFor(ctx, c.UserID, e.Type)
+			sc, err := s.schemaFor(ctx, c.UserID, e.Type)
 			if err != nil {
 				return err
 			}
-			f, ok := schema.Fields[cl.Field]
+			f, ok := sc.Fields[cl.Field]
 			if !ok {
-				return invalid(path+".field", "one of: "+strings.Join(schema.FieldNames(), ", "), "string",
+				return invalid(path+".field", "one of: "+strings.Join(sc.FieldNames(), ", "), "string",
 					"%q is not a field of the %s schema", truncate(cl.Field, 64), e.Type)
 			}
 			if cl.Value == nil {
@@ -231,7 +232,7 @@ func (s *Service) checkClaimRequests(ctx context.Context, c Caller, claims []Cla
 func (s *Service) memoryTypes(ctx context.Context, c Caller, r MemoryRequest) ([]string, error) {
 	types := make([]string, 0, len(r.Types))
 	for _, t := range r.Types {
-		types = append(types, NormalizeTypeName(t))
+		types = append(types, schema.NormalizeTypeName(t))
 	}
 	if r.SourceID != "" && s.sourceTypes != nil {
 		more, err := s.sourceTypes(ctx, c.UserID, r.SourceID)

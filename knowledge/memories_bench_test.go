@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cairnkg/cairn/knowledge"
+	"github.com/cairnkg/cairn/knowledge/schema"
 	"github.com/cairnkg/cairn/vector"
 	"github.com/cairnkg/cairn/vector/embed/uselite"
 	"github.com/cairnkg/cairn/vector/vectortest"
@@ -45,7 +46,7 @@ func BenchmarkMemoriesWithModel(b *testing.B) {
 				cfg.AfterLoad = func(b *testing.B) { st.settle(b) }
 			}
 			vectortest.Load(b, st.memories, cfg)
-			svc := knowledge.NewService(st.graph, knowledge.NewRegistry(), knowledge.Options{Memories: st.memories, Embedder: model})
+			svc := knowledge.NewService(st.graph, schema.NewRegistry(), knowledge.Options{Memories: st.memories, Embedder: model})
 			text := func(i, n int) string {
 				out := fmt.Sprintf("note %d:", i)
 				for k := range n {

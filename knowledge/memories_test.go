@@ -15,6 +15,7 @@ import (
 	"github.com/cairnkg/cairn/graph/embedded"
 	graphpostgres "github.com/cairnkg/cairn/graph/postgres"
 	"github.com/cairnkg/cairn/knowledge"
+	"github.com/cairnkg/cairn/knowledge/schema"
 	"github.com/cairnkg/cairn/migrations"
 	"github.com/cairnkg/cairn/vector"
 	"github.com/cairnkg/cairn/vector/embed"
@@ -89,10 +90,10 @@ func forEachMemoryBackend(t *testing.T, fn func(t *testing.T, b memoryBackend)) 
 func memoryServices(t *testing.T, b memoryBackend, e embed.Embedder, other embed.Embedder) (*knowledge.Service, *knowledge.Service) {
 	t.Helper()
 	st := b.open(t)
-	s := knowledge.NewService(st.graph, knowledge.NewRegistry(), knowledge.Options{Memories: st.memories, Embedder: e})
+	s := knowledge.NewService(st.graph, schema.NewRegistry(), knowledge.Options{Memories: st.memories, Embedder: e})
 	var s2 *knowledge.Service
 	if other != nil {
-		s2 = knowledge.NewService(st.graph, knowledge.NewRegistry(), knowledge.Options{Memories: st.memories, Embedder: other})
+		s2 = knowledge.NewService(st.graph, schema.NewRegistry(), knowledge.Options{Memories: st.memories, Embedder: other})
 	}
 	return s, s2
 }
@@ -103,7 +104,7 @@ func claimService(t *testing.T, b memoryBackend) (*knowledge.Service, *clock) {
 	t.Helper()
 	st := b.open(t)
 	c := &clock{t: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}
-	return knowledge.NewService(st.graph, knowledge.NewRegistry(), knowledge.Options{
+	return knowledge.NewService(st.graph, schema.NewRegistry(), knowledge.Options{
 		Now: c.Now, Memories: st.memories, Profiles: st.control, Contradictions: st.contradictions,
 	}), c
 }
@@ -293,7 +294,7 @@ func TestMemoryErrors(t *testing.T) {
 				}
 			})
 		}
-		none := knowledge.NewService(nil, knowledge.NewRegistry(), knowledge.Options{})
+		none := knowledge.NewService(nil, schema.NewRegistry(), knowledge.Options{})
 		if _, err := none.SaveMemory(ctx, alice, knowledge.MemoryRequest{Collection: "c", Text: "x"}); !errors.Is(err, knowledge.ErrMemoriesUnavailable) {
 			t.Errorf("no memory store: got %v", err)
 		}

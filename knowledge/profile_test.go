@@ -10,6 +10,7 @@ import (
 
 	"github.com/cairnkg/cairn/controlplane"
 	"github.com/cairnkg/cairn/knowledge"
+	"github.com/cairnkg/cairn/knowledge/schema"
 	"github.com/cairnkg/cairn/migrations"
 )
 
@@ -23,7 +24,7 @@ func newFullService(t *testing.T, opts knowledge.Options) (*knowledge.Service, *
 	control := controlplane.New(db.Write, migrations.SQLite)
 	opts.Now = c.Now
 	opts.Profiles, opts.Contradictions = control, control.WithReader(db.Read)
-	return knowledge.NewService(g, knowledge.NewRegistry(), opts), c
+	return knowledge.NewService(g, schema.NewRegistry(), opts), c
 }
 
 // only returns alice allowed exactly the given (action, resource) pairs,
@@ -109,7 +110,7 @@ func TestUpdateProfileValidation(t *testing.T) {
 	if p, err := s.Profile(ctx, alice); err != nil || p.Version != 0 {
 		t.Errorf("rejected updates changed the profile: %+v, %v", p, err)
 	}
-	if _, err := knowledge.NewService(nil, knowledge.NewRegistry(), knowledge.Options{}).Profile(ctx, alice); !errors.Is(err, knowledge.ErrUnavailable) {
+	if _, err := knowledge.NewService(nil, schema.NewRegistry(), knowledge.Options{}).Profile(ctx, alice); !errors.Is(err, knowledge.ErrUnavailable) {
 		t.Errorf("no profile store: err = %v, want ErrUnavailable", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cairnkg/cairn/graph"
+	"github.com/cairnkg/cairn/knowledge/schema"
 )
 
 // Source priorities. Extractions default to DefaultSourcePriority and may
@@ -45,7 +46,7 @@ type Reduction struct {
 //
 // Null values are absent values. Fields outside the schema merge as
 // last_write.
-func Reduce(s *Schema, obs []graph.Observation) Reduction {
+func Reduce(s *schema.Schema, obs []graph.Observation) Reduction {
 	r := Reduction{Snapshot: map[string]any{}, Provenance: map[string]string{}, ObservationCount: len(obs)}
 	byField := map[string][]*graph.Observation{}
 	for i := range obs {
@@ -60,13 +61,13 @@ func Reduce(s *Schema, obs []graph.Observation) Reduction {
 		}
 	}
 	for name, cands := range byField {
-		policy := LastWrite
+		policy := schema.LastWrite
 		if f, ok := s.Fields[name]; ok {
-			policy = f.policy()
+			policy = f.EffectivePolicy()
 		}
 		slices.SortFunc(cands, func(a, b *graph.Observation) int { return better(policy, a, b) })
 		best := cands[0]
-		if policy == MergeArray && !isCorrection(best) {
+		if policy == schema.MergeArray && !isCorrection(best) {
 			r.Snapshot[name], r.Provenance[name] = unionArrays(name, cands)
 			continue
 		}
@@ -79,7 +80,7 @@ func Reduce(s *Schema, obs []graph.Observation) Reduction {
 func isCorrection(o *graph.Observation) bool { return o.SourcePriority >= CorrectionPriority }
 
 // better orders observations best first for a policy; it is a total order.
-func better(policy MergePolicy, a, b *graph.Observation) int {
+func better(policy schema.MergePolicy, a, b *graph.Observation) int {
 	if c := cmp.Compare(boolRank(isCorrection(b)), boolRank(isCorrection(a))); c != 0 {
 		return c
 	}
@@ -87,9 +88,9 @@ func better(policy MergePolicy, a, b *graph.Observation) int {
 	prio := cmp.Compare(b.SourcePriority, a.SourcePriority)
 	id := strings.Compare(a.ID, b.ID)
 	switch policy {
-	case HighestPriority:
+	case schema.HighestPriority:
 		return cmp.Or(prio, latest, id)
-	case MostSpecific:
+	case schema.MostSpecific:
 		return cmp.Or(cmp.Compare(b.SpecificityScore, a.SpecificityScore), latest, prio, id)
 	default:
 		return cmp.Or(latest, prio, id)
@@ -131,7 +132,7 @@ func unionArrays(name string, cands []*graph.Observation) (any, string) {
 }
 
 // specificity is the share of a schema's fields that an observation fills.
-func specificity(s *Schema, fields map[string]any) float64 {
+func specificity(s *schema.Schema, fields map[string]any) float64 {
 	if len(s.Fields) == 0 {
 		return 0
 	}
@@ -146,7 +147,7 @@ func specificity(s *Schema, fields map[string]any) float64 {
 
 // canonicalName picks an entity's display name from its snapshot: the first
 // non-empty name field, else the identity values, else the id.
-func canonicalName(s *Schema, snapshot map[string]any, id string) string {
+func canonicalName(s *schema.Schema, snapshot map[string]any, id string) string {
 	for _, f := range s.NameFields {
 		if t := strings.TrimSpace(scalarText(snapshot[f])); t != "" {
 			return t

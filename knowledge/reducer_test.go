@@ -10,17 +10,18 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cairnkg/cairn/graph"
+	"github.com/cairnkg/cairn/knowledge/schema"
 )
 
 // testSchema has one field per merge policy.
-var testSchema = &Schema{
+var testSchema = &schema.Schema{
 	EntityType: "thing", Version: "1",
-	Fields: map[string]Field{
-		"name":   {Type: TypeString},
-		"status": {Type: TypeString, Policy: HighestPriority},
-		"notes":  {Type: TypeString, Policy: MostSpecific},
-		"tags":   {Type: TypeArray, Policy: MergeArray},
-		"amount": {Type: TypeNumber, Policy: HighestPriority},
+	Fields: map[string]schema.Field{
+		"name":   {Type: schema.TypeString},
+		"status": {Type: schema.TypeString, Policy: schema.HighestPriority},
+		"notes":  {Type: schema.TypeString, Policy: schema.MostSpecific},
+		"tags":   {Type: schema.TypeArray, Policy: schema.MergeArray},
+		"amount": {Type: schema.TypeNumber, Policy: schema.HighestPriority},
 	},
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cairnkg/cairn/graph"
+	"github.com/cairnkg/cairn/knowledge/schema"
 )
 
 // RelationshipRequest asks for a typed edge between two entities.
@@ -312,7 +313,7 @@ func isRequestError(err error) bool {
 
 // addRelationship is createRelationship for callers that do not care
 // whether the edge is new.
-func (s *Service) addRelationship(ctx context.Context, tx *graph.Tx, c Caller, set *SchemaSet, req RelationshipRequest, kind string, now time.Time) (graph.Relationship, error) {
+func (s *Service) addRelationship(ctx context.Context, tx *graph.Tx, c Caller, set *schema.Set, req RelationshipRequest, kind string, now time.Time) (graph.Relationship, error) {
 	rel, _, err := s.createRelationship(ctx, tx, c, set, req, kind, now)
 	return rel, err
 }
@@ -321,17 +322,17 @@ func (s *Service) addRelationship(ctx context.Context, tx *graph.Tx, c Caller, s
 // the request that comes before the graph's: an unknown type, an empty or
 // oversized id, an endpoint that is missing or that the caller may not
 // read.
-func (s *Service) checkRelationshipRequest(ctx context.Context, tx *graph.Tx, c Caller, set *SchemaSet, req RelationshipRequest) (RelationshipType, error) {
+func (s *Service) checkRelationshipRequest(ctx context.Context, tx *graph.Tx, c Caller, set *schema.Set, req RelationshipRequest) (schema.RelationshipType, error) {
 	relType, err := relationshipTypeIn(set, req.Type)
 	if err != nil {
-		return RelationshipType{}, err
+		return schema.RelationshipType{}, err
 	}
 	for _, id := range []struct{ field, id string }{{"source_entity_id", req.SourceEntityID}, {"target_entity_id", req.TargetEntityID}} {
 		if err := checkID(id.field, id.id); err != nil {
-			return RelationshipType{}, err
+			return schema.RelationshipType{}, err
 		}
 		if _, err := s.readableEntity(ctx, tx, c, id.id, true); err != nil {
-			return RelationshipType{}, err
+			return schema.RelationshipType{}, err
 		}
 	}
 	return relType, nil
@@ -340,7 +341,7 @@ func (s *Service) checkRelationshipRequest(ctx context.Context, tx *graph.Tx, c 
 // createRelationship creates one relationship, or finds the live one, and
 // records the observation of its metadata. It returns every error about
 // the request (see isRequestError) before it writes anything.
-func (s *Service) createRelationship(ctx context.Context, tx *graph.Tx, c Caller, set *SchemaSet, req RelationshipRequest, kind string, now time.Time) (graph.Relationship, bool, error) {
+func (s *Service) createRelationship(ctx context.Context, tx *graph.Tx, c Caller, set *schema.Set, req RelationshipRequest, kind string, now time.Time) (graph.Relationship, bool, error) {
 	relType, err := s.checkRelationshipRequest(ctx, tx, c, set, req)
 	if err != nil {
 		return graph.Relationship{}, false, err
@@ -465,7 +466,7 @@ func reduceRelationshipWith(ctx context.Context, tx *graph.Tx, rel graph.Relatio
 // reducedRelationship is rel with its metadata reduced from robs, which
 // must be all its observations.
 func reducedRelationship(rel graph.Relationship, robs []graph.RelationshipObservation) graph.Relationship {
-	red := Reduce(&Schema{Fields: map[string]Field{}}, asObservations(robs))
+	red := Reduce(&schema.Schema{Fields: map[string]schema.Field{}}, asObservations(robs))
 	rel.Metadata, rel.Provenance, rel.ObservationCount = red.Snapshot, red.Provenance, red.ObservationCount
 	if red.LastObservationAt.After(rel.LastObservationAt) {
 		rel.LastObservationAt = red.LastObservationAt
@@ -500,19 +501,19 @@ func (s *Service) ensureSource(ctx context.Context, tx *graph.Tx, c Caller, src 
 // relationshipType returns a relationship type the user knows (built in,
 // registered by a schema, or by the user's use of it), or a
 // *RelationshipTypeError listing those the user knows.
-func (s *Service) relationshipType(ctx context.Context, userID, t string) (RelationshipType, error) {
+func (s *Service) relationshipType(ctx context.Context, userID, t string) (schema.RelationshipType, error) {
 	set, err := s.schemas.For(ctx, userID)
 	if err != nil {
-		return RelationshipType{}, err
+		return schema.RelationshipType{}, err
 	}
 	if rt, err := relationshipTypeIn(set, t); err == nil || !graph.ValidRelationshipTypeName(t) {
 		return rt, err
 	}
 	used, err := s.schemas.RelationshipTypes(ctx, userID)
 	if err != nil {
-		return RelationshipType{}, err
+		return schema.RelationshipType{}, err
 	}
-	return relationshipTypeIn(set.withUsedRelationshipTypes(used...), t)
+	return relationshipTypeIn(set.WithUsedRelationshipTypes(used...), t)
 }
 
 // RegisterRelationshipTypes registers for the caller's user, on first use,
@@ -535,7 +536,7 @@ func (s *Service) RegisterRelationshipTypes(ctx context.Context, c Caller, types
 
 // registerRelationshipTypes is RegisterRelationshipTypes on a resolved
 // set; it returns the set knowing every type registered for the user.
-func (s *Service) registerRelationshipTypes(ctx context.Context, c Caller, set *SchemaSet, types []string) (*SchemaSet, []string, error) {
+func (s *Service) registerRelationshipTypes(ctx context.Context, c Caller, set *schema.Set, types []string) (*schema.Set, []string, error) {
 	var unknown []string
 	for _, t := range types {
 		if _, err := relationshipTypeIn(set, t); err != nil && graph.ValidRelationshipTypeName(t) && !slices.Contains(unknown, t) {
@@ -555,12 +556,12 @@ func (s *Service) registerRelationshipTypes(ctx context.Context, c Caller, set *
 			created = append(created, t)
 		}
 	}
-	return set.withUsedRelationshipTypes(unknown...), created, nil
+	return set.WithUsedRelationshipTypes(unknown...), created, nil
 }
 
 // relationshipTypeIn is relationshipType with the user's schemas already
 // resolved.
-func relationshipTypeIn(set *SchemaSet, t string) (RelationshipType, error) {
+func relationshipTypeIn(set *schema.Set, t string) (schema.RelationshipType, error) {
 	if graph.ValidRelationshipTypeName(t) {
 		if rt, ok := set.RelationshipType(t, graph.IsBuiltinRelationshipType, graph.IsAcyclic); ok {
 			return rt, nil
@@ -574,12 +575,12 @@ func relationshipTypeIn(set *SchemaSet, t string) (RelationshipType, error) {
 			}
 		}
 	}
-	for _, t := range set.used {
+	for _, t := range set.UsedRelationshipTypes() {
 		if !slices.Contains(known, t) {
 			known = append(known, t)
 		}
 	}
-	return RelationshipType{}, &RelationshipTypeError{Type: t, Known: known}
+	return schema.RelationshipType{}, &RelationshipTypeError{Type: t, Known: known}
 }
 
 // RelationshipTypeError reports an unknown relationship type and the known

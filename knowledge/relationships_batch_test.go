@@ -12,6 +12,7 @@ import (
 
 	"github.com/cairnkg/cairn/graph"
 	"github.com/cairnkg/cairn/knowledge"
+	"github.com/cairnkg/cairn/knowledge/schema"
 )
 
 // TestCreateRelationshipsMatchesOneByOne is the batch's oracle test: the
@@ -31,7 +32,7 @@ func TestCreateRelationshipsMatchesOneByOne(t *testing.T) {
 		t.Run(b.Name, func(t *testing.T) {
 			now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 			seed := func(t *testing.T) (*knowledge.Service, map[string]string) {
-				s := knowledge.NewService(b.Open(t), knowledge.NewRegistry(), knowledge.Options{Now: func() time.Time { return now }, MaxFieldBytes: 64})
+				s := knowledge.NewService(b.Open(t), schema.NewRegistry(), knowledge.Options{Now: func() time.Time { return now }, MaxFieldBytes: 64})
 				ids := map[string]string{}
 				for _, n := range []string{"A", "B", "C", "D", "Dup"} {
 					ids[n] = company(t, s, alice, n)
@@ -190,7 +191,7 @@ func TestCreateRelationshipsBounds(t *testing.T) {
 func TestCreateRelationshipsConcurrentCycle(t *testing.T) {
 	for _, b := range knowledge.GraphBackends {
 		t.Run(b.Name, func(t *testing.T) {
-			s := knowledge.NewService(b.Open(t), knowledge.NewRegistry(), knowledge.Options{})
+			s := knowledge.NewService(b.Open(t), schema.NewRegistry(), knowledge.Options{})
 			const pairs = 20
 			var fwd, back []knowledge.RelationshipRequest
 			for i := range pairs {
@@ -294,7 +295,7 @@ func BenchmarkCreateRelationships(b *testing.B) {
 }
 
 func benchmarkCreateRelationships(b *testing.B, backend knowledge.GraphBackend, batch bool, typ string) {
-	s := knowledge.NewService(backend.Open(b), knowledge.NewRegistry(), knowledge.Options{})
+	s := knowledge.NewService(backend.Open(b), schema.NewRegistry(), knowledge.Options{})
 	var ents []map[string]any
 	for i := range 200 {
 		ents = append(ents, map[string]any{"entity_type": "company", "name": fmt.Sprint("Co ", i)})

@@ -15,6 +15,7 @@ import (
 	"github.com/cairnkg/cairn/graph"
 	graphpostgres "github.com/cairnkg/cairn/graph/postgres"
 	"github.com/cairnkg/cairn/knowledge"
+	"github.com/cairnkg/cairn/knowledge/schema"
 )
 
 // statementCounter counts the statements a pool sends to PostgreSQL (BEGIN
@@ -31,13 +32,13 @@ func (c *statementCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQu
 // countingSchemas counts the reads of the active schemas: in a service
 // with a control plane each is a statement too.
 type countingSchemas struct {
-	knowledge.SchemaStore
+	schema.Store
 	n atomic.Int64
 }
 
-func (c *countingSchemas) ActiveSchemas(ctx context.Context, userID string) ([]knowledge.SchemaVersion, error) {
+func (c *countingSchemas) ActiveSchemas(ctx context.Context, userID string) ([]schema.Version, error) {
 	c.n.Add(1)
-	return c.SchemaStore.ActiveSchemas(ctx, userID)
+	return c.Store.ActiveSchemas(ctx, userID)
 }
 
 // countingPostgres opens a migrated PostgreSQL graph store whose pool
@@ -75,8 +76,8 @@ func TestCreateRelationshipsStatements(t *testing.T) {
 		t.Run(typ, func(t *testing.T) {
 			g, counter := countingPostgres(t)
 			now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
-			schemas := &countingSchemas{SchemaStore: knowledge.NewMemorySchemaStore()}
-			s := knowledge.NewService(g, knowledge.NewPersistentRegistry(schemas), knowledge.Options{Now: func() time.Time { return now }})
+			schemas := &countingSchemas{Store: schema.NewMemoryStore()}
+			s := knowledge.NewService(g, schema.NewPersistentRegistry(schemas), knowledge.Options{Now: func() time.Time { return now }})
 			var ents []map[string]any
 			for i := range 200 {
 				ents = append(ents, map[string]any{"entity_type": "company", "name": fmt.Sprint("Co ", i)})

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cairnkg/cairn/graph"
 	"github.com/cairnkg/cairn/knowledge"
+	"github.com/cairnkg/cairn/knowledge/schema"
 )
 
 // schemaServices runs fn with a service on every graph backend, over the
@@ -22,7 +23,7 @@ func schemaServices(t *testing.T, fn func(t *testing.T, s *knowledge.Service, c 
 	for _, b := range knowledge.GraphBackends {
 		t.Run(b.Name, func(t *testing.T) {
 			c := &clock{t: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}
-			fn(t, knowledge.NewService(b.Open(t), knowledge.NewRegistry(), knowledge.Options{Now: c.Now}), c)
+			fn(t, knowledge.NewService(b.Open(t), schema.NewRegistry(), knowledge.Options{Now: c.Now}), c)
 		})
 	}
 }
@@ -91,8 +92,8 @@ func TestTwoUsersRegisterSameTypeNameApart(t *testing.T) {
 		ctx := t.Context()
 		reg := func(c knowledge.Caller, field string) {
 			t.Helper()
-			_, err := s.RegisterSchema(ctx, c, knowledge.RegisterSchemaRequest{Activate: true, Schema: &knowledge.Schema{
-				EntityType: "medication", Fields: map[string]knowledge.Field{"name": {Type: knowledge.TypeString}, field: {Type: knowledge.TypeString}},
+			_, err := s.RegisterSchema(ctx, c, knowledge.RegisterSchemaRequest{Activate: true, Schema: &schema.Schema{
+				EntityType: "medication", Fields: map[string]schema.Field{"name": {Type: schema.TypeString}, field: {Type: schema.TypeString}},
 				IdentityFields: []string{"name"}, NameFields: []string{"name"},
 			}})
 			if err != nil {
@@ -131,9 +132,9 @@ func TestTwoUsersRegisterSameTypeNameApart(t *testing.T) {
 func TestRegisterSchemaErrors(t *testing.T) {
 	s, _ := newService(t)
 	ctx := t.Context()
-	base := func() *knowledge.Schema {
-		return &knowledge.Schema{EntityType: "meal", Fields: map[string]knowledge.Field{
-			"food": {Type: knowledge.TypeString}, "calories": {Type: knowledge.TypeNumber}, "eaten": {Type: knowledge.TypeDate, EventType: "MealEaten"},
+	base := func() *schema.Schema {
+		return &schema.Schema{EntityType: "meal", Fields: map[string]schema.Field{
+			"food": {Type: schema.TypeString}, "calories": {Type: schema.TypeNumber}, "eaten": {Type: schema.TypeDate, EventType: "MealEaten"},
 		}, IdentityFields: []string{"food"}}
 	}
 	if _, err := s.RegisterSchema(ctx, alice, knowledge.RegisterSchemaRequest{Schema: base(), Activate: true}); err != nil {
@@ -141,26 +142,26 @@ func TestRegisterSchemaErrors(t *testing.T) {
 	}
 	tests := []struct {
 		name      string
-		mutate    func(*knowledge.Schema)
+		mutate    func(*schema.Schema)
 		wantErr   error
 		wantField string
 	}{
-		{"same version again", func(*knowledge.Schema) {}, knowledge.ErrSchemaExists, ""},
-		{"identity dropped", func(sc *knowledge.Schema) { sc.Version = "2.0"; sc.IdentityFields = nil }, knowledge.ErrValidation, "schema_definition.identity_fields"},
-		{"number to boolean", func(sc *knowledge.Schema) {
+		{"same version again", func(*schema.Schema) {}, schema.ErrExists, ""},
+		{"identity dropped", func(sc *schema.Schema) { sc.Version = "2.0"; sc.IdentityFields = nil }, knowledge.ErrValidation, "schema_definition.identity_fields"},
+		{"number to boolean", func(sc *schema.Schema) {
 			sc.Version = "2.0"
-			sc.Fields["calories"] = knowledge.Field{Type: knowledge.TypeBoolean}
+			sc.Fields["calories"] = schema.Field{Type: schema.TypeBoolean}
 		}, knowledge.ErrValidation, "schema_definition.fields.calories.type"},
-		{"unknown field type", func(sc *knowledge.Schema) { sc.Version = "2.0"; sc.Fields["x"] = knowledge.Field{Type: "money"} }, knowledge.ErrValidation, "schema_definition.fields.x.type"},
-		{"merge_array on a string", func(sc *knowledge.Schema) {
+		{"unknown field type", func(sc *schema.Schema) { sc.Version = "2.0"; sc.Fields["x"] = schema.Field{Type: "money"} }, knowledge.ErrValidation, "schema_definition.fields.x.type"},
+		{"merge_array on a string", func(sc *schema.Schema) {
 			sc.Version = "2.0"
-			sc.Fields["food"] = knowledge.Field{Type: knowledge.TypeString, Policy: knowledge.MergeArray}
+			sc.Fields["food"] = schema.Field{Type: schema.TypeString, Policy: schema.MergeArray}
 		}, knowledge.ErrValidation, "reducer_config.merge_policies.food"},
-		{"event on a string", func(sc *knowledge.Schema) {
+		{"event on a string", func(sc *schema.Schema) {
 			sc.Version = "2.0"
-			sc.Fields["food"] = knowledge.Field{Type: knowledge.TypeString, EventType: "X"}
+			sc.Fields["food"] = schema.Field{Type: schema.TypeString, EventType: "X"}
 		}, knowledge.ErrValidation, "schema_definition.fields.food.event_type"},
-		{"reserved type name", func(sc *knowledge.Schema) { sc.EntityType = "source" }, knowledge.ErrValidation, "entity_type"},
+		{"reserved type name", func(sc *schema.Schema) { sc.EntityType = "source" }, knowledge.ErrValidation, "entity_type"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -179,14 +180,14 @@ func TestRegisterSchemaErrors(t *testing.T) {
 	// A compatible change: number to string, a field added.
 	sc := base()
 	sc.Version = "2.0"
-	sc.Fields["calories"] = knowledge.Field{Type: knowledge.TypeString}
+	sc.Fields["calories"] = schema.Field{Type: schema.TypeString}
 	if _, err := s.RegisterSchema(ctx, alice, knowledge.RegisterSchemaRequest{Schema: sc, Activate: true}); err != nil {
 		t.Errorf("number to string: %v", err)
 	}
-	if _, err := s.UpdateSchemaIncremental(ctx, alice, knowledge.SchemaUpdateRequest{EntityType: "spaceship", Fields: []knowledge.NewField{{Name: "x", Type: knowledge.TypeString}}, Activate: true}); !errors.Is(err, knowledge.ErrSchemaNotFound) {
-		t.Errorf("update of a type with no schema: err = %v, want ErrSchemaNotFound", err)
+	if _, err := s.UpdateSchemaIncremental(ctx, alice, knowledge.SchemaUpdateRequest{EntityType: "spaceship", Fields: []knowledge.NewField{{Name: "x", Type: schema.TypeString}}, Activate: true}); !errors.Is(err, schema.ErrNotFound) {
+		t.Errorf("update of a type with no schema: err = %v, want schema.ErrNotFound", err)
 	}
-	if _, err := s.UpdateSchemaIncremental(ctx, knowledge.Caller{}, knowledge.SchemaUpdateRequest{EntityType: "meal", Fields: []knowledge.NewField{{Name: "x", Type: knowledge.TypeString}}}); !errors.Is(err, knowledge.ErrUserIDRequired) {
+	if _, err := s.UpdateSchemaIncremental(ctx, knowledge.Caller{}, knowledge.SchemaUpdateRequest{EntityType: "meal", Fields: []knowledge.NewField{{Name: "x", Type: schema.TypeString}}}); !errors.Is(err, knowledge.ErrUserIDRequired) {
 		t.Errorf("user-specific update without a user: err = %v, want ErrUserIDRequired", err)
 	}
 	// Timeline events come from a registered type's date fields.
@@ -203,10 +204,10 @@ func TestRegisteredRelationshipType(t *testing.T) {
 		a := store(t, s, alice, recipe("Dough", nil)).Entities[0].EntityID
 		b := store(t, s, alice, recipe("Pizza", nil)).Entities[0].EntityID
 		rel := knowledge.RelationshipRequest{Type: "INGREDIENT_OF", SourceEntityID: a, TargetEntityID: b}
-		if _, err := s.RegisterSchema(ctx, alice, knowledge.RegisterSchemaRequest{Activate: true, Schema: &knowledge.Schema{
-			EntityType: "recipe", Version: "1.1", Fields: map[string]knowledge.Field{"name": {Type: knowledge.TypeString, Identifier: true}},
+		if _, err := s.RegisterSchema(ctx, alice, knowledge.RegisterSchemaRequest{Activate: true, Schema: &schema.Schema{
+			EntityType: "recipe", Version: "1.1", Fields: map[string]schema.Field{"name": {Type: schema.TypeString, Identifier: true}},
 			IdentityFields: []string{"name"}, NameFields: []string{"name"},
-			RelationshipTypes: []knowledge.RelationshipType{{Name: "INGREDIENT_OF", Acyclic: true}},
+			RelationshipTypes: []schema.RelationshipType{{Name: "INGREDIENT_OF", Acyclic: true}},
 		}}); err != nil {
 			t.Fatal(err)
 		}
@@ -275,7 +276,7 @@ func TestAutoEnhancementPromotesAndBackfills(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if sc.Fields["cuisine"].Type != knowledge.TypeString || sc.Fields["servings"].Type != knowledge.TypeNumber {
+		if sc.Fields["cuisine"].Type != schema.TypeString || sc.Fields["servings"].Type != schema.TypeNumber {
 			t.Fatalf("recipe schema %s fields %v, want cuisine and servings promoted", sc.Version, sc.FieldNames())
 		}
 		if _, ok := sc.Fields["rare"]; ok {
@@ -297,7 +298,7 @@ func TestAutoEnhancementPromotesAndBackfills(t *testing.T) {
 		if prov.Source.ID == "" || prov.Observation.Fields["cuisine"] != "thai" {
 			t.Errorf("provenance of the backfilled field = %+v", prov)
 		}
-		recs, err := s.SchemaRecommendations(ctx, alice, "recipe", "", knowledge.RecommendationAutoApplied)
+		recs, err := s.SchemaRecommendations(ctx, alice, "recipe", "", schema.RecommendationAutoApplied)
 		if err != nil || len(recs) != 2 {
 			t.Errorf("auto-applied recommendations = %+v, %v; want cuisine and servings", recs, err)
 		}
@@ -350,7 +351,7 @@ func TestManualEvolutionWithAutoEnhancementOff(t *testing.T) {
 		if err != nil || prov.Observation.Fields["cuisine"] != "french" {
 			t.Errorf("provenance = %+v, %v", prov, err)
 		}
-		applied, _ := s.SchemaRecommendations(ctx, alice, "recipe", "", knowledge.RecommendationApplied)
+		applied, _ := s.SchemaRecommendations(ctx, alice, "recipe", "", schema.RecommendationApplied)
 		if len(applied) != 1 {
 			t.Errorf("applied recommendations = %+v", applied)
 		}
@@ -365,8 +366,8 @@ func TestSchemaEvolutionOrderIndependent(t *testing.T) {
 		map[string]any{"entity_type": "meal", "food": "ramen", "kcal": json.Number("500"), "spicy": true},
 		map[string]any{"entity_type": "meal", "food": "salad", "kcal": "light"})
 	type outcome struct {
-		Schemas map[string]*knowledge.Schema
-		Recs    []knowledge.Recommendation
+		Schemas map[string]*schema.Schema
+		Recs    []schema.Recommendation
 		Analyse knowledge.Analysis
 	}
 	run := func(t *testing.T, order []int) outcome {
@@ -375,7 +376,7 @@ func TestSchemaEvolutionOrderIndependent(t *testing.T) {
 		for _, i := range order {
 			store(t, s, alice, stores[i])
 		}
-		out := outcome{Schemas: map[string]*knowledge.Schema{}}
+		out := outcome{Schemas: map[string]*schema.Schema{}}
 		for _, typ := range []string{"recipe", "meal"} {
 			sc, _, err := s.Schemas().Lookup(ctx, alice.UserID, typ)
 			if err != nil {
@@ -410,7 +411,7 @@ func TestSchemaEvolutionOrderIndependent(t *testing.T) {
 	for range 4 {
 		order := rng.Perm(len(stores))
 		got := run(t, order)
-		if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(knowledge.Recommendation{}, "CreatedAt", "UpdatedAt")); diff != "" {
+		if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(schema.Recommendation{}, "CreatedAt", "UpdatedAt")); diff != "" {
 			t.Errorf("order %v (-first +this):\n%s", order, diff)
 		}
 	}

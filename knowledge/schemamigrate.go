@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/cairnkg/cairn/graph"
+	"github.com/cairnkg/cairn/knowledge/schema"
 )
 
 // MigrateFragments turns the caller's raw fragments of the named fields of
@@ -17,7 +18,7 @@ import (
 // leads back to the source that gave the value. A value that does not fit
 // the field's type stays a fragment. It returns how many it migrated.
 func (s *Service) MigrateFragments(ctx context.Context, c Caller, entityType string, fields []string) (int, error) {
-	schema, err := s.schemaFor(ctx, c.UserID, entityType)
+	sc, err := s.schemaFor(ctx, c.UserID, entityType)
 	if err != nil {
 		return 0, err
 	}
@@ -29,7 +30,7 @@ func (s *Service) MigrateFragments(ctx context.Context, c Caller, entityType str
 			return err
 		}
 		frags = slices.DeleteFunc(frags, func(f graph.RawFragment) bool {
-			_, inSchema := schema.Fields[f.Field]
+			_, inSchema := sc.Fields[f.Field]
 			return !inSchema || !slices.Contains(fields, f.Field)
 		})
 		if len(frags) == 0 {
@@ -81,14 +82,14 @@ func (s *Service) MigrateFragments(ctx context.Context, c Caller, entityType str
 			if !ok {
 				continue // the entity is gone (nothing left of it to add to)
 			}
-			v, err := coerceField(f.Field, schema.Fields[f.Field].Type, f.Value)
+			v, err := coerceField(f.Field, sc.Fields[f.Field].Type, f.Value)
 			if err != nil {
 				continue
 			}
 			fieldsOf := map[string]any{f.Field: v}
 			o := graph.Observation{
-				ID: ids[i], UserID: c.UserID, EntityID: target.ID, EntityType: entityType, SchemaVersion: schema.Version,
-				SourceID: f.SourceID, ObservedAt: f.CreatedAt, CreatedAt: now, SpecificityScore: specificity(schema, fieldsOf),
+				ID: ids[i], UserID: c.UserID, EntityID: target.ID, EntityType: entityType, SchemaVersion: sc.Version,
+				SourceID: f.SourceID, ObservedAt: f.CreatedAt, CreatedAt: now, SpecificityScore: specificity(sc, fieldsOf),
 				SourcePriority: DefaultSourcePriority, Fields: fieldsOf, OriginalEntityID: f.EntityID,
 			}
 			if po, ok := orig[key{f.SourceID, f.EntityID}]; ok {
@@ -169,21 +170,21 @@ func (s *Service) RawFieldsOf(ctx context.Context, c Caller, ents []graph.Entity
 		return nil, err
 	}
 	slices.SortStableFunc(frags, func(a, b graph.RawFragment) int { return a.CreatedAt.Compare(b.CreatedAt) })
-	schemas := map[string]*Schema{}
+	schemas := map[string]*schema.Schema{}
 	out := map[string]map[string]any{}
 	for _, f := range frags {
 		typ, ok := typeOf[f.EntityID]
 		if !ok {
 			continue
 		}
-		schema, ok := schemas[typ]
+		sc, ok := schemas[typ]
 		if !ok {
-			if schema, err = s.schemaFor(ctx, c.UserID, typ); err != nil {
+			if sc, err = s.schemaFor(ctx, c.UserID, typ); err != nil {
 				return nil, err
 			}
-			schemas[typ] = schema
+			schemas[typ] = sc
 		}
-		if _, known := schema.Fields[f.Field]; known {
+		if _, known := sc.Fields[f.Field]; known {
 			continue
 		}
 		if out[f.EntityID] == nil {

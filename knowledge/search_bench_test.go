@@ -13,6 +13,7 @@ import (
 	"github.com/cairnkg/cairn/graph"
 	graphpostgres "github.com/cairnkg/cairn/graph/postgres"
 	"github.com/cairnkg/cairn/knowledge"
+	"github.com/cairnkg/cairn/knowledge/schema"
 	"github.com/cairnkg/cairn/vector"
 	"github.com/cairnkg/cairn/vector/embed"
 	vembedded "github.com/cairnkg/cairn/vector/embedded"
@@ -98,8 +99,8 @@ func BenchmarkSearchEntities(b *testing.B) {
 			now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 			searchCorpus(b, g, alice.UserID, n, now)
 			local := embed.NewLocal()
-			plain := knowledge.NewService(g, knowledge.NewRegistry(), knowledge.Options{Now: func() time.Time { return now }})
-			fused := knowledge.NewService(g, knowledge.NewRegistry(), knowledge.Options{
+			plain := knowledge.NewService(g, schema.NewRegistry(), knowledge.Options{Now: func() time.Time { return now }})
+			fused := knowledge.NewService(g, schema.NewRegistry(), knowledge.Options{
 				Now: func() time.Time { return now }, Embedder: local, EntityEmbeddings: vecs,
 			})
 			if st, err := fused.DrainEntityOutbox(b.Context()); err != nil || st.Embedded != n {

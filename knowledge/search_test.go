@@ -9,6 +9,7 @@ import (
 
 	"github.com/cairnkg/cairn/graph"
 	"github.com/cairnkg/cairn/knowledge"
+	"github.com/cairnkg/cairn/knowledge/schema"
 	"github.com/cairnkg/cairn/vector"
 )
 
@@ -193,7 +194,7 @@ func TestMeaningSearchFromTheCache(t *testing.T) {
 		env := openEmbedEnv(t, b, loc, nil, nil, nil)
 		stored := store(t, env.svc, alice, searchFixtures...)
 		drain(t, env.svc)
-		cold := knowledge.NewService(env.graph, knowledge.NewRegistry(), knowledge.Options{
+		cold := knowledge.NewService(env.graph, schema.NewRegistry(), knowledge.Options{
 			Now: env.clock.Now, Embedder: env.emb, EntityEmbeddings: env.vecs, EntityVectorCache: -1,
 		})
 		type hit struct {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/cairnkg/cairn/graph"
+	"github.com/cairnkg/cairn/knowledge/schema"
 	"github.com/cairnkg/cairn/vector"
 	"github.com/cairnkg/cairn/vector/embed"
 )
@@ -21,7 +22,7 @@ import (
 // Service is the knowledge domain. It is safe for concurrent use.
 type Service struct {
 	graph    *graph.Store
-	schemas  *Registry
+	schemas  *schema.Registry
 	now      func() time.Time
 	log      *slog.Logger
 	embedder embed.Embedder
@@ -104,7 +105,7 @@ type Options struct {
 }
 
 // NewService returns a Service over a graph and a schema registry.
-func NewService(g *graph.Store, schemas *Registry, opts Options) *Service {
+func NewService(g *graph.Store, schemas *schema.Registry, opts Options) *Service {
 	s := &Service{
 		graph: g, schemas: schemas, now: opts.Now, log: opts.Logger, embedder: opts.Embedder,
 		profiles: opts.Profiles, contradictions: opts.Contradictions,
@@ -135,7 +136,7 @@ func NewService(g *graph.Store, schemas *Registry, opts Options) *Service {
 }
 
 // Schemas returns the service's schema registry.
-func (s *Service) Schemas() *Registry { return s.schemas }
+func (s *Service) Schemas() *schema.Registry { return s.schemas }
 
 // Caller is who a call runs for and what it may read and change. Entities
 // and memories the caller may not read do not exist for it: reads report

@@ -13,6 +13,7 @@ import (
 	"github.com/cairnkg/cairn/graph"
 	"github.com/cairnkg/cairn/graph/embedded"
 	"github.com/cairnkg/cairn/knowledge"
+	"github.com/cairnkg/cairn/knowledge/schema"
 )
 
 // clock is a settable test clock.
@@ -51,7 +52,7 @@ func newService(t *testing.T) (*knowledge.Service, *clock) {
 	t.Helper()
 	_, g := openEmbedded(t)
 	c := &clock{t: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}
-	return knowledge.NewService(g, knowledge.NewRegistry(), knowledge.Options{Now: c.Now}), c
+	return knowledge.NewService(g, schema.NewRegistry(), knowledge.Options{Now: c.Now}), c
 }
 
 var alice = knowledge.Caller{UserID: "user-alice", AgentID: "claude"}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cairnkg/cairn/graph"
+	"github.com/cairnkg/cairn/knowledge/schema"
 )
 
 // MaxEntitiesPerStore bounds one store call.
@@ -36,7 +37,7 @@ type StoreRequest struct {
 	// checked as a registered schema is, created as the user's own version
 	// 1.0 like an inferred one, and ignored for a type a schema describes.
 	// They are not part of the source.
-	TypeSchemas map[string]*Schema
+	TypeSchemas map[string]*schema.Schema
 }
 
 // StoredEntity is one entity a store call wrote an observation for.
@@ -82,13 +83,13 @@ type StoreResult struct {
 	RelatedEntities      []graph.Entity
 	RelatedRelationships []graph.Relationship
 	// SchemasCreated are the schemas the call created for the types it
-	// named that no schema described (see inferSchema), by type.
-	SchemasCreated []*Schema
+	// named that no schema described (see schema.Infer), by type.
+	SchemasCreated []*schema.Schema
 }
 
 // preparedEntity is one validated entity of a store call.
 type preparedEntity struct {
-	schema   *Schema
+	schema   *schema.Schema
 	entityID string
 	fields   map[string]any // schema fields, coerced
 	unknown  map[string]any // everything else
@@ -380,7 +381,7 @@ func storedLine(c Caller, pe preparedEntity, target, observationID string, creat
 // types no schema described, as the user's own. When another call
 // registered one of them in the meantime, the call is prepared again with
 // the schemas as they now are.
-func (s *Service) prepareCreating(ctx context.Context, c Caller, req StoreRequest) ([]preparedEntity, int, []*Schema, error) {
+func (s *Service) prepareCreating(ctx context.Context, c Caller, req StoreRequest) ([]preparedEntity, int, []*schema.Schema, error) {
 	for attempt := 0; ; attempt++ {
 		set, err := s.schemas.For(ctx, c.UserID)
 		if err != nil {
@@ -391,7 +392,7 @@ func (s *Service) prepareCreating(ctx context.Context, c Caller, req StoreReques
 			return prepared, unknown, nil, err
 		}
 		created, err := s.createInferred(ctx, c, inferred)
-		if errors.Is(err, ErrSchemaExists) && attempt == 0 {
+		if errors.Is(err, schema.ErrExists) && attempt == 0 {
 			continue
 		}
 		if err != nil {
@@ -403,34 +404,34 @@ func (s *Service) prepareCreating(ctx context.Context, c Caller, req StoreReques
 
 // prepare validates a store request and splits each entity's fields into
 // schema fields and unknown fields. A type no schema in set describes gets
-// a schema inferred from the call's entities of that type (inferSchema),
+// a schema inferred from the call's entities of that type (schema.Infer),
 // returned in inferred, by type, for the caller to register.
-func (s *Service) prepare(c Caller, set *SchemaSet, req StoreRequest) ([]preparedEntity, int, []*Schema, error) {
-	var inferred []*Schema
+func (s *Service) prepare(c Caller, set *schema.Set, req StoreRequest) ([]preparedEntity, int, []*schema.Schema, error) {
+	var inferred []*schema.Schema
 	byType := map[string][]map[string]any{}
 	for _, raw := range req.Entities {
 		if typ, ok := raw["entity_type"].(string); ok {
-			byType[NormalizeTypeName(typ)] = append(byType[NormalizeTypeName(typ)], raw)
+			byType[schema.NormalizeTypeName(typ)] = append(byType[schema.NormalizeTypeName(typ)], raw)
 		}
 	}
-	lookup := func(path, typ string) (*Schema, error) {
+	lookup := func(path, typ string) (*schema.Schema, error) {
 		if sc, ok := set.Lookup(typ); ok {
 			return sc, nil
 		}
-		if err := ValidateTypeName(path, typ); err != nil {
-			return nil, err
+		if err := schema.ValidateTypeName(path, typ); err != nil {
+			return nil, validationError(err)
 		}
 		for _, sc := range inferred {
 			if sc.EntityType == typ {
 				return sc, nil
 			}
 		}
-		sc := inferSchema(typ, byType[typ])
+		sc := schema.Infer(typ, byType[typ])
 		if given := req.TypeSchemas[typ]; given != nil {
-			sc = given.clone()
+			sc = given.Clone()
 			sc.EntityType, sc.Version = typ, "1.0"
-			if err := checkDefinition(sc); err != nil {
-				return nil, err
+			if err := schema.CheckDefinition(sc); err != nil {
+				return nil, validationError(err)
 			}
 		}
 		sc.Owner = c.UserID
@@ -444,13 +445,13 @@ func (s *Service) prepare(c Caller, set *SchemaSet, req StoreRequest) ([]prepare
 	if err != nil {
 		return nil, 0, nil, err
 	}
-	slices.SortFunc(inferred, func(a, b *Schema) int { return strings.Compare(a.EntityType, b.EntityType) })
+	slices.SortFunc(inferred, func(a, b *schema.Schema) int { return strings.Compare(a.EntityType, b.EntityType) })
 	return prepared, unknown, inferred, nil
 }
 
 // prepareWith is prepare with a function that resolves a (normalised) type
 // to its schema.
-func (s *Service) prepareWith(c Caller, req StoreRequest, lookup func(path, typ string) (*Schema, error)) ([]preparedEntity, int, error) {
+func (s *Service) prepareWith(c Caller, req StoreRequest, lookup func(path, typ string) (*schema.Schema, error)) ([]preparedEntity, int, error) {
 	if len(req.Entities) == 0 {
 		return nil, 0, invalid("entities", "non-empty array of objects", "empty array", "at least one entity is required")
 	}
@@ -474,28 +475,28 @@ func (s *Service) prepareWith(c Caller, req StoreRequest, lookup func(path, typ 
 		path := fmt.Sprintf("entities[%d]", i)
 		typ, ok := raw["entity_type"].(string)
 		if !ok {
-			return nil, 0, invalid(path+".entity_type", "string", jsonType(raw["entity_type"]), "entity_type is required and must be a string")
+			return nil, 0, invalid(path+".entity_type", "string", schema.JSONType(raw["entity_type"]), "entity_type is required and must be a string")
 		}
-		typ = NormalizeTypeName(typ)
-		schema, err := lookup(path+".entity_type", typ)
+		typ = schema.NormalizeTypeName(typ)
+		sc, err := lookup(path+".entity_type", typ)
 		if err != nil {
 			return nil, 0, err
 		}
 		if !c.writable(typ) {
 			return nil, 0, &ForbiddenError{EntityType: typ, Action: "write"}
 		}
-		pe := preparedEntity{schema: schema, fields: map[string]any{}, unknown: map[string]any{}}
+		pe := preparedEntity{schema: sc, fields: map[string]any{}, unknown: map[string]any{}}
 		for name, v := range raw {
 			if name == "entity_type" || v == nil {
 				continue
 			}
-			if name == "" || len(name) > maxFieldNameLen {
-				return nil, 0, invalid(path, fmt.Sprintf("field names of 1..%d bytes", maxFieldNameLen), "string", "field name %q is empty or too long", truncate(name, 32))
+			if name == "" || len(name) > schema.MaxFieldNameLen {
+				return nil, 0, invalid(path, fmt.Sprintf("field names of 1..%d bytes", schema.MaxFieldNameLen), "string", "field name %q is empty or too long", truncate(name, 32))
 			}
 			if err := s.checkFieldSize(path+"."+name, v); err != nil {
 				return nil, 0, err
 			}
-			f, known := schema.Fields[name]
+			f, known := sc.Fields[name]
 			if !known {
 				pe.unknown[name] = v
 				continue
@@ -506,13 +507,13 @@ func (s *Service) prepareWith(c Caller, req StoreRequest, lookup func(path, typ 
 			}
 			pe.fields[name] = cv
 		}
-		for _, name := range schema.FieldNames() {
-			if _, ok := pe.fields[name]; !ok && schema.Fields[name].Required {
-				return nil, 0, invalid(path+"."+name, expectedText(schema.Fields[name].Type), "missing",
+		for _, name := range sc.FieldNames() {
+			if _, ok := pe.fields[name]; !ok && sc.Fields[name].Required {
+				return nil, 0, invalid(path+"."+name, sc.Fields[name].Type.Expected(), "missing",
 					"required by the %s schema", typ)
 			}
 		}
-		identity, err := identityOf(schema, pe.fields, pe.unknown)
+		identity, err := identityOf(sc, pe.fields, pe.unknown)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -528,18 +529,18 @@ func checkProvenance(p map[string]any) error {
 	for _, k := range []string{"extracted_at", "extractor_version", "agent_id"} {
 		if v, ok := p[k]; ok {
 			if _, isStr := v.(string); !isStr {
-				return invalid("provenance."+k, "string", jsonType(v), "expected string, got %s", jsonType(v))
+				return invalid("provenance."+k, "string", schema.JSONType(v), "expected string, got %s", schema.JSONType(v))
 			}
 		}
 	}
 	if v, ok := p["source_refs"]; ok {
 		refs, isArr := v.([]any)
 		if !isArr {
-			return invalid("provenance.source_refs", "array of strings", jsonType(v), "expected array of strings, got %s", jsonType(v))
+			return invalid("provenance.source_refs", "array of strings", schema.JSONType(v), "expected array of strings, got %s", schema.JSONType(v))
 		}
 		for i, r := range refs {
 			if _, isStr := r.(string); !isStr {
-				return invalid(fmt.Sprintf("provenance.source_refs[%d]", i), "string", jsonType(r), "expected string, got %s", jsonType(r))
+				return invalid(fmt.Sprintf("provenance.source_refs[%d]", i), "string", schema.JSONType(r), "expected string, got %s", schema.JSONType(r))
 			}
 		}
 	}

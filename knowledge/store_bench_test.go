@@ -14,6 +14,7 @@ import (
 	"github.com/cairnkg/cairn/graph"
 	graphpostgres "github.com/cairnkg/cairn/graph/postgres"
 	"github.com/cairnkg/cairn/knowledge"
+	"github.com/cairnkg/cairn/knowledge/schema"
 	"github.com/cairnkg/cairn/migrations"
 	"github.com/cairnkg/cairn/vector"
 	vembedded "github.com/cairnkg/cairn/vector/embedded"
@@ -129,7 +130,7 @@ func openStoreBench(b *testing.B, backend string) *knowledge.Service {
 	if backend == "embedded" {
 		db, g := openEmbedded(b)
 		control := controlplane.New(db.Write, migrations.SQLite)
-		return knowledge.NewService(g, knowledge.NewRegistry(), knowledge.Options{
+		return knowledge.NewService(g, schema.NewRegistry(), knowledge.Options{
 			Profiles: control, Contradictions: control.WithReader(db.Read),
 			EntityEmbeddings: vector.NewEntityStore(vembedded.New(db)),
 		})
@@ -144,7 +145,7 @@ func openStoreBench(b *testing.B, backend string) *knowledge.Service {
 		pg.Close()
 	})
 	control := controlplane.New(pg.SQL, migrations.Postgres)
-	return knowledge.NewService(g, knowledge.NewRegistry(), knowledge.Options{
+	return knowledge.NewService(g, schema.NewRegistry(), knowledge.Options{
 		Profiles: control, Contradictions: control.WithReader(pg.SQL),
 		EntityEmbeddings: vector.NewEntityStore(pgvector.New(pg.Pool, pgvector.Options{})),
 	})

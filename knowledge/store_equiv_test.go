@@ -32,6 +32,7 @@ import (
 	"github.com/cairnkg/cairn/db/sqlite/sqlitetest"
 	"github.com/cairnkg/cairn/graph"
 	"github.com/cairnkg/cairn/graph/embedded"
+	"github.com/cairnkg/cairn/knowledge/schema"
 	"github.com/cairnkg/cairn/vector"
 	vembedded "github.com/cairnkg/cairn/vector/embedded"
 )
@@ -174,15 +175,15 @@ func (s *Service) oldRecompute(ctx context.Context, tx *graph.Tx, userID, entity
 	if len(obs) == 0 {
 		return prev, nil
 	}
-	schema, err := s.schemaFor(ctx, userID, obs[0].EntityType)
+	sc, err := s.schemaFor(ctx, userID, obs[0].EntityType)
 	if err != nil {
 		return graph.Entity{}, err
 	}
-	red := Reduce(schema, obs)
+	red := Reduce(sc, obs)
 	now := s.clock()
 	e := graph.Entity{
-		ID: entityID, UserID: userID, Type: schema.EntityType, SchemaVersion: schema.Version,
-		CanonicalName: canonicalName(schema, red.Snapshot, entityID),
+		ID: entityID, UserID: userID, Type: sc.EntityType, SchemaVersion: sc.Version,
+		CanonicalName: canonicalName(sc, red.Snapshot, entityID),
 		Snapshot:      red.Snapshot, Provenance: red.Provenance, ObservationCount: red.ObservationCount,
 		LastObservationAt: red.LastObservationAt, CreatedAt: now, ComputedAt: now,
 	}
@@ -192,14 +193,14 @@ func (s *Service) oldRecompute(ctx context.Context, tx *graph.Tx, userID, entity
 	if err := tx.PutEntity(ctx, e); err != nil {
 		return graph.Entity{}, err
 	}
-	if err := tx.SetIdentifiers(ctx, userID, entityID, identifiers(schema, e)); err != nil {
+	if err := tx.SetIdentifiers(ctx, userID, entityID, identifiers(sc, e)); err != nil {
 		return graph.Entity{}, err
 	}
 	sourceOf := make(map[string]string, len(obs))
 	for _, o := range obs {
 		sourceOf[o.ID] = o.SourceID
 	}
-	if err := tx.ReplaceTimelineEvents(ctx, userID, entityID, timelineEvents(schema, e, sourceOf)); err != nil {
+	if err := tx.ReplaceTimelineEvents(ctx, userID, entityID, timelineEvents(sc, e, sourceOf)); err != nil {
 		return graph.Entity{}, err
 	}
 	if err := s.enqueueEmbedding(ctx, tx, userID, entityID); err != nil {
@@ -209,12 +210,12 @@ func (s *Service) oldRecompute(ctx context.Context, tx *graph.Tx, userID, entity
 }
 
 // oldContradictionsIn is contradictionsIn as it was.
-func oldContradictionsIn(ctx context.Context, tx *graph.Tx, schema *Schema, current graph.Entity, o graph.Observation, now time.Time) ([]Contradiction, error) {
+func oldContradictionsIn(ctx context.Context, tx *graph.Tx, sc *schema.Schema, current graph.Entity, o graph.Observation, now time.Time) ([]Contradiction, error) {
 	var out []Contradiction
 	for _, name := range sortedKeys(o.Fields) {
-		f, ok := schema.Fields[name]
+		f, ok := sc.Fields[name]
 		nv := o.Fields[name]
-		if !ok || nv == nil || f.policy() == MergeArray {
+		if !ok || nv == nil || f.EffectivePolicy() == schema.MergeArray {
 			continue
 		}
 		cv, ok := current.Snapshot[name]
@@ -306,7 +307,7 @@ func openEquivEnv(t *testing.T) *equivEnv {
 		g.Close()
 	})
 	env := &equivEnv{db: db, clock: &stepClock{t: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}, contradictions: &memContradictions{}}
-	env.svc = NewService(g, NewRegistry(), Options{
+	env.svc = NewService(g, schema.NewRegistry(), Options{
 		Now: env.clock.now, Contradictions: env.contradictions,
 		EntityEmbeddings: vector.NewEntityStore(vembedded.New(db)),
 	})

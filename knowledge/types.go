@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+
+	"github.com/cairnkg/cairn/knowledge/schema"
 )
 
 // How list_entity_types found a type.
@@ -27,7 +29,7 @@ const GoodKeywordScore = 3
 
 // TypeMatch is a schema found by EntityTypes with how well it matched.
 type TypeMatch struct {
-	Schema *Schema
+	Schema *schema.Schema
 	// Score is 0..1; absent (zero) when no keyword was given.
 	Score     float64
 	MatchType string
@@ -59,7 +61,7 @@ func (s *Service) EntityTypes(ctx context.Context, c Caller, keyword string) (Ty
 }
 
 // entityTypes is EntityTypes over a user's schemas.
-func entityTypes(all []*Schema, keyword string) TypeSearch {
+func entityTypes(all []*schema.Schema, keyword string) TypeSearch {
 	keyword = strings.ToLower(strings.TrimSpace(keyword))
 	if keyword == "" {
 		out := TypeSearch{Method: SearchAll}
@@ -89,7 +91,7 @@ func (t TypeSearch) BestKeywordScore() int {
 	return int(t.Matches[0].Score*10 + 0.5)
 }
 
-func keywordScore(sc *Schema, keyword string, words []string) int {
+func keywordScore(sc *schema.Schema, keyword string, words []string) int {
 	name := strings.ToLower(sc.EntityType)
 	if name == keyword {
 		return 10

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/cairnkg/cairn/knowledge"
+	"github.com/cairnkg/cairn/knowledge/schema"
 )
 
 // A store's TypeSchemas give a type nobody registered its schema in place
@@ -13,19 +14,19 @@ import (
 func TestStoreTypeSchemas(t *testing.T) {
 	schemaServices(t, func(t *testing.T, s *knowledge.Service, _ *clock) {
 		ctx := t.Context()
-		given := &knowledge.Schema{EntityType: "meal", Fields: map[string]knowledge.Field{
-			"food":  {Type: knowledge.TypeString, Identifier: true},
-			"eaten": {Type: knowledge.TypeDate, EventType: "MealEaten"},
+		given := &schema.Schema{EntityType: "meal", Fields: map[string]schema.Field{
+			"food":  {Type: schema.TypeString, Identifier: true},
+			"eaten": {Type: schema.TypeDate, EventType: "MealEaten"},
 		}, IdentityFields: []string{"food"}, NameFields: []string{"food"}}
-		bad := &knowledge.Schema{EntityType: "meal", Fields: map[string]knowledge.Field{"food": {Type: knowledge.TypeString, EventType: "X"}}}
+		bad := &schema.Schema{EntityType: "meal", Fields: map[string]schema.Field{"food": {Type: schema.TypeString, EventType: "X"}}}
 		_, err := s.Store(ctx, alice, knowledge.StoreRequest{Entities: []map[string]any{{"entity_type": "meal", "food": "soup"}},
-			TypeSchemas: map[string]*knowledge.Schema{"meal": bad}})
+			TypeSchemas: map[string]*schema.Schema{"meal": bad}})
 		var verr *knowledge.ValidationError
 		if !errors.As(err, &verr) || verr.Field != "schema_definition.fields.food.event_type" {
 			t.Fatalf("a bad schema: err = %v, want a validation error on its event_type", err)
 		}
 		res, err := s.Store(ctx, alice, knowledge.StoreRequest{Entities: []map[string]any{{"entity_type": "Meal", "food": "pizza", "eaten": "2026-02-12"}},
-			TypeSchemas: map[string]*knowledge.Schema{"meal": given}})
+			TypeSchemas: map[string]*schema.Schema{"meal": given}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -39,7 +40,7 @@ func TestStoreTypeSchemas(t *testing.T) {
 		}
 		// The type has a schema now: a different one given is ignored.
 		res, err = s.Store(ctx, alice, knowledge.StoreRequest{Entities: []map[string]any{{"entity_type": "meal", "food": "rice"}},
-			TypeSchemas: map[string]*knowledge.Schema{"meal": bad}})
+			TypeSchemas: map[string]*schema.Schema{"meal": bad}})
 		if err != nil || len(res.SchemasCreated) != 0 {
 			t.Fatalf("store of a known type with TypeSchemas: %+v, %v", res.SchemasCreated, err)
 		}

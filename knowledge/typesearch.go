@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/cairnkg/cairn/knowledge/schema"
 	"github.com/cairnkg/cairn/vector"
 )
 
@@ -101,7 +102,7 @@ func (s *Service) SearchEntityTypes(ctx context.Context, c Caller, keyword strin
 
 // typeVectors returns the embeddings of the given types, by type, embedding
 // those whose texts it has not embedded before.
-func (s *Service) typeVectors(ctx context.Context, all []*Schema) (map[string][][]float32, error) {
+func (s *Service) typeVectors(ctx context.Context, all []*schema.Schema) (map[string][][]float32, error) {
 	ix := &s.types
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
@@ -143,7 +144,7 @@ func (s *Service) typeVectors(ctx context.Context, all []*Schema) (map[string][]
 // TypeTexts are the texts an entity type is embedded as: its name (with
 // underscores as spaces), its description, each field's name with its
 // description, and all of them together.
-func TypeTexts(sc *Schema) []string {
+func TypeTexts(sc *schema.Schema) []string {
 	name := strings.ReplaceAll(sc.EntityType, "_", " ")
 	out := []string{name, sc.Description}
 	for _, f := range sc.FieldNames() {

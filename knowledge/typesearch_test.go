@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/cairnkg/cairn/knowledge"
+	"github.com/cairnkg/cairn/knowledge/schema"
 )
 
 // conceptEmbedder is a test embedder that understands meaning through a
@@ -102,9 +103,9 @@ func TestSearchEntityTypesLocalFallback(t *testing.T) {
 func TestSearchEntityTypesSemanticAndRebuild(t *testing.T) {
 	emb := &conceptEmbedder{}
 	s := newServiceWith(t, knowledge.Options{Embedder: emb})
-	if err := s.Schemas().Register(t.Context(), &knowledge.Schema{
+	if err := s.Schemas().Register(t.Context(), &schema.Schema{
 		EntityType: "recipe", Version: "1.0", Description: "How to cook a dish.",
-		Fields: map[string]knowledge.Field{"title": {Type: knowledge.TypeString}, "ingredients": {Type: knowledge.TypeArray}},
+		Fields: map[string]schema.Field{"title": {Type: schema.TypeString}, "ingredients": {Type: schema.TypeArray}},
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -123,9 +124,9 @@ func TestSearchEntityTypesSemanticAndRebuild(t *testing.T) {
 		t.Errorf("a second search embedded %d texts, want 1 (the keyword; types are indexed once)", d)
 	}
 	// A newly registered type is found without restarting.
-	if err := s.Schemas().Register(t.Context(), &knowledge.Schema{
+	if err := s.Schemas().Register(t.Context(), &schema.Schema{
 		EntityType: "restaurant", Version: "1.0", Description: "A place that serves meals.",
-		Fields: map[string]knowledge.Field{"name": {Type: knowledge.TypeString}},
+		Fields: map[string]schema.Field{"name": {Type: schema.TypeString}},
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -146,5 +147,5 @@ func TestSearchEntityTypesSemanticAndRebuild(t *testing.T) {
 func newServiceWith(t *testing.T, opts knowledge.Options) *knowledge.Service {
 	t.Helper()
 	_, g := openEmbedded(t)
-	return knowledge.NewService(g, knowledge.NewRegistry(), opts)
+	return knowledge.NewService(g, schema.NewRegistry(), opts)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/cairnkg/cairn/graph"
 	"github.com/cairnkg/cairn/graph/embedded"
 	"github.com/cairnkg/cairn/knowledge"
+	"github.com/cairnkg/cairn/knowledge/schema"
 	"github.com/cairnkg/cairn/mcp"
 	"github.com/cairnkg/cairn/migrations"
 	"github.com/cairnkg/cairn/telemetry"
@@ -120,7 +121,7 @@ func consentCostSetup(b *testing.B) ([]consentCostVariant, consent.Principal) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ks := knowledge.NewService(g, knowledge.NewRegistry(), knowledge.Options{})
+	ks := knowledge.NewService(g, schema.NewRegistry(), knowledge.Options{})
 	var ents []map[string]any
 	for i := range 10 {
 		ents = append(ents, map[string]any{"entity_type": "person", "name": fmt.Sprintf("Person %d", i)})

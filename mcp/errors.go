@@ -9,6 +9,7 @@ import (
 	"github.com/cairnkg/cairn/controlplane"
 	"github.com/cairnkg/cairn/graph"
 	"github.com/cairnkg/cairn/knowledge"
+	"github.com/cairnkg/cairn/knowledge/schema"
 	"github.com/cairnkg/cairn/vector"
 )
 
@@ -91,6 +92,10 @@ func toError(err error) *Error {
 	}
 	if se, ok := schemaError(err); ok {
 		return se
+	}
+	var inv *schema.InvalidError
+	if errors.As(err, &inv) { // a schema rule's error that the service did not restate
+		err = &knowledge.ValidationError{Field: inv.Field, Expected: inv.Expected, Got: inv.Got, Message: inv.Message}
 	}
 	switch {
 	case errors.As(err, &e):

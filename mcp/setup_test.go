@@ -13,6 +13,7 @@ import (
 	"github.com/cairnkg/cairn/controlplane"
 	"github.com/cairnkg/cairn/knowledge"
 	"github.com/cairnkg/cairn/knowledge/files"
+	"github.com/cairnkg/cairn/knowledge/schema"
 	"github.com/cairnkg/cairn/mcp"
 )
 
@@ -71,7 +72,7 @@ func newEnvWith(t testing.TB, opts envOptions) *env {
 	}
 	audit := consent.NewAuditLog(control, consent.AuditLogOptions{})
 	t.Cleanup(func() { audit.Close() })
-	know := knowledge.NewService(g, knowledge.NewRegistry(), kopts)
+	know := knowledge.NewService(g, schema.NewRegistry(), kopts)
 	limiter := consent.NewLimiter(control, consent.LimiterOptions{Limits: opts.limits, Now: clock.Now})
 	fs := newFiles(t, control, know, consent.NewPolicy(control), limiter)
 	srv, err := mcp.NewServer(mcp.Deps{

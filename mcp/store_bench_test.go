@@ -13,6 +13,7 @@ import (
 	"github.com/cairnkg/cairn/graph"
 	"github.com/cairnkg/cairn/graph/embedded"
 	"github.com/cairnkg/cairn/knowledge"
+	"github.com/cairnkg/cairn/knowledge/schema"
 	"github.com/cairnkg/cairn/mcp"
 	"github.com/cairnkg/cairn/migrations"
 	"github.com/cairnkg/cairn/vector"
@@ -42,7 +43,7 @@ func BenchmarkStoreCall(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ks := knowledge.NewService(g, knowledge.NewRegistry(), knowledge.Options{
+	ks := knowledge.NewService(g, schema.NewRegistry(), knowledge.Options{
 		Profiles: control, Contradictions: control.WithReader(db.Read),
 		EntityEmbeddings: vector.NewEntityStore(vembedded.New(db)),
 	})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cairnkg/cairn/consent"
 	"github.com/cairnkg/cairn/knowledge"
+	"github.com/cairnkg/cairn/knowledge/schema"
 	"github.com/cairnkg/cairn/mcp"
 )
 
@@ -30,7 +31,7 @@ func newContextEnv(t *testing.T, b storeBackend) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := knowledge.NewService(st.graph, knowledge.NewRegistry(), knowledge.Options{Profiles: control, Contradictions: st.contradictions})
+	svc := knowledge.NewService(st.graph, schema.NewRegistry(), knowledge.Options{Profiles: control, Contradictions: st.contradictions})
 	srv, err := mcp.NewServer(mcp.Deps{Knowledge: svc}, mcp.Options{Version: "test"})
 	if err != nil {
 		t.Fatal(err)

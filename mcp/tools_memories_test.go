@@ -20,6 +20,7 @@ import (
 	"github.com/cairnkg/cairn/graph/neo4j/neo4jtest"
 	graphpostgres "github.com/cairnkg/cairn/graph/postgres"
 	"github.com/cairnkg/cairn/knowledge"
+	"github.com/cairnkg/cairn/knowledge/schema"
 	"github.com/cairnkg/cairn/mcp"
 	"github.com/cairnkg/cairn/migrations"
 	"github.com/cairnkg/cairn/vector"
@@ -101,7 +102,7 @@ func memoryServers(t *testing.T, b storeBackend, embedders ...embed.Embedder) ([
 	st := b.open(t)
 	var out []*mcp.Server
 	for _, e := range embedders {
-		k := knowledge.NewService(st.graph, knowledge.NewRegistry(), knowledge.Options{Memories: st.memories, Embedder: e})
+		k := knowledge.NewService(st.graph, schema.NewRegistry(), knowledge.Options{Memories: st.memories, Embedder: e})
 		srv, err := mcp.NewServer(mcp.Deps{Knowledge: k}, mcp.Options{Version: "test"})
 		if err != nil {
 			t.Fatal(err)
@@ -217,7 +218,7 @@ func TestMemoryTools(t *testing.T) {
 			t.Errorf("provider down: got %+v", merr)
 		}
 		// Without a memory store.
-		bare, err := mcp.NewServer(mcp.Deps{Knowledge: knowledge.NewService(nil, knowledge.NewRegistry(), knowledge.Options{})}, mcp.Options{})
+		bare, err := mcp.NewServer(mcp.Deps{Knowledge: knowledge.NewService(nil, schema.NewRegistry(), knowledge.Options{})}, mcp.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,7 +6,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/cairnkg/cairn/consent"
-	"github.com/cairnkg/cairn/knowledge"
+	"github.com/cairnkg/cairn/knowledge/schema"
 )
 
 // EntityTypesIn are the arguments of list_entity_types.
@@ -72,7 +72,7 @@ func listEntityTypesTool(d Deps) *Tool {
 	})
 }
 
-func entityTypeOut(s *knowledge.Schema) EntityTypeOut {
+func entityTypeOut(s *schema.Schema) EntityTypeOut {
 	out := EntityTypeOut{
 		EntityType: s.EntityType, SchemaVersion: s.Version, Description: s.Description,
 		FieldNames: s.FieldNames(), FieldSummary: map[string]FieldSummaryOut{}, IdentityFields: s.IdentityFields,
@@ -80,7 +80,7 @@ func entityTypeOut(s *knowledge.Schema) EntityTypeOut {
 	for name, f := range s.Fields {
 		policy := string(f.Policy)
 		if policy == "" {
-			policy = string(knowledge.LastWrite)
+			policy = string(schema.LastWrite)
 		}
 		out.FieldSummary[name] = FieldSummaryOut{Type: string(f.Type), Required: f.Required, MergePolicy: policy, Description: f.Description}
 	}

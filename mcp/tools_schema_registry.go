@@ -10,6 +10,7 @@ import (
 
 	"github.com/cairnkg/cairn/consent"
 	"github.com/cairnkg/cairn/knowledge"
+	"github.com/cairnkg/cairn/knowledge/schema"
 )
 
 // The schema registry's error codes (Neotoma v1 §3.20, §3.21).
@@ -22,13 +23,13 @@ const (
 // schemaError maps the registry's errors onto their codes; ok is false for
 // any other error.
 func schemaError(err error) (*Error, bool) {
-	var se *knowledge.SchemaError
+	var se *schema.Error
 	switch {
-	case errors.As(err, &se) && errors.Is(err, knowledge.ErrSchemaExists):
+	case errors.As(err, &se) && errors.Is(err, schema.ErrExists):
 		return newError(http.StatusConflict, CodeSchemaExists, se.Error(), map[string]any{"entity_type": se.EntityType, "schema_version": se.Version, "scope": se.Scope}), true
 	case errors.As(err, &se):
 		return newError(http.StatusNotFound, CodeSchemaNotFound, se.Error(), map[string]any{"entity_type": se.EntityType, "scope": se.Scope}), true
-	case errors.Is(err, knowledge.ErrSchemaNotFound):
+	case errors.Is(err, schema.ErrNotFound):
 		return newError(http.StatusNotFound, CodeSchemaNotFound, err.Error(), nil), true
 	case errors.Is(err, knowledge.ErrUserIDRequired):
 		return newError(http.StatusBadRequest, CodeUserIDRequired, err.Error(), map[string]any{"field": "user_id"}), true
@@ -140,13 +141,13 @@ func registerSchemaTool(d Deps) *Tool {
 		if err != nil {
 			return RegisterSchemaOut{}, err
 		}
-		sc := &knowledge.Schema{
+		sc := &schema.Schema{
 			EntityType: in.EntityType, Version: deref(in.SchemaVersion), Description: deref(in.SchemaDefinition.Description),
-			Fields: map[string]knowledge.Field{}, IdentityFields: in.SchemaDefinition.IdentityFields, NameFields: in.SchemaDefinition.NameFields,
+			Fields: map[string]schema.Field{}, IdentityFields: in.SchemaDefinition.IdentityFields, NameFields: in.SchemaDefinition.NameFields,
 		}
 		for name, f := range in.SchemaDefinition.Fields {
-			sc.Fields[name] = knowledge.Field{
-				Type: knowledge.FieldType(f.Type), Required: f.Required != nil && *f.Required, Description: deref(f.Description),
+			sc.Fields[name] = schema.Field{
+				Type: schema.FieldType(f.Type), Required: f.Required != nil && *f.Required, Description: deref(f.Description),
 				Identifier: f.Identifier != nil && *f.Identifier, EventType: deref(f.EventType),
 			}
 		}
@@ -156,11 +157,11 @@ func registerSchemaTool(d Deps) *Tool {
 				return RegisterSchemaOut{}, &knowledge.ValidationError{Field: "reducer_config.merge_policies." + name, Expected: "a field of schema_definition.fields",
 					Got: "string", Message: fmt.Sprintf("%q is not a field of the schema", truncateText(name, 64))}
 			}
-			f.Policy = knowledge.MergePolicy(p.Strategy)
+			f.Policy = schema.MergePolicy(p.Strategy)
 			sc.Fields[name] = f
 		}
 		for _, rt := range in.SchemaDefinition.RelationshipTypes {
-			sc.RelationshipTypes = append(sc.RelationshipTypes, knowledge.RelationshipType{Name: rt.Name, Acyclic: rt.Acyclic != nil && *rt.Acyclic})
+			sc.RelationshipTypes = append(sc.RelationshipTypes, schema.RelationshipType{Name: rt.Name, Acyclic: rt.Acyclic != nil && *rt.Acyclic})
 		}
 		if len(sc.NameFields) == 0 {
 			sc.NameFields = sc.IdentityFields
@@ -231,7 +232,7 @@ func updateSchemaIncrementalTool(d Deps) *Tool {
 			return UpdateSchemaOut{}, err
 		}
 		migrate := in.MigrateExisting != nil && *in.MigrateExisting
-		typ := knowledge.NormalizeTypeName(in.EntityType)
+		typ := schema.NormalizeTypeName(in.EntityType)
 		if migrate {
 			if err := call.Require(consent.Write, knowledge.EntityResource(typ)); err != nil {
 				return UpdateSchemaOut{}, err
@@ -242,8 +243,8 @@ func updateSchemaIncrementalTool(d Deps) *Tool {
 			MigrateExisting: migrate, RecommendationID: deref(in.RecommendationID), By: call.Principal.AgentName,
 		}
 		for _, f := range in.FieldsToAdd {
-			req.Fields = append(req.Fields, knowledge.NewField{Name: f.FieldName, Type: knowledge.FieldType(f.FieldType),
-				Required: f.Required != nil && *f.Required, Policy: knowledge.MergePolicy(deref(f.ReducerStrategy))})
+			req.Fields = append(req.Fields, knowledge.NewField{Name: f.FieldName, Type: schema.FieldType(f.FieldType),
+				Required: f.Required != nil && *f.Required, Policy: schema.MergePolicy(deref(f.ReducerStrategy))})
 		}
 		ch, err := d.Knowledge.UpdateSchemaIncremental(ctx, call.Caller(), req)
 		if err != nil {
@@ -304,8 +305,8 @@ func analyzeSchemaCandidatesTool(d Deps) *Tool {
 			maxLen(prop(s, "entity_type"), 128)
 			bounds(prop(s, "min_frequency"), 1, 1_000_000)
 			bounds(prop(s, "min_confidence"), 0, 1)
-			setDefault(prop(s, "min_frequency"), knowledge.DefaultCandidateFrequency)
-			setDefault(prop(s, "min_confidence"), knowledge.DefaultCandidateConfidence)
+			setDefault(prop(s, "min_frequency"), schema.DefaultCandidateFrequency)
+			setDefault(prop(s, "min_confidence"), schema.DefaultCandidateConfidence)
 		},
 	}, func(ctx context.Context, call *Call, in AnalyzeIn) (AnalyzeOut, error) {
 		if err := checkUserID(call, in.UserID); err != nil {
@@ -322,7 +323,7 @@ func analyzeSchemaCandidatesTool(d Deps) *Tool {
 		out := AnalyzeOut{TotalEntityTypes: an.TotalEntityTypes, TotalFields: an.TotalFields, MinFrequency: an.MinFrequency,
 			MinConfidence: an.MinConfidence, Recommendations: []TypeCandidatesOut{}}
 		for _, tc := range an.Recommendations {
-			t := TypeCandidatesOut{EntityType: tc.EntityType, Source: knowledge.RecommendationFromRawFragments,
+			t := TypeCandidatesOut{EntityType: tc.EntityType, Source: schema.RecommendationFromRawFragments,
 				ConfidenceScore: tc.ConfidenceScore, Reasoning: tc.Reasoning}
 			for _, f := range tc.Fields {
 				t.Fields = append(t.Fields, CandidateFieldOut{FieldName: f.Name, FieldType: string(f.Type), Frequency: f.Frequency,
@@ -385,8 +386,8 @@ func getSchemaRecommendationsTool(d Deps) *Tool {
 		if err := checkUserID(call, in.UserID); err != nil {
 			return RecommendationsOut{}, err
 		}
-		typ := knowledge.NormalizeTypeName(in.EntityType)
-		recs, err := d.Knowledge.SchemaRecommendations(ctx, call.Caller(), typ, deref(in.Source), knowledge.RecommendationStatus(deref(in.Status)))
+		typ := schema.NormalizeTypeName(in.EntityType)
+		recs, err := d.Knowledge.SchemaRecommendations(ctx, call.Caller(), typ, deref(in.Source), schema.RecommendationStatus(deref(in.Status)))
 		if err != nil {
 			return RecommendationsOut{}, err
 		}

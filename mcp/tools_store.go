@@ -8,6 +8,7 @@ import (
 	"github.com/cairnkg/cairn/consent"
 	"github.com/cairnkg/cairn/graph"
 	"github.com/cairnkg/cairn/knowledge"
+	"github.com/cairnkg/cairn/knowledge/schema"
 )
 
 // StoreIn are the arguments of store.
@@ -138,7 +139,7 @@ func storeTool(d Deps) *Tool {
 			// Store leaves out what the caller may not read (see
 			// knowledge.StoreResult).
 			RelatedRelationships: mapSlice(res.RelatedRelationships, relationshipOut),
-			SchemaCreated: mapSlice(res.SchemasCreated, func(s *knowledge.Schema) SchemaCreatedOut {
+			SchemaCreated: mapSlice(res.SchemasCreated, func(s *schema.Schema) SchemaCreatedOut {
 				return SchemaCreatedOut{EntityType: s.EntityType, SchemaVersion: s.Version, Scope: s.Scope(), IdentityFields: nonNil(s.IdentityFields)}
 			}),
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cairnkg/cairn/consent"
 	"github.com/cairnkg/cairn/knowledge"
+	"github.com/cairnkg/cairn/knowledge/schema"
 )
 
 // Epitome's tables (list_tables, query_table, add_record) are a view of the
@@ -109,7 +110,7 @@ func queryTableTool(d Deps) *Tool {
 		if in.Offset != nil {
 			offset = *in.Offset
 		}
-		typ := knowledge.NormalizeTypeName(in.TableName)
+		typ := schema.NormalizeTypeName(in.TableName)
 		ents, total, err := d.Knowledge.QueryTable(ctx, call.Caller(), typ, filters, limit, offset)
 		if err != nil {
 			return QueryTableOut{}, err
@@ -124,8 +125,8 @@ func queryTableTool(d Deps) *Tool {
 
 // tableFilters reads query_table's filters: {column: value} or {column:
 // {op: value, …}}, in column then operator order.
-func tableFilters(in map[string]any) ([]knowledge.TableFilter, error) {
-	var out []knowledge.TableFilter
+func tableFilters(in map[string]any) ([]schema.Filter, error) {
+	var out []schema.Filter
 	cols := make([]string, 0, len(in))
 	for k := range in {
 		cols = append(cols, k)
@@ -135,7 +136,7 @@ func tableFilters(in map[string]any) ([]knowledge.TableFilter, error) {
 		v := in[col]
 		ops, isOps := v.(map[string]any)
 		if !isOps {
-			out = append(out, knowledge.TableFilter{Field: col, Op: "eq", Value: v})
+			out = append(out, schema.Filter{Field: col, Op: "eq", Value: v})
 			continue
 		}
 		names := make([]string, 0, len(ops))
@@ -144,11 +145,11 @@ func tableFilters(in map[string]any) ([]knowledge.TableFilter, error) {
 		}
 		slices.Sort(names)
 		for _, op := range names {
-			if !slices.Contains(knowledge.TableOps, op) {
-				return nil, &knowledge.ValidationError{Field: "filters." + col, Expected: "one of: " + strings.Join(knowledge.TableOps, ", "),
+			if !slices.Contains(schema.FilterOps, op) {
+				return nil, &knowledge.ValidationError{Field: "filters." + col, Expected: "one of: " + strings.Join(schema.FilterOps, ", "),
 					Got: op, Message: fmt.Sprintf("unknown operator %q", truncateText(op, 16))}
 			}
-			out = append(out, knowledge.TableFilter{Field: col, Op: op, Value: ops[op]})
+			out = append(out, schema.Filter{Field: col, Op: op, Value: ops[op]})
 		}
 	}
 	return out, nil
@@ -182,7 +183,7 @@ func addRecordTool(d Deps) *Tool {
 			maxLen(prop(s, "tableDescription"), 1024)
 		},
 	}, func(ctx context.Context, call *Call, in AddRecordIn) (AddRecordOut, error) {
-		typ := knowledge.NormalizeTypeName(in.TableName)
+		typ := schema.NormalizeTypeName(in.TableName)
 		if _, ok := in.Data["entity_type"]; ok {
 			return AddRecordOut{}, &knowledge.ValidationError{Field: "data.entity_type", Expected: "a column other than entity_type", Got: "entity_type",
 				Message: "entity_type is reserved; the table name is the type"}

@@ -12,8 +12,8 @@ import (
 
 	"gocloud.dev/blob"
 
-	"github.com/cairnkg/cairn/knowledge"
 	"github.com/cairnkg/cairn/knowledge/files"
+	"github.com/cairnkg/cairn/knowledge/schema"
 )
 
 // spool is a temporary file holding the bytes of one exported file while
@@ -108,7 +108,7 @@ func (im *importer) writeFiles(ctx context.Context) (int, error) {
 			return n, fmt.Errorf("%w: file %s: %d bytes of hash %s, its line says %d bytes of hash %s", ErrFormat, f.ID, got, sum, f.Size, f.ContentHash)
 		}
 		for _, t := range f.Types {
-			if err := knowledge.ValidateTypeName("types", t); err != nil {
+			if err := schema.ValidateTypeName("types", t); err != nil {
 				return n, fmt.Errorf("%w: file %s: %v", ErrFormat, f.ID, err)
 			}
 		}

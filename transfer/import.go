@@ -16,6 +16,7 @@ import (
 	"github.com/cairnkg/cairn/controlplane"
 	"github.com/cairnkg/cairn/graph"
 	"github.com/cairnkg/cairn/knowledge"
+	"github.com/cairnkg/cairn/knowledge/schema"
 	"github.com/cairnkg/cairn/vector"
 	"github.com/cairnkg/cairn/vector/embed"
 )
@@ -635,7 +636,7 @@ func (im *importer) write(ctx context.Context) (int, error) {
 			return n, nil
 		})
 	case KindSchema:
-		vs, err := decodeAll[knowledge.SchemaVersion](im.batch)
+		vs, err := decodeAll[schema.Version](im.batch)
 		if err != nil {
 			return 0, err
 		}

@@ -26,6 +26,7 @@ import (
 	graphpostgres "github.com/cairnkg/cairn/graph/postgres"
 	"github.com/cairnkg/cairn/knowledge"
 	"github.com/cairnkg/cairn/knowledge/files"
+	"github.com/cairnkg/cairn/knowledge/schema"
 	"github.com/cairnkg/cairn/migrations"
 	"github.com/cairnkg/cairn/transfer"
 	"github.com/cairnkg/cairn/vector"
@@ -57,7 +58,7 @@ func newBackend(t *testing.T, s transfer.Stores, clk *clock) backend {
 	}
 	t.Cleanup(func() { bucket.Close() })
 	s.Bucket = bucket
-	svc := knowledge.NewService(s.Graph, knowledge.NewPersistentRegistry(s.Control), knowledge.Options{
+	svc := knowledge.NewService(s.Graph, schema.NewPersistentRegistry(s.Control), knowledge.Options{
 		Now: clk.now, Embedder: embed.NewLocal(), Memories: s.Memories,
 		Profiles: s.Control, Contradictions: s.Control, SourceTypes: files.SourceTypes(s.Control),
 	})
@@ -151,15 +152,15 @@ func generate(t *testing.T, b backend, clk *clock, u consent.User) (map[string]s
 	// the user's own with three versions, the second active; entities of
 	// both; a recommendation, and auto-enhancement switched off.
 	_, err = b.svc.RegisterSchema(ctx, knowledge.Caller{}, knowledge.RegisterSchemaRequest{Global: true, Activate: true, By: "operator",
-		Schema: &knowledge.Schema{EntityType: "planet", Fields: map[string]knowledge.Field{"name": {Type: knowledge.TypeString, Identifier: true},
-			"moons": {Type: knowledge.TypeNumber}}, IdentityFields: []string{"name"}, NameFields: []string{"name"}}})
+		Schema: &schema.Schema{EntityType: "planet", Fields: map[string]schema.Field{"name": {Type: schema.TypeString, Identifier: true},
+			"moons": {Type: schema.TypeNumber}}, IdentityFields: []string{"name"}, NameFields: []string{"name"}}})
 	check("register global schema", err)
-	ship := func(version string, extra ...string) *knowledge.Schema {
-		sc := &knowledge.Schema{EntityType: "spaceship", Version: version, Fields: map[string]knowledge.Field{
-			"name": {Type: knowledge.TypeString, Identifier: true}, "crew": {Type: knowledge.TypeNumber},
-			"launch_date": {Type: knowledge.TypeDate, EventType: "launched"}}, IdentityFields: []string{"name"}, NameFields: []string{"name"}}
+	ship := func(version string, extra ...string) *schema.Schema {
+		sc := &schema.Schema{EntityType: "spaceship", Version: version, Fields: map[string]schema.Field{
+			"name": {Type: schema.TypeString, Identifier: true}, "crew": {Type: schema.TypeNumber},
+			"launch_date": {Type: schema.TypeDate, EventType: "launched"}}, IdentityFields: []string{"name"}, NameFields: []string{"name"}}
 		for _, f := range extra {
-			sc.Fields[f] = knowledge.Field{Type: knowledge.TypeString}
+			sc.Fields[f] = schema.Field{Type: schema.TypeString}
 		}
 		return sc
 	}
@@ -175,9 +176,9 @@ func generate(t *testing.T, b backend, clk *clock, u consent.User) (map[string]s
 		map[string]any{"entity_type": "spaceship", "name": "Rocket Sled", "crew": json.Number("1"), "captain": "Wile E", "launch_date": "2001-02-03", "paint": "red"},
 		map[string]any{"entity_type": "planet", "name": "Mars", "moons": json.Number("2")},
 	)
-	check("recommendation", b.stores.Control.PutRecommendations(ctx, []knowledge.Recommendation{{
-		ID: "rec_1", UserID: u.ID, EntityType: "spaceship", Fields: []knowledge.RecommendedField{{Name: "paint", Type: knowledge.TypeString}},
-		Source: knowledge.RecommendationFromRawFragments, Confidence: 0.75, Reasoning: "seen once", Status: knowledge.RecommendationPending,
+	check("recommendation", b.stores.Control.PutRecommendations(ctx, []schema.Recommendation{{
+		ID: "rec_1", UserID: u.ID, EntityType: "spaceship", Fields: []schema.RecommendedField{{Name: "paint", Type: schema.TypeString}},
+		Source: schema.RecommendationFromRawFragments, Confidence: 0.75, Reasoning: "seen once", Status: schema.RecommendationPending,
 		CreatedAt: clk.now(), UpdatedAt: clk.now(),
 	}}))
 	check("auto-enhance", b.stores.Control.SetAutoEnhance(ctx, u.ID, false))

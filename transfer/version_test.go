@@ -12,8 +12,8 @@ import (
 
 	"github.com/cairnkg/cairn/consent"
 	"github.com/cairnkg/cairn/graph"
-	"github.com/cairnkg/cairn/knowledge"
 	"github.com/cairnkg/cairn/knowledge/files"
+	"github.com/cairnkg/cairn/knowledge/schema"
 	"github.com/cairnkg/cairn/transfer"
 )
 
@@ -77,7 +77,7 @@ func TestExportNamesInSnakeCaseAndReadsVersion1(t *testing.T) {
 	// The same export in version 1, as encoding/json wrote it.
 	types := map[string]func() any{
 		transfer.KindHeader: func() any { return &transfer.Header{} }, transfer.KindUser: func() any { return &consent.User{} },
-		transfer.KindSchema: func() any { return &knowledge.SchemaVersion{} }, transfer.KindSource: func() any { return &graph.Source{} },
+		transfer.KindSchema: func() any { return &schema.Version{} }, transfer.KindSource: func() any { return &graph.Source{} },
 		transfer.KindEntity: func() any { return &transfer.Entity{} }, transfer.KindObservation: func() any { return &graph.Observation{} },
 		transfer.KindTimeline: func() any { return &graph.EntityTimeline{} }, transfer.KindRawFragment: func() any { return &graph.RawFragment{} },
 		transfer.KindRelationship:            func() any { return &graph.Relationship{} },

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cairnkg/cairn/knowledge"
+	"github.com/cairnkg/cairn/knowledge/schema"
 )
 
 // The schema commands of cairn admin: the operator's way to register global
@@ -33,14 +33,14 @@ func (a *admin) schemaList(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	set, err := knowledge.NewPersistentRegistry(a.store).For(ctx, u.ID)
+	set, err := schema.NewPersistentRegistry(a.store).For(ctx, u.ID)
 	if err != nil {
 		return err
 	}
 	a.table("TYPE\tVERSION\tSCOPE\tIDENTITY\tFIELDS", func(w io.Writer) {
 		for _, sc := range set.All() {
 			scope := sc.Scope()
-			if _, builtin := knowledge.NewRegistry().Builtin(sc.EntityType); builtin && sc.Owner == "" && sc.Version == "1.0" {
+			if _, builtin := schema.NewRegistry().Builtin(sc.EntityType); builtin && sc.Owner == "" && sc.Version == "1.0" {
 				scope = "built-in"
 			}
 			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", sc.EntityType, sc.Version, scope, strings.Join(sc.IdentityFields, ","), strings.Join(sc.FieldNames(), ","))
@@ -58,7 +58,7 @@ func (a *admin) schemaRegister(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var sc knowledge.Schema
+	var sc schema.Schema
 	dec := json.NewDecoder(strings.NewReader(string(b)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&sc); err != nil {
@@ -68,7 +68,7 @@ func (a *admin) schemaRegister(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	v, err := knowledge.NewPersistentRegistry(a.store).RegisterVersion(ctx, owner, &sc, !a.f.inactive, "operator", time.Now().UTC().Truncate(time.Microsecond))
+	v, err := schema.NewPersistentRegistry(a.store).RegisterVersion(ctx, owner, &sc, !a.f.inactive, "operator", time.Now().UTC().Truncate(time.Microsecond))
 	if err != nil {
 		return err
 	}
@@ -88,7 +88,7 @@ func (a *admin) schemaActivate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	typ := knowledge.NormalizeTypeName(a.pos[0])
+	typ := schema.NormalizeTypeName(a.pos[0])
 	if err := a.store.ActivateSchemaVersion(ctx, owner, typ, a.pos[1]); err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/cairnkg/cairn/graph"
 	"github.com/cairnkg/cairn/knowledge"
 	"github.com/cairnkg/cairn/knowledge/files"
+	"github.com/cairnkg/cairn/knowledge/schema"
 	"github.com/cairnkg/cairn/mcp"
 	"github.com/cairnkg/cairn/telemetry"
 	"github.com/cairnkg/cairn/vector"
@@ -116,7 +117,7 @@ func openApp(ctx context.Context, cfg appConfig, log *slog.Logger) (*app, error)
 			background = telemetry.InstrumentEmbedder(background, cfg.metrics, cfg.tracing)
 		}
 	}
-	a.knowledge = knowledge.NewService(a.graph, knowledge.NewPersistentRegistry(a.control), knowledge.Options{
+	a.knowledge = knowledge.NewService(a.graph, schema.NewPersistentRegistry(a.control), knowledge.Options{
 		Logger: log, Embedder: embedder, BackgroundEmbedder: background, Memories: a.memories,
 		Profiles: a.control, Contradictions: a.control.WithReader(b.reader()),
 		EntityEmbeddings: vector.NewEntityStore(memDriver), MaxFieldBytes: cfg.maxFieldBytes,

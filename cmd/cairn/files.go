@@ -17,10 +17,10 @@ import (
 	_ "gocloud.dev/blob/memblob" // mem:// buckets, for tests and trials
 	_ "gocloud.dev/blob/s3blob"  // s3:// buckets (AWS S3 and S3-compatible stores: MinIO, R2, Ceph…)
 
-	"github.com/cairnkg/cairn/knowledge"
 	"github.com/cairnkg/cairn/knowledge/files"
 	"github.com/cairnkg/cairn/knowledge/interpret"
 	"github.com/cairnkg/cairn/knowledge/interpret/isolate"
+	"github.com/cairnkg/cairn/knowledge/schema"
 	"github.com/cairnkg/cairn/mcp"
 )
 
@@ -178,7 +178,7 @@ func (a *app) startFileRecovery(ctx context.Context) {
 // user sees it: every type of the user's own, global or built-in, with its
 // fields. The note type is left out of the model's targets: the text is
 // already kept as a note.
-func interpretConfig(reg *knowledge.Registry, llm *interpret.LLMConfig) interpret.Config {
+func interpretConfig(reg *schema.Registry, llm *interpret.LLMConfig) interpret.Config {
 	return interpret.Config{
 		LLM: llm,
 		Schemas: func(ctx context.Context, userID string) map[string]map[string]string {

@@ -17,6 +17,7 @@ import (
 	graphneo4j "github.com/cairnkg/cairn/graph/neo4j"
 	"github.com/cairnkg/cairn/graph/neo4j/neo4jtest"
 	"github.com/cairnkg/cairn/knowledge"
+	"github.com/cairnkg/cairn/knowledge/schema"
 	"github.com/cairnkg/cairn/migrations"
 )
 
@@ -170,7 +171,7 @@ func buildDocsGraph(t *testing.T, srv *neo4jtest.Server) *docsGraph {
 	ctx := t.Context()
 	clk := &docsClock{now: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}
 	tick := func() { clk.now = clk.now.Add(time.Minute) }
-	svc := knowledge.NewService(graph.NewStore(graphneo4j.New(srv.Driver, srv.Config.Database)), knowledge.NewRegistry(),
+	svc := knowledge.NewService(graph.NewStore(graphneo4j.New(srv.Driver, srv.Config.Database)), schema.NewRegistry(),
 		knowledge.Options{Now: clk.Now})
 	alice := knowledge.Caller{UserID: "alice", AgentID: "docs"}
 	g := &docsGraph{user: alice.UserID, ids: map[string]string{}, names: map[string]string{}}

@@ -23,6 +23,7 @@ import (
 	graphpostgres "github.com/cairnkg/cairn/graph/postgres"
 	"github.com/cairnkg/cairn/knowledge"
 	"github.com/cairnkg/cairn/knowledge/files"
+	"github.com/cairnkg/cairn/knowledge/schema"
 	"github.com/cairnkg/cairn/migrations"
 )
 
@@ -87,7 +88,7 @@ func newEnv(t *testing.T, b backend, o files.Options) *env {
 	}
 	t.Cleanup(func() { bucket.Close() })
 	clk := &clock{t: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}
-	know := knowledge.NewService(g, knowledge.NewRegistry(), knowledge.Options{Now: clk.Now})
+	know := knowledge.NewService(g, schema.NewRegistry(), knowledge.Options{Now: clk.Now})
 	o.Bucket, o.Meta, o.Jobs, o.Knowledge, o.Now = bucket, cp, cp, know, clk.Now
 	o.SpoolDir = t.TempDir()
 	return &env{svc: files.New(o), control: cp, know: know, graph: g, bucket: bucket, clock: clk}

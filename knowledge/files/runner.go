@@ -18,6 +18,7 @@ import (
 
 	"github.com/cairnkg/cairn/knowledge"
 	"github.com/cairnkg/cairn/knowledge/interpret"
+	"github.com/cairnkg/cairn/knowledge/schema"
 )
 
 // RunnerOptions configure the workers. The zero value is usable.
@@ -160,7 +161,7 @@ type run struct {
 	// schemasCreated are the schemas the job's stores created for types
 	// the user's data had none of (this run's: a resumed job reports only
 	// those created after it resumed).
-	schemasCreated []*knowledge.Schema
+	schemasCreated []*schema.Schema
 }
 
 // interpret reads the file, interprets it and stores the records from the
@@ -221,7 +222,7 @@ func (r *run) interpret(ctx context.Context) (interpret.Result, error) {
 		}
 		req := knowledge.StoreRequest{Entities: ents, Provenance: prov}
 		if res.Schema != nil {
-			req.TypeSchemas = map[string]*knowledge.Schema{res.Schema.EntityType: res.Schema}
+			req.TypeSchemas = map[string]*schema.Schema{res.Schema.EntityType: res.Schema}
 		}
 		out, err := r.s.know.Store(ctx, c, req)
 		if err != nil {
@@ -396,7 +397,7 @@ func recordTypes(recs []interpret.Record) []string {
 	var out []string
 	for _, rec := range recs {
 		if t, ok := rec.Entity["entity_type"].(string); ok {
-			out = append(out, knowledge.NormalizeTypeName(t))
+			out = append(out, schema.NormalizeTypeName(t))
 		}
 	}
 	slices.Sort(out)

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cairnkg/cairn/knowledge"
+	"github.com/cairnkg/cairn/knowledge/schema"
 )
 
 // interpretICS reads an iCalendar file (RFC 5545): each VEVENT becomes an
@@ -97,22 +97,22 @@ func eventRecord(ev map[string]any) map[string]any {
 // user's data has no "event" type: identified by their UID (an event
 // without one by its content), named by their title, dated by their start
 // and end.
-func EventSchema() *knowledge.Schema {
-	str := func(desc string) knowledge.Field {
-		return knowledge.Field{Type: knowledge.TypeString, Description: desc}
+func EventSchema() *schema.Schema {
+	str := func(desc string) schema.Field {
+		return schema.Field{Type: schema.TypeString, Description: desc}
 	}
-	return &knowledge.Schema{
+	return &schema.Schema{
 		EntityType:  "event",
 		Description: "Calendar events (created by the first iCalendar file interpreted; its fields evolve from the data).",
-		Fields: map[string]knowledge.Field{
-			"uid":         {Type: knowledge.TypeString, Identifier: true, Description: "The event's iCalendar UID."},
+		Fields: map[string]schema.Field{
+			"uid":         {Type: schema.TypeString, Identifier: true, Description: "The event's iCalendar UID."},
 			"title":       str("The event's summary."),
-			"start":       {Type: knowledge.TypeDate, EventType: "EventStart", Description: "When the event starts (a date, or a UTC time)."},
-			"end":         {Type: knowledge.TypeDate, EventType: "EventEnd", Description: "When the event ends."},
+			"start":       {Type: schema.TypeDate, EventType: "EventStart", Description: "When the event starts (a date, or a UTC time)."},
+			"end":         {Type: schema.TypeDate, EventType: "EventEnd", Description: "When the event ends."},
 			"location":    str("Where the event takes place."),
 			"description": str("The event's description."),
 			"organizer":   str("Who organises it: \"Name <address>\" or the address."),
-			"attendees":   {Type: knowledge.TypeArray, Description: "Who attends: \"Name <address>\" or addresses."},
+			"attendees":   {Type: schema.TypeArray, Description: "Who attends: \"Name <address>\" or addresses."},
 			"status":      str("confirmed, tentative or cancelled."),
 			"recurrence":  str("The iCalendar RRULE of a recurring event."),
 		},

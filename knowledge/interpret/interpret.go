@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/cairnkg/cairn/knowledge"
+	"github.com/cairnkg/cairn/knowledge/schema"
 )
 
 // Document is a file to interpret.
@@ -62,7 +62,7 @@ type Result struct {
 	// user's data has none of that type (knowledge.StoreRequest.TypeSchemas):
 	// an iCalendar event's dates are timeline events from its first file.
 	// nil lets the store infer one.
-	Schema *knowledge.Schema
+	Schema *schema.Schema
 	// Attachments are files found inside this one.
 	Attachments []Attachment
 	// Skipped says why the file was not interpreted into entities (no

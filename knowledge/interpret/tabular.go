@@ -16,7 +16,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cairnkg/cairn/knowledge"
+	"github.com/cairnkg/cairn/knowledge/schema"
 )
 
 // A table (CSV rows, or a JSON array of objects) becomes one entity per
@@ -322,7 +322,7 @@ func tableType(filename string) string {
 	}
 	for _, t := range []string{name, "table_" + name} {
 		t = strings.TrimRight(clip(t, 63), "_")
-		if knowledge.ValidateTypeName("entity_type", knowledge.NormalizeTypeName(t)) == nil {
+		if schema.ValidateTypeName("entity_type", schema.NormalizeTypeName(t)) == nil {
 			return t
 		}
 	}

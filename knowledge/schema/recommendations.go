@@ -1,4 +1,4 @@
-package knowledge
+package schema
 
 import "time"
 
@@ -44,4 +44,10 @@ type Recommendation struct {
 	Status     RecommendationStatus
 	CreatedAt  time.Time
 	UpdatedAt  time.Time
+}
+
+// RecommendationID is the id of the recommendation, from a source, to add
+// one field to a user's schema of a type.
+func RecommendationID(userID, entityType, source, field string) string {
+	return hashID("rec_", userID, entityType, source, field)
 }

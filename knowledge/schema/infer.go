@@ -1,4 +1,4 @@
-package knowledge
+package schema
 
 import (
 	"encoding/json"
@@ -31,7 +31,7 @@ func NormalizeTypeName(t string) string {
 	return b.String()
 }
 
-// ValidateTypeName returns a *ValidationError at path unless t (already
+// ValidateTypeName returns an *InvalidError at path unless t (already
 // normalised) can name an entity type on every backend: 1 to 63 lower-case
 // letters, digits and underscores, starting with a letter, and not a name
 // Cairn keeps for its own graph nodes (entity, source, observation, …).
@@ -48,10 +48,10 @@ func ValidateTypeName(path, t string) error {
 // order) named "…_id" does.
 var identityCandidates = []string{"name", "title", "id"}
 
-// inferSchema is the schema the first store of a type nobody registered
-// creates for the user: deterministic from the entities of that type in the
-// call, and independent of their other fields, so that the same stores in
-// any order give the same schema.
+// Infer is the schema the first store of a type nobody registered creates
+// for the user: deterministic from the entities of that type in the call,
+// and independent of their other fields, so that the same stores in any
+// order give the same schema.
 //
 // It holds one field, the identity: "name" if any entity has it, else
 // "title", else "id", else the first field in sorted order whose name ends
@@ -60,8 +60,8 @@ var identityCandidates = []string{"name", "title", "id"}
 // candidate at all the schema has no fields, and every entity is
 // identified by its content. Every other field is kept as a raw fragment,
 // from which auto-enhancement and update_schema_incremental promote fields
-// (see AnalyzeSchemaCandidates).
-func inferSchema(entityType string, entities []map[string]any) *Schema {
+// (see knowledge's Service.AnalyzeSchemaCandidates).
+func Infer(entityType string, entities []map[string]any) *Schema {
 	names := map[string]bool{}
 	for _, e := range entities {
 		for k, v := range e {
@@ -95,7 +95,7 @@ func inferSchema(entityType string, entities []map[string]any) *Schema {
 	}
 	typ := TypeNumber
 	for _, e := range entities {
-		if v, ok := e[ident]; ok && v != nil && jsonType(v) != "number" {
+		if v, ok := e[ident]; ok && v != nil && JSONType(v) != "number" {
 			typ = TypeString
 		}
 	}
@@ -104,12 +104,12 @@ func inferSchema(entityType string, entities []map[string]any) *Schema {
 	return s
 }
 
-// valueType is the field type a raw value suggests: a string that is an
+// ValueType is the field type a raw value suggests: a string that is an
 // ISO 8601 date is a date.
-func valueType(v any) FieldType {
+func ValueType(v any) FieldType {
 	switch v := v.(type) {
 	case string:
-		if _, ok := normalizeDate(v); ok {
+		if _, ok := NormalizeDate(v); ok {
 			return TypeDate
 		}
 		return TypeString
@@ -128,5 +128,5 @@ func valueType(v any) FieldType {
 // fieldTypes are every field type, in the order analysis breaks ties.
 var fieldTypes = []FieldType{TypeString, TypeNumber, TypeDate, TypeBoolean, TypeArray, TypeObject}
 
-// validFieldType reports whether t is a field type.
-func validFieldType(t FieldType) bool { return slices.Contains(fieldTypes, t) }
+// Valid reports whether t is a field type.
+func (t FieldType) Valid() bool { return slices.Contains(fieldTypes, t) }

@@ -1,4 +1,4 @@
-package knowledge
+package schema
 
 // builtinSchemas returns the entity types Cairn knows out of the box: the
 // Neotoma MVP types. Each names the fields that give an entity its identity,

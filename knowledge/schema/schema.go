@@ -1,4 +1,4 @@
-package knowledge
+package schema
 
 import (
 	"cmp"
@@ -20,7 +20,8 @@ const (
 )
 
 // MergePolicy says how the reducer picks a field's value among observations.
-// Corrections (source priority CorrectionPriority) win under every policy.
+// Corrections (source priority knowledge.CorrectionPriority) win under
+// every policy.
 type MergePolicy string
 
 // Merge policies.
@@ -49,8 +50,8 @@ type Field struct {
 	EventType string `json:"event_type,omitempty"`
 }
 
-// policy returns the field's merge policy, defaulting to LastWrite.
-func (f Field) policy() MergePolicy { return cmp.Or(f.Policy, LastWrite) }
+// EffectivePolicy returns the field's merge policy, defaulting to LastWrite.
+func (f Field) EffectivePolicy() MergePolicy { return cmp.Or(f.Policy, LastWrite) }
 
 // Schema is the contract of an entity type: its fields, which of them give
 // an entity its identity and name, and how observations merge. A schema is
@@ -80,11 +81,15 @@ type RelationshipType struct {
 }
 
 // Scope is "user" for a user's own schema and "global" otherwise.
-func (s *Schema) Scope() string {
-	if s.Owner != "" {
-		return ScopeUser
+func (s *Schema) Scope() string { return ScopeOf(s.Owner) }
+
+// ScopeOf is the scope of a schema owned by owner: ScopeGlobal for the
+// empty owner, ScopeUser otherwise.
+func ScopeOf(owner string) string {
+	if owner == "" {
+		return ScopeGlobal
 	}
-	return ScopeGlobal
+	return ScopeUser
 }
 
 // Schema scopes.
@@ -96,9 +101,9 @@ const (
 // FieldNames returns the schema's field names, sorted.
 func (s *Schema) FieldNames() []string { return slices.Sorted(maps.Keys(s.Fields)) }
 
-// clone returns a deep copy of s, so that a new version never shares maps
+// Clone returns a deep copy of s, so that a new version never shares maps
 // with the one it derives from.
-func (s *Schema) clone() *Schema {
+func (s *Schema) Clone() *Schema {
 	c := *s
 	c.Fields = maps.Clone(s.Fields)
 	c.IdentityFields = slices.Clone(s.IdentityFields)

@@ -1,4 +1,4 @@
-package knowledge
+package schema
 
 import (
 	"cmp"
@@ -14,28 +14,26 @@ import (
 
 // Errors of the schema registry.
 var (
-	// ErrSchemaNotFound means no schema, active or of the named version,
-	// exists for the entity type in the scope asked.
-	ErrSchemaNotFound = errors.New("schema not found")
-	// ErrSchemaExists means the version is already registered: versions
-	// are immutable.
-	ErrSchemaExists = errors.New("schema version already exists")
-	// ErrUserIDRequired means a user-scoped schema operation has no user.
-	ErrUserIDRequired = errors.New("user_id required for a user-specific schema")
+	// ErrNotFound means no schema, active or of the named version, exists
+	// for the entity type in the scope asked.
+	ErrNotFound = errors.New("schema not found")
+	// ErrExists means the version is already registered: versions are
+	// immutable.
+	ErrExists = errors.New("schema version already exists")
 )
 
-// SchemaError names the entity type (and version) an ErrSchemaNotFound or
-// ErrSchemaExists is about.
-type SchemaError struct {
+// Error names the entity type (and version) an ErrNotFound or ErrExists is
+// about.
+type Error struct {
 	Kind       error
 	EntityType string
 	Version    string
 	Scope      string
 }
 
-func (e *SchemaError) Error() string {
+func (e *Error) Error() string {
 	switch {
-	case errors.Is(e.Kind, ErrSchemaExists):
+	case errors.Is(e.Kind, ErrExists):
 		return fmt.Sprintf("the %s schema of %s already has version %s; versions are immutable, register another version", e.Scope, e.EntityType, e.Version)
 	case e.Version != "":
 		return fmt.Sprintf("no %s schema of %s at version %s", e.Scope, e.EntityType, e.Version)
@@ -45,12 +43,12 @@ func (e *SchemaError) Error() string {
 }
 
 // Unwrap makes errors.Is(err, e.Kind) true.
-func (e *SchemaError) Unwrap() error { return e.Kind }
+func (e *Error) Unwrap() error { return e.Kind }
 
-// SchemaVersion is one stored version of a schema: global (Owner empty) or
+// Version is one stored version of a schema: global (Owner empty) or
 // a user's own. A version never changes once stored; only which version of
 // an (owner, type) is active does, one at a time.
-type SchemaVersion struct {
+type Version struct {
 	ID         string
 	Owner      string
 	EntityType string
@@ -66,29 +64,29 @@ type SchemaVersion struct {
 	CreatedBy string
 }
 
-// SchemaVersionID is the id of an owner's version of a type.
-func SchemaVersionID(owner, entityType, version string) string {
+// VersionID is the id of an owner's version of a type.
+func VersionID(owner, entityType, version string) string {
 	return hashID("sch_", owner, entityType, version)
 }
 
-// SchemaStore persists schema versions, schema recommendations and the
+// Store persists schema versions, schema recommendations and the
 // per-user schema settings (the control plane implements it on SQLite and
 // PostgreSQL; NewRegistry keeps them in memory).
-type SchemaStore interface {
+type Store interface {
 	// ActiveSchemas returns the active versions of the global schemas and
 	// of userID's own ("" for the global ones only), ordered by owner then
 	// type.
-	ActiveSchemas(ctx context.Context, userID string) ([]SchemaVersion, error)
+	ActiveSchemas(ctx context.Context, userID string) ([]Version, error)
 	// SchemaVersions returns every version of an owner's type, by Seq.
-	SchemaVersions(ctx context.Context, owner, entityType string) ([]SchemaVersion, error)
+	SchemaVersions(ctx context.Context, owner, entityType string) ([]Version, error)
 	// AddSchemaVersion stores v with the next Seq of its (owner, type) and
 	// returns it as stored. When v.Active it becomes the active version,
 	// and the one active before stops being, in the same transaction. A
-	// version the owner already has is a *SchemaError of ErrSchemaExists.
-	AddSchemaVersion(ctx context.Context, v SchemaVersion) (SchemaVersion, error)
+	// version the owner already has is an *Error of ErrExists.
+	AddSchemaVersion(ctx context.Context, v Version) (Version, error)
 	// ActivateSchemaVersion makes a stored version the active one of its
-	// (owner, type), atomically; a missing version is a *SchemaError of
-	// ErrSchemaNotFound.
+	// (owner, type), atomically; a missing version is an *Error of
+	// ErrNotFound.
 	ActivateSchemaVersion(ctx context.Context, owner, entityType, version string) error
 
 	// PutRecommendations stores recommendations; one whose id exists keeps
@@ -98,7 +96,7 @@ type SchemaStore interface {
 	// Recommendations returns a user's recommendations for a type, by id.
 	Recommendations(ctx context.Context, userID, entityType string) ([]Recommendation, error)
 	// SetRecommendationStatus changes a recommendation's status; a missing
-	// one is ErrSchemaNotFound.
+	// one is ErrNotFound.
 	SetRecommendationStatus(ctx context.Context, userID, id string, status RecommendationStatus) error
 
 	// AutoEnhance reports whether auto-enhancement is on for a user (on
@@ -118,22 +116,22 @@ type SchemaStore interface {
 
 // Registry resolves entity types to schemas: a user's own active schema
 // first, then the global one (registered by the operator), then the
-// built-in one. The versions live in a SchemaStore, so that every process
+// built-in one. The versions live in a Store, so that every process
 // of a deployment sees the same schemas; each lookup reads it (For reads
 // every schema a user sees in one query, which a call then uses
 // throughout).
 type Registry struct {
-	store   SchemaStore
+	store   Store
 	builtin map[string]*Schema
 }
 
 // NewRegistry returns a registry holding the built-in schemas and keeping
 // registered versions in memory (tests, and a service without a control
 // plane).
-func NewRegistry() *Registry { return NewPersistentRegistry(NewMemorySchemaStore()) }
+func NewRegistry() *Registry { return NewPersistentRegistry(NewMemoryStore()) }
 
 // NewPersistentRegistry returns a registry over a schema store.
-func NewPersistentRegistry(store SchemaStore) *Registry {
+func NewPersistentRegistry(store Store) *Registry {
 	r := &Registry{store: store, builtin: map[string]*Schema{}}
 	for _, s := range builtinSchemas() {
 		r.builtin[s.EntityType] = s
@@ -142,7 +140,7 @@ func NewPersistentRegistry(store SchemaStore) *Registry {
 }
 
 // Store returns the registry's schema store.
-func (r *Registry) Store() SchemaStore { return r.store }
+func (r *Registry) Store() Store { return r.store }
 
 // Register adds a global schema as a new active version registered by the
 // operator (see RegisterVersion).
@@ -158,19 +156,19 @@ func (r *Registry) Builtin(entityType string) (*Schema, bool) {
 }
 
 // For returns every schema userID sees, resolved.
-func (r *Registry) For(ctx context.Context, userID string) (*SchemaSet, error) {
-	set := &SchemaSet{byType: maps.Clone(r.builtin)}
+func (r *Registry) For(ctx context.Context, userID string) (*Set, error) {
+	set := &Set{byType: maps.Clone(r.builtin)}
 	active, err := r.store.ActiveSchemas(ctx, userID)
 	if err != nil {
 		return nil, fmt.Errorf("knowledge: read schemas: %w", err)
 	}
 	// Global versions first, then the user's, which override them.
-	slices.SortStableFunc(active, func(a, b SchemaVersion) int { return cmp.Compare(len(a.Owner), len(b.Owner)) })
+	slices.SortStableFunc(active, func(a, b Version) int { return cmp.Compare(len(a.Owner), len(b.Owner)) })
 	for _, v := range active {
 		if v.Owner != "" && v.Owner != userID {
 			continue
 		}
-		s := v.Schema.clone()
+		s := v.Schema.Clone()
 		s.Owner, s.Version, s.EntityType = v.Owner, v.Version, v.EntityType
 		set.byType[v.EntityType] = s
 	}
@@ -199,44 +197,48 @@ func (r *Registry) Lookup(ctx context.Context, userID, entityType string) (*Sche
 	return s, ok, nil
 }
 
-// SchemaSet is the resolved schemas of one user at one moment.
-type SchemaSet struct {
+// Set is the resolved schemas of one user at one moment.
+type Set struct {
 	byType map[string]*Schema
 	// used are relationship types the user registered by using them
-	// (SchemaStore.RelationshipTypes), where a call has read them.
+	// (Store.RelationshipTypes), where a call has read them.
 	used []string
 }
 
-// withUsedRelationshipTypes returns a copy of s that also knows the
+// WithUsedRelationshipTypes returns a copy of s that also knows the
 // relationship types names, registered by the user's use of them.
-func (s *SchemaSet) withUsedRelationshipTypes(names ...string) *SchemaSet {
-	out := &SchemaSet{byType: s.byType, used: slices.Concat(s.used, names)}
+func (s *Set) WithUsedRelationshipTypes(names ...string) *Set {
+	out := &Set{byType: s.byType, used: slices.Concat(s.used, names)}
 	slices.Sort(out.used)
 	out.used = slices.Compact(out.used)
 	return out
 }
 
+// UsedRelationshipTypes returns the relationship types the user registered
+// by using them that s knows (see WithUsedRelationshipTypes), sorted.
+func (s *Set) UsedRelationshipTypes() []string { return slices.Clone(s.used) }
+
 // Lookup returns the schema of a type.
-func (s *SchemaSet) Lookup(entityType string) (*Schema, bool) {
+func (s *Set) Lookup(entityType string) (*Schema, bool) {
 	sc, ok := s.byType[entityType]
 	return sc, ok
 }
 
 // All returns every schema, ordered by entity type.
-func (s *SchemaSet) All() []*Schema {
+func (s *Set) All() []*Schema {
 	out := slices.Collect(maps.Values(s.byType))
 	slices.SortFunc(out, func(a, b *Schema) int { return strings.Compare(a.EntityType, b.EntityType) })
 	return out
 }
 
 // Types returns every entity type name, sorted.
-func (s *SchemaSet) Types() []string { return slices.Sorted(maps.Keys(s.byType)) }
+func (s *Set) Types() []string { return slices.Sorted(maps.Keys(s.byType)) }
 
 // RelationshipType returns a relationship type that is built in, that one
 // of the schemas registers, or that the user registered by using it, and
 // whether it is acyclic. A type registered by several schemas is acyclic
 // when any of them says so; one only used is not.
-func (s *SchemaSet) RelationshipType(t string, builtin func(string) bool, builtinAcyclic func(string) bool) (RelationshipType, bool) {
+func (s *Set) RelationshipType(t string, builtin func(string) bool, builtinAcyclic func(string) bool) (RelationshipType, bool) {
 	if builtin(t) {
 		return RelationshipType{Name: t, Acyclic: builtinAcyclic(t)}, true
 	}
@@ -252,26 +254,26 @@ func (s *SchemaSet) RelationshipType(t string, builtin func(string) bool, builti
 	return out, found || slices.Contains(s.used, t)
 }
 
-// memorySchemaStore is a SchemaStore in memory.
-type memorySchemaStore struct {
+// memoryStore is a Store in memory.
+type memoryStore struct {
 	mu       sync.Mutex
-	versions map[string][]SchemaVersion // by owner + "\x00" + type, in Seq order
-	recs     map[string]Recommendation  // by user + "\x00" + id
+	versions map[string][]Version      // by owner + "\x00" + type, in Seq order
+	recs     map[string]Recommendation // by user + "\x00" + id
 	autoOff  map[string]bool
 	relTypes map[string][]string // by user, sorted
 }
 
-// NewMemorySchemaStore returns a SchemaStore that keeps everything in
-// memory, for tests and for a service without a control plane.
-func NewMemorySchemaStore() SchemaStore {
-	return &memorySchemaStore{versions: map[string][]SchemaVersion{}, recs: map[string]Recommendation{}, autoOff: map[string]bool{},
+// NewMemoryStore returns a Store that keeps everything in memory, for
+// tests and for a service without a control plane.
+func NewMemoryStore() Store {
+	return &memoryStore{versions: map[string][]Version{}, recs: map[string]Recommendation{}, autoOff: map[string]bool{},
 		relTypes: map[string][]string{}}
 }
 
-func (m *memorySchemaStore) ActiveSchemas(_ context.Context, userID string) ([]SchemaVersion, error) {
+func (m *memoryStore) ActiveSchemas(_ context.Context, userID string) ([]Version, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var out []SchemaVersion
+	var out []Version
 	for _, vs := range m.versions {
 		for _, v := range vs {
 			if v.Active && (v.Owner == "" || v.Owner == userID) {
@@ -279,26 +281,26 @@ func (m *memorySchemaStore) ActiveSchemas(_ context.Context, userID string) ([]S
 			}
 		}
 	}
-	slices.SortFunc(out, func(a, b SchemaVersion) int {
+	slices.SortFunc(out, func(a, b Version) int {
 		return cmp.Or(strings.Compare(a.Owner, b.Owner), strings.Compare(a.EntityType, b.EntityType))
 	})
 	return out, nil
 }
 
-func (m *memorySchemaStore) SchemaVersions(_ context.Context, owner, entityType string) ([]SchemaVersion, error) {
+func (m *memoryStore) SchemaVersions(_ context.Context, owner, entityType string) ([]Version, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return slices.Clone(m.versions[owner+"\x00"+entityType]), nil
 }
 
-func (m *memorySchemaStore) AddSchemaVersion(_ context.Context, v SchemaVersion) (SchemaVersion, error) {
+func (m *memoryStore) AddSchemaVersion(_ context.Context, v Version) (Version, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	key := v.Owner + "\x00" + v.EntityType
 	vs := m.versions[key]
 	for _, old := range vs {
 		if old.Version == v.Version {
-			return SchemaVersion{}, &SchemaError{Kind: ErrSchemaExists, EntityType: v.EntityType, Version: v.Version, Scope: scopeOf(v.Owner)}
+			return Version{}, &Error{Kind: ErrExists, EntityType: v.EntityType, Version: v.Version, Scope: ScopeOf(v.Owner)}
 		}
 	}
 	v.Seq = len(vs) + 1
@@ -311,13 +313,13 @@ func (m *memorySchemaStore) AddSchemaVersion(_ context.Context, v SchemaVersion)
 	return v, nil
 }
 
-func (m *memorySchemaStore) ActivateSchemaVersion(_ context.Context, owner, entityType, version string) error {
+func (m *memoryStore) ActivateSchemaVersion(_ context.Context, owner, entityType, version string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	vs := m.versions[owner+"\x00"+entityType]
-	i := slices.IndexFunc(vs, func(v SchemaVersion) bool { return v.Version == version })
+	i := slices.IndexFunc(vs, func(v Version) bool { return v.Version == version })
 	if i < 0 {
-		return &SchemaError{Kind: ErrSchemaNotFound, EntityType: entityType, Version: version, Scope: scopeOf(owner)}
+		return &Error{Kind: ErrNotFound, EntityType: entityType, Version: version, Scope: ScopeOf(owner)}
 	}
 	for j := range vs {
 		vs[j].Active = j == i
@@ -325,7 +327,7 @@ func (m *memorySchemaStore) ActivateSchemaVersion(_ context.Context, owner, enti
 	return nil
 }
 
-func (m *memorySchemaStore) PutRecommendations(_ context.Context, rs []Recommendation) error {
+func (m *memoryStore) PutRecommendations(_ context.Context, rs []Recommendation) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, r := range rs {
@@ -342,7 +344,7 @@ func (m *memorySchemaStore) PutRecommendations(_ context.Context, rs []Recommend
 	return nil
 }
 
-func (m *memorySchemaStore) Recommendations(_ context.Context, userID, entityType string) ([]Recommendation, error) {
+func (m *memoryStore) Recommendations(_ context.Context, userID, entityType string) ([]Recommendation, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []Recommendation
@@ -355,39 +357,39 @@ func (m *memorySchemaStore) Recommendations(_ context.Context, userID, entityTyp
 	return out, nil
 }
 
-func (m *memorySchemaStore) SetRecommendationStatus(_ context.Context, userID, id string, status RecommendationStatus) error {
+func (m *memoryStore) SetRecommendationStatus(_ context.Context, userID, id string, status RecommendationStatus) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	key := userID + "\x00" + id
 	r, ok := m.recs[key]
 	if !ok {
-		return fmt.Errorf("recommendation %s: %w", id, ErrSchemaNotFound)
+		return fmt.Errorf("recommendation %s: %w", id, ErrNotFound)
 	}
 	r.Status = status
 	m.recs[key] = r
 	return nil
 }
 
-func (m *memorySchemaStore) AutoEnhance(_ context.Context, userID string) (bool, error) {
+func (m *memoryStore) AutoEnhance(_ context.Context, userID string) (bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return !m.autoOff[userID], nil
 }
 
-func (m *memorySchemaStore) SetAutoEnhance(_ context.Context, userID string, on bool) error {
+func (m *memoryStore) SetAutoEnhance(_ context.Context, userID string, on bool) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.autoOff[userID] = !on
 	return nil
 }
 
-func (m *memorySchemaStore) RelationshipTypes(_ context.Context, userID string) ([]string, error) {
+func (m *memoryStore) RelationshipTypes(_ context.Context, userID string) ([]string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return slices.Clone(m.relTypes[userID]), nil
 }
 
-func (m *memorySchemaStore) RegisterRelationshipType(_ context.Context, userID, name string, _ time.Time) (bool, error) {
+func (m *memoryStore) RegisterRelationshipType(_ context.Context, userID, name string, _ time.Time) (bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	i, found := slices.BinarySearch(m.relTypes[userID], name)
@@ -396,11 +398,4 @@ func (m *memorySchemaStore) RegisterRelationshipType(_ context.Context, userID, 
 	}
 	m.relTypes[userID] = slices.Insert(m.relTypes[userID], i, name)
 	return true, nil
-}
-
-func scopeOf(owner string) string {
-	if owner == "" {
-		return ScopeGlobal
-	}
-	return ScopeUser
 }
