@@ -246,6 +246,24 @@ type Reacher interface {
 	Reach(ctx context.Context, q PathQuery) ([]string, error)
 }
 
+// Expander is an optional capability of a DriverTx: it reads in one round
+// trip every edge a breadth-first traversal may follow, where the portable
+// Traverse reads them one hop at a time with Edges. Tx.Traverse uses it when
+// the driver's transaction has it; the answer is the same (TraverseByHop is
+// the portable oracle the conformance suite holds it to).
+type Expander interface {
+	// ExpandEdges returns, sorted as Edges sorts them, at least every edge
+	// that Edges would return, with q's Direction, Types and At, for the
+	// entities the traversal expands: the live edges that touch q.Start or an
+	// entity fewer than q.MaxHops hops from it through entities of
+	// q.EntityTypes (nil: any), as seen in q.Direction. It may hold more
+	// edges than the traversal follows, but none with an end other than
+	// q.Start whose type is outside q.EntityTypes: what the caller may not
+	// read does not leave the backend. When q.Start does not exist, it
+	// returns a *NotFoundError.
+	ExpandEdges(ctx context.Context, q TraverseQuery) ([]Edge, error)
+}
+
 // TypedRelationshipGetter is an optional capability of a DriverTx: it reads
 // a relationship whose type the caller knows, as CreateRelationship does,
 // where a backend finds it faster by type (Neo4j indexes relationship

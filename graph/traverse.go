@@ -144,7 +144,68 @@ type TraverseResult struct {
 //
 // The start entity must exist (otherwise a *NotFoundError); whether the
 // caller may read it is the caller's check. It is not part of the result.
+//
+// When the driver's transaction is an Expander, Traverse reads the edges it
+// may follow in one round trip and walks them in memory; otherwise it is
+// TraverseByHop. Both give the same answer.
 func (tx *Tx) Traverse(ctx context.Context, q TraverseQuery) (TraverseResult, error) {
+	x, ok := tx.DriverTx.(Expander)
+	if !ok {
+		return tx.TraverseByHop(ctx, q)
+	}
+	if q.Types != nil && len(q.Types) == 0 {
+		return tx.TraverseByHop(ctx, q) // nothing to follow: one read of the start
+	}
+	q.MaxHops = min(max(q.MaxHops, 1), MaxHopsLimit)
+	all, err := x.ExpandEdges(ctx, q)
+	if err != nil {
+		return TraverseResult{}, endpointErr(err, q.Start)
+	}
+	return traverse(q, func(frontier []string) ([]Edge, error) {
+		return edgesTouching(all, frontier, q.Direction), nil
+	})
+}
+
+// TraverseByHop is the portable traversal: what Traverse answers, with one
+// Edges call per hop. It is the oracle that a driver's Expander is held to.
+func (tx *Tx) TraverseByHop(ctx context.Context, q TraverseQuery) (TraverseResult, error) {
+	if _, err := tx.Entity(ctx, q.UserID, q.Start); err != nil {
+		return TraverseResult{}, endpointErr(err, q.Start)
+	}
+	return traverse(q, func(frontier []string) ([]Edge, error) {
+		return tx.Edges(ctx, EdgeQuery{UserID: q.UserID, EntityIDs: frontier, Direction: q.Direction, Types: q.Types, At: q.At})
+	})
+}
+
+// edgesTouching returns the edges of all, in their order, that Edges would
+// return for entities in direction d: those leaving them (Outbound),
+// entering them (Inbound) or either (Both).
+func edgesTouching(all []Edge, entities []string, d Direction) []Edge {
+	in := make(map[string]bool, len(entities))
+	for _, id := range entities {
+		in[id] = true
+	}
+	var out []Edge
+	for _, e := range all {
+		var touches bool
+		switch d {
+		case Outbound:
+			touches = in[e.SourceEntityID]
+		case Inbound:
+			touches = in[e.TargetEntityID]
+		default:
+			touches = in[e.SourceEntityID] || in[e.TargetEntityID]
+		}
+		if touches {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// traverse is the breadth-first walk of Traverse, with the edges of each
+// hop's frontier from edgesOf.
+func traverse(q TraverseQuery, edgesOf func(frontier []string) ([]Edge, error)) (TraverseResult, error) {
 	maxHops := min(max(q.MaxHops, 1), MaxHopsLimit)
 	maxVisited := cmp.Or(q.MaxVisited, DefaultMaxVisited)
 	maxResults := cmp.Or(q.MaxResults, DefaultMaxResults)
@@ -156,16 +217,12 @@ func (tx *Tx) Traverse(ctx context.Context, q TraverseQuery) (TraverseResult, er
 		}
 		allowed = func(t string) bool { return set[t] }
 	}
-	if _, err := tx.Entity(ctx, q.UserID, q.Start); err != nil {
-		return TraverseResult{}, endpointErr(err, q.Start)
-	}
-
 	res := TraverseResult{Entities: []Reached{}, Relationships: []Edge{}}
 	visited := map[string]Reached{q.Start: {EntityID: q.Start, Path: []string{q.Start}}}
 	followed := map[string]bool{}
 	frontier := []string{q.Start}
 	for hop := 1; hop <= maxHops && len(frontier) > 0 && !res.Truncated; hop++ {
-		edges, err := tx.Edges(ctx, EdgeQuery{UserID: q.UserID, EntityIDs: frontier, Direction: q.Direction, Types: q.Types, At: q.At})
+		edges, err := edgesOf(frontier)
 		if err != nil {
 			return TraverseResult{}, err
 		}

@@ -4,7 +4,8 @@
 // merged entities are included; the caller decides. They come back as
 // one row holding a list, in no order (the driver sorts them): Bolt and
 // the Go driver pay per record, and a hop of a traversal can cross
-// hundreds of relationships.
+// hundreds of relationships. Each is a list of its properties, in the
+// order of the driver's edgeColumns.
 UNWIND $entityIds AS entityId
 MATCH (x:Entity {user_id: $userId, id: entityId})-[r]-(:Entity)
 WHERE r.user_id = $userId
@@ -15,10 +16,8 @@ WHERE r.user_id = $userId
     OR ($direction = 'outbound' AND startNode(r) = x)
     OR ($direction = 'inbound' AND endNode(r) = x))
 WITH DISTINCT r
-WITH r, startNode(r) AS s, endNode(r) AS t
-RETURN collect(r {
-  .id, .user_id, .metadata_json, .provenance_json, .observation_count,
-  .created_at, .last_observation_at, .ended_at,
-  type: type(r), source_entity_id: s.id, target_entity_id: t.id,
-  source_type: s.entity_type, target_type: t.entity_type
-}) AS relationships
+RETURN collect([
+  r.id, r.user_id, r.metadata_json, r.provenance_json, r.observation_count,
+  r.created_at, r.last_observation_at, r.ended_at, type(r),
+  startNode(r).id, endNode(r).id, startNode(r).entity_type, endNode(r).entity_type
+]) AS relationships

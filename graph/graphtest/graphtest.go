@@ -51,6 +51,7 @@ func Run(t *testing.T, newStore Harness) {
 		{"Reach", testReach},
 		{"RelationshipOfType", testRelationshipOfType},
 		{"Traverse", testTraverse},
+		{"Expand", testExpand},
 		{"Outbox", testOutbox},
 		{"BulkWrites", testBulkWrites},
 		{"BulkRelationships", testBulkRelationships},

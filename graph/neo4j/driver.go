@@ -133,6 +133,7 @@ type tx struct {
 var (
 	_ graph.DriverTx                = (*tx)(nil)
 	_ graph.Reacher                 = (*tx)(nil)
+	_ graph.Expander                = (*tx)(nil)
 	_ graph.TypedRelationshipGetter = (*tx)(nil)
 )
 

@@ -191,7 +191,7 @@ func (t *tx) Entities(ctx context.Context, userID string, ids []string) ([]graph
 	if err != nil {
 		return nil, err
 	}
-	found, err := mapList(rows, entitiesGet.Name(), "entities", toEntity)
+	found, err := tupleList(rows, entitiesGet.Name(), "entities", entityColumns, toEntity)
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ var (
 	relationshipsList      = cypher.Must("relationships_list")
 	relationshipsOfEntity  = cypher.Must("relationships_of_entity")
 	edgesStatement         = cypher.Must("edges")
+	traverseEdges          = cypher.Must("traverse_edges")
 	relObservationInsert   = cypher.Must("relationship_observation_insert")
 	relationshipObsListing = cypher.Must("relationship_observations")
 )
@@ -153,12 +154,38 @@ func (t *tx) Edges(ctx context.Context, q graph.EdgeQuery) ([]graph.Edge, error)
 	if err != nil {
 		return nil, err
 	}
-	out, err := mapList(rows, edgesStatement.Name(), "relationships", toEdge)
+	out, err := tupleList(rows, edgesStatement.Name(), "relationships", edgeColumns, toEdge)
 	if err != nil {
 		return nil, err
 	}
 	// Sorted here, by id and period start, exactly whatever Neo4j's string
 	// collation.
+	graph.SortEdges(out)
+	return out, nil
+}
+
+// ExpandEdges implements graph.Expander: the edges a traversal of q may
+// follow, read in one statement (traverse_edges) that expands hop by hop
+// inside Neo4j, where the portable traversal runs edges once a hop.
+func (t *tx) ExpandEdges(ctx context.Context, q graph.TraverseQuery) ([]graph.Edge, error) {
+	if err := t.enter(ctx, q.UserID); err != nil {
+		return nil, err
+	}
+	rows, err := t.run(ctx, traverseEdges, cypher.Fill{}, map[string]any{
+		"userId": q.UserID, "start": q.Start, "direction": direction(q.Direction),
+		"types": nullList(q.Types), "at": nullTime(q.At), "entityTypes": nullList(q.EntityTypes),
+		"maxHops": int64(min(max(q.MaxHops, 1), graph.MaxHopsLimit)),
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(rows) == 0 { // MATCH found no start
+		return nil, notFound("entity", q.Start)
+	}
+	out, err := tupleList(rows, traverseEdges.Name(), "relationships", edgeColumns, toEdge)
+	if err != nil {
+		return nil, err
+	}
 	graph.SortEdges(out)
 	return out, nil
 }

@@ -101,6 +101,17 @@ func entityRow(id string) map[string]any {
 	}}
 }
 
+// tuple is a projection as a statement that returns lists sends it: its
+// values in the order of columns.
+func tuple(projection any, columns []string) []any {
+	m := projection.(map[string]any)
+	out := make([]any, len(columns))
+	for i, c := range columns {
+		out[i] = m[c]
+	}
+	return out
+}
+
 // TestStatementPerMethod checks which statements each method runs, that a
 // write transaction writes the user's lock node first and once per user,
 // and that a read transaction takes no lock.
@@ -373,7 +384,7 @@ func TestEdgeMapping(t *testing.T) {
 		"observation_count": int64(0), "created_at": t0, "last_observation_at": t0, "ended_at": t0.Add(time.Hour).In(paris),
 		"source_entity_id": "ent_1", "target_entity_id": "ent_2", "source_type": "person", "target_type": "company",
 	}}
-	f := (&fakeRunner{}).reply("edges", map[string]any{"relationships": []any{row["relationship"]}})
+	f := (&fakeRunner{}).reply("edges", map[string]any{"relationships": []any{tuple(row["relationship"], edgeColumns)}})
 	got, err := (&tx{r: f}).Edges(t.Context(), graph.EdgeQuery{UserID: "alice", EntityIDs: []string{"ent_1"}, At: t0})
 	if err != nil {
 		t.Fatal(err)
@@ -522,7 +533,9 @@ func TestStorable(t *testing.T) {
 }
 
 func TestEntitiesKeepsOrderOfIDs(t *testing.T) {
-	f := (&fakeRunner{}).reply("entities_get", map[string]any{"entities": []any{entityRow("ent_2")["entity"], entityRow("ent_1")["entity"]}})
+	f := (&fakeRunner{}).reply("entities_get", map[string]any{"entities": []any{
+		tuple(entityRow("ent_2")["entity"], entityColumns), tuple(entityRow("ent_1")["entity"], entityColumns),
+	}})
 	got, err := (&tx{r: f}).Entities(t.Context(), "alice", []string{"ent_1", "ent_3", "ent_2", "ent_1"})
 	if err != nil {
 		t.Fatal(err)

@@ -330,18 +330,36 @@ func mapRows[T any](rows []map[string]any, key string, to func(map[string]any) (
 	return out, nil
 }
 
-// mapList maps the list of maps field key of the one row a statement
-// that collects its answer returns (entities_get, edges).
-func mapList[T any](rows []map[string]any, statement, key string, to func(map[string]any) (T, error)) ([]T, error) {
+// tupleList maps the one row of a statement that returns its results as
+// one list of lists (entities_get, edges, traverse_edges): each list holds
+// the values of columns, in order, and to maps it as a projection with
+// those keys.
+func tupleList[T any](rows []map[string]any, statement, key string, columns []string, to func(map[string]any) (T, error)) ([]T, error) {
 	if len(rows) != 1 {
 		return nil, fmt.Errorf("graph/neo4j: %s returned %d rows", statement, len(rows))
 	}
 	r := record{m: rows[0]}
-	list := r.maps(key)
+	list := r.rows(key, columns...)
 	if r.err != nil {
 		return nil, r.err
 	}
 	return mapRows(list, "", to)
+}
+
+// entityColumns are the values of an entity in entities_get's lists, in
+// order: the keys toEntity reads.
+var entityColumns = []string{
+	"id", "user_id", "entity_type", "canonical_name", "schema_version", "snapshot_json",
+	"provenance_json", "observation_count", "last_observation_at", "created_at",
+	"computed_at", "merged_into", "merged_at",
+}
+
+// edgeColumns are the values of a relationship in the lists of edges and
+// traverse_edges, in order: the keys toEdge reads.
+var edgeColumns = []string{
+	"id", "user_id", "metadata_json", "provenance_json", "observation_count",
+	"created_at", "last_observation_at", "ended_at", "type",
+	"source_entity_id", "target_entity_id", "source_type", "target_type",
 }
 
 // pageRows maps the one row of a paged statement (observations_page,
