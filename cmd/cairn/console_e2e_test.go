@@ -284,6 +284,12 @@ func TestConsoleInBrowser(t *testing.T) {
 				if out, err = os.MkdirTemp("", "cairn-console-e2e-"); err != nil {
 					t.Fatal(err)
 				}
+				// Kept when the scenario fails, to be looked at.
+				t.Cleanup(func() {
+					if !t.Failed() {
+						_ = os.RemoveAll(out)
+					}
+				})
 			}
 			t.Logf("console screenshots in %s", out)
 			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)

@@ -33,6 +33,15 @@ var buildOnce struct {
 	err  error
 }
 
+// TestMain removes the binary the end-to-end tests built.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildOnce.path != "" {
+		_ = os.RemoveAll(filepath.Dir(buildOnce.path))
+	}
+	os.Exit(code)
+}
+
 // cairnBinary builds cmd/cairn once per test process.
 func cairnBinary(t testing.TB) string {
 	t.Helper()
