@@ -228,9 +228,9 @@ func originAllowed(origin string, allowed []string) bool {
 }
 
 // principalFromToken is the PrincipalFunc of the HTTP transport.
-func principalFromToken(_ context.Context, req *mcpsdk.CallToolRequest) (consent.Principal, error) {
-	if req.Extra != nil && req.Extra.TokenInfo != nil {
-		if p, ok := req.Extra.TokenInfo.Extra["principal"].(consent.Principal); ok {
+func principalFromToken(_ context.Context, extra *mcpsdk.RequestExtra) (consent.Principal, error) {
+	if extra != nil && extra.TokenInfo != nil {
+		if p, ok := extra.TokenInfo.Extra["principal"].(consent.Principal); ok {
 			return p, nil
 		}
 	}
@@ -240,7 +240,7 @@ func principalFromToken(_ context.Context, req *mcpsdk.CallToolRequest) (consent
 // FixedPrincipal is the PrincipalFunc of transports that run as one
 // principal, such as stdio.
 func FixedPrincipal(p consent.Principal) PrincipalFunc {
-	return func(context.Context, *mcpsdk.CallToolRequest) (consent.Principal, error) { return p, nil }
+	return func(context.Context, *mcpsdk.RequestExtra) (consent.Principal, error) { return p, nil }
 }
 
 // errorShape chooses how an error is written: MCP's envelope {error}, or

@@ -193,8 +193,9 @@ func (s *Server) Invoke(ctx context.Context, p consent.Principal, name string, a
 	return r.Output, r.Err
 }
 
-// PrincipalFunc tells an MCP server who is calling.
-type PrincipalFunc func(ctx context.Context, req *mcpsdk.CallToolRequest) (consent.Principal, error)
+// PrincipalFunc tells an MCP server who is calling, from what the transport
+// attached to the request (over HTTP, the verified key).
+type PrincipalFunc func(ctx context.Context, extra *mcpsdk.RequestExtra) (consent.Principal, error)
 
 // MCPServer returns an official-SDK server exposing the tools, with every
 // call dispatched through Invoke for the principal that who returns.
@@ -209,9 +210,10 @@ func (s *Server) mcpServer(who PrincipalFunc, transport string) *mcpsdk.Server {
 			"Call list_entity_types before store; every fact can be traced with retrieve_field_provenance. " +
 			"Answers fit a budget (max_response_bytes lowers it): when meta.truncated, call again with the same arguments " +
 			"and cursor set to meta.next_cursor for the rest.",
+		CompletionHandler: s.completions(who, transport),
 	})
 	call := func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
-		p, err := who(ctx, req)
+		p, err := who(ctx, req.Extra)
 		if err != nil {
 			return errorResult(toError(err)), nil
 		}
@@ -235,6 +237,7 @@ func (s *Server) mcpServer(who PrincipalFunc, transport string) *mcpsdk.Server {
 	for _, t := range s.tools {
 		srv.AddTool(t.Def, call)
 	}
+	s.addPrompts(srv, who, transport)
 	// The SDK answers a call of a tool it does not know with a protocol
 	// error, which hosts show as a failure with nothing to go on. Such calls
 	// go through Handle instead, like any other: they are rate-limited and

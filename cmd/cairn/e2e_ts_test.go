@@ -54,8 +54,14 @@ type tsScenarioResult struct {
 	// RecipeListed are the raw fields retrieve_entities showed.
 	RecipeListed []string `json:"recipe_listed_fields"`
 	// WorksAt are the entities a WORKS_AT traversal reached.
-	WorksAt     []string `json:"works_at"`
-	UnknownTool struct {
+	WorksAt []string `json:"works_at"`
+	// Prompts are the prompts listed; PromptAboutAcme says about_entity
+	// for Acme held the company's facts; CompletedAda are the completions
+	// of its argument for "Ada".
+	Prompts         []string `json:"prompts"`
+	PromptAboutAcme bool     `json:"prompt_about_acme"`
+	CompletedAda    []string `json:"completed_ada"`
+	UnknownTool     struct {
 		Code      string `json:"code"`
 		Available int    `json:"available"`
 	} `json:"unknown_tool"`
@@ -105,6 +111,11 @@ func checkTSScenario(t *testing.T, res tsScenarioResult) {
 	}
 	if len(res.WorksAt) != 1 {
 		t.Errorf("a WORKS_AT traversal reached %v, want the company", res.WorksAt)
+	}
+	if !slices.Contains(res.Prompts, mcp.PromptAboutEntity) || !slices.Contains(res.Prompts, mcp.PromptLoadContext) ||
+		!res.PromptAboutAcme || !slices.Equal(res.CompletedAda, []string{"Ada Lovelace"}) {
+		t.Errorf("prompts %v, about_entity for Acme held its facts: %v, completions of Ada %v; want Ada Lovelace",
+			res.Prompts, res.PromptAboutAcme, res.CompletedAda)
 	}
 	if res.UnknownTool.Code != mcp.CodeUnknownTool || res.UnknownTool.Available != len(all) {
 		t.Errorf("unknown tool: %+v, want %s listing %d tools", res.UnknownTool, mcp.CodeUnknownTool, len(all))

@@ -148,6 +148,14 @@ async function main() {
   }
   seen.recipe_listed_fields = Object.keys(listedRaw).sort();
 
+  // Prompts and completions, as a host's menu uses them.
+  const { prompts } = await client.listPrompts();
+  seen.prompts = prompts.map((p) => p.name).sort();
+  const about = await client.getPrompt({ name: "about_entity", arguments: { entity: "Acme" } });
+  seen.prompt_about_acme = about.messages.some((m) => m.role === "user" && m.content?.type === "text" && m.content.text.includes("rockets"));
+  const completed = await client.complete({ ref: { type: "ref/prompt", name: "about_entity" }, argument: { name: "entity", value: "Ada" } });
+  seen.completed_ada = completed.completion.values;
+
   const unknown = await callError(client, "no_such_tool", {});
   seen.unknown_tool = { code: unknown.code, available: unknown.details?.available_tools?.length ?? 0 };
 

@@ -1,0 +1,144 @@
+package mcp_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cairnkg/cairn/consent"
+	"github.com/cairnkg/cairn/mcp"
+)
+
+// connectAs is connect for a principal.
+func (e *env) connectAs(t *testing.T, p consent.Principal) *mcpsdk.ClientSession {
+	t.Helper()
+	ct, st := mcpsdk.NewInMemoryTransports()
+	ss, err := e.server.MCPServer(mcp.FixedPrincipal(p)).Connect(t.Context(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	cs, err := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "test", Version: "1"}, nil).Connect(t.Context(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// promptText gets a prompt and returns the text of its messages.
+func promptText(t *testing.T, cs *mcpsdk.ClientSession, name string, args map[string]string) string {
+	t.Helper()
+	res, err := cs.GetPrompt(t.Context(), &mcpsdk.GetPromptParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("prompt %s %v: %v", name, args, err)
+	}
+	var b strings.Builder
+	for _, m := range res.Messages {
+		if m.Role != "user" {
+			t.Errorf("prompt %s: a message of role %q", name, m.Role)
+		}
+		text, ok := m.Content.(*mcpsdk.TextContent)
+		if !ok {
+			t.Fatalf("prompt %s: content %T, want text", name, m.Content)
+		}
+		b.WriteString(text.Text)
+	}
+	return b.String()
+}
+
+func complete(t *testing.T, cs *mcpsdk.ClientSession, prompt, arg, value string) []string {
+	t.Helper()
+	res, err := cs.Complete(t.Context(), &mcpsdk.CompleteParams{
+		Ref: &mcpsdk.CompleteReference{Type: "ref/prompt", Name: prompt}, Argument: mcpsdk.CompleteParamsArgument{Name: arg, Value: value}})
+	if err != nil {
+		t.Fatalf("complete %s.%s %q: %v", prompt, arg, value, err)
+	}
+	return res.Completion.Values
+}
+
+// TestPromptsFollowConsent lists and gets every prompt as the owner and as
+// an agent that may read companies but not invoices nor the graph: the
+// agent's prompts, and the completions of their arguments, show nothing of
+// the invoice, which the owner's do, and what it asks about shows as a
+// snapshot where the owner gets its neighbourhood.
+func TestPromptsFollowConsent(t *testing.T) {
+	e := newEnv(t)
+	e.mustCall(t, "store", map[string]any{"entities": []any{
+		map[string]any{"entity_type": "company", "name": "Acme Rockets", "domain": "acme.example"},
+		map[string]any{"entity_type": "invoice", "invoice_number": "INV-991", "vendor_name": "Zephyr Clinic", "issue_date": "2026-01-15", "amount": 777.25},
+	}})
+	// It may read companies and the profile, not invoices nor the graph.
+	agent, _ := e.agent(t, e.owner.UserID, "narrow", [3]string{"read", "entities/company", "allow"}, [3]string{"read", "profile", "allow"})
+	owner, narrow := e.connect(t), e.connectAs(t, agent)
+
+	// initialize advertises what is served: prompts and completions, no
+	// resources yet.
+	caps := narrow.InitializeResult().Capabilities
+	if caps.Prompts == nil || caps.Completions == nil || caps.Tools == nil || caps.Resources != nil {
+		t.Errorf("capabilities %+v, want prompts, completions and tools, no resources", caps)
+	}
+
+	listed, err := narrow.ListPrompts(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range listed.Prompts {
+		names = append(names, p.Name)
+	}
+	for _, want := range []string{mcp.PromptLoadContext, mcp.PromptAboutEntity, mcp.PromptSummarisePeriod} {
+		if !slices.Contains(names, want) {
+			t.Errorf("prompts/list = %v, want %s in it", names, want)
+		}
+	}
+
+	if got := promptText(t, narrow, mcp.PromptAboutEntity, map[string]string{"entity": "Acme"}); !strings.Contains(got, "acme.example") || strings.Contains(got, "relationships") {
+		t.Errorf("about Acme, as the agent that may not read the graph: %s", got)
+	}
+	if got := promptText(t, owner, mcp.PromptAboutEntity, map[string]string{"entity": "Acme"}); !strings.Contains(got, "acme.example") || !strings.Contains(got, "related_entities") {
+		t.Errorf("about Acme, as the owner: %s", got)
+	}
+	if got := promptText(t, owner, mcp.PromptAboutEntity, map[string]string{"entity": "Zephyr"}); !strings.Contains(got, "INV-991") {
+		t.Errorf("about Zephyr, as the owner: %s", got)
+	}
+	if got := promptText(t, narrow, mcp.PromptAboutEntity, map[string]string{"entity": "Zephyr"}); strings.Contains(got, "INV-991") || !strings.Contains(got, "knows nothing") {
+		t.Errorf("about Zephyr, as the agent denied invoices: %s", got)
+	}
+	for _, name := range []string{mcp.PromptLoadContext, mcp.PromptSummarisePeriod} {
+		args := map[string]string{"topic": "clinic"}
+		if name == mcp.PromptSummarisePeriod {
+			args = map[string]string{"period": "2026-01"}
+		}
+		if got := promptText(t, narrow, name, args); strings.Contains(got, "INV-991") || strings.Contains(got, "Zephyr") {
+			t.Errorf("%s as the agent denied invoices shows the invoice: %s", name, got)
+		}
+		if got := promptText(t, owner, name, args); !strings.Contains(got, "INV-991") && !strings.Contains(got, "Zephyr") {
+			t.Errorf("%s as the owner does not show the invoice: %s", name, got)
+		}
+	}
+
+	if got := complete(t, narrow, mcp.PromptAboutEntity, "entity", "Ac"); !slices.Equal(got, []string{"Acme Rockets"}) {
+		t.Errorf("completions of Ac as the agent = %v", got)
+	}
+	if got := complete(t, narrow, mcp.PromptAboutEntity, "entity", "Zeph"); len(got) != 0 {
+		t.Errorf("completions of Zeph as the agent denied invoices = %v", got)
+	}
+	if got := complete(t, owner, mcp.PromptAboutEntity, "entity", "Zeph"); len(got) != 1 {
+		t.Errorf("completions of Zeph as the owner = %v", got)
+	}
+	if got := complete(t, owner, mcp.PromptSummarisePeriod, "period", "2026"); !slices.Contains(got, "2026") || !slices.Contains(got, "2026-01") {
+		t.Errorf("completions of the period 2026 as the owner = %v", got)
+	}
+	if got := complete(t, narrow, mcp.PromptSummarisePeriod, "period", "2026"); len(got) != 0 {
+		t.Errorf("completions of the period 2026 as the agent denied invoices = %v (the invoice's date is its only event)", got)
+	}
+
+	// A period that is none is an error that says what a period is.
+	_, err = owner.GetPrompt(t.Context(), &mcpsdk.GetPromptParams{Name: mcp.PromptSummarisePeriod, Arguments: map[string]string{"period": "last week"}})
+	if err == nil || !strings.Contains(err.Error(), "YYYY") && !strings.Contains(err.Error(), "2026-03") {
+		t.Errorf("period last week: %v", err)
+	}
+}
