@@ -74,11 +74,12 @@ func TestPromptsFollowConsent(t *testing.T) {
 	agent, _ := e.agent(t, e.owner.UserID, "narrow", [3]string{"read", "entities/company", "allow"}, [3]string{"read", "profile", "allow"})
 	owner, narrow := e.connect(t), e.connectAs(t, agent)
 
-	// initialize advertises what is served: prompts and completions, no
-	// resources yet.
+	// initialize advertises what is served: tools, prompts, resources and
+	// completions, without subscriptions or list changes.
 	caps := narrow.InitializeResult().Capabilities
-	if caps.Prompts == nil || caps.Completions == nil || caps.Tools == nil || caps.Resources != nil {
-		t.Errorf("capabilities %+v, want prompts, completions and tools, no resources", caps)
+	if caps.Prompts == nil || caps.Completions == nil || caps.Tools == nil || caps.Resources == nil ||
+		caps.Resources.Subscribe || caps.Resources.ListChanged || caps.Tools.ListChanged || caps.Prompts.ListChanged {
+		t.Errorf("capabilities %+v, want tools, prompts, resources and completions, no subscriptions nor list changes", caps)
 	}
 
 	listed, err := narrow.ListPrompts(t.Context(), nil)

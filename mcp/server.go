@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"time"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -211,6 +212,7 @@ func (s *Server) mcpServer(who PrincipalFunc, transport string) *mcpsdk.Server {
 			"Answers fit a budget (max_response_bytes lowers it): when meta.truncated, call again with the same arguments " +
 			"and cursor set to meta.next_cursor for the rest.",
 		CompletionHandler: s.completions(who, transport),
+		Capabilities:      s.capabilities(),
 	})
 	call := func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
 		p, err := who(ctx, req.Extra)
@@ -238,6 +240,7 @@ func (s *Server) mcpServer(who PrincipalFunc, transport string) *mcpsdk.Server {
 		srv.AddTool(t.Def, call)
 	}
 	s.addPrompts(srv, who, transport)
+	resources := s.addResources(srv, who, transport)
 	// The SDK answers a call of a tool it does not know with a protocol
 	// error, which hosts show as a failure with nothing to go on. Such calls
 	// go through Handle instead, like any other: they are rate-limited and
@@ -252,10 +255,47 @@ func (s *Server) mcpServer(who PrincipalFunc, transport string) *mcpsdk.Server {
 					return call(ctx, ctr)
 				}
 			}
+			// neotoma:// is an alias of cairn:// (Neotoma v1's scheme).
+			if rr, ok := req.(*mcpsdk.ReadResourceRequest); ok && rr.Params != nil {
+				if rest, ok := strings.CutPrefix(rr.Params.URI, resourceSchemeAlias); ok {
+					rr.Params.URI = resourceScheme + rest
+				}
+			}
+			// The resources a caller may read depend on the caller and the
+			// data: resources/list is answered per request, not from a
+			// fixed list.
+			if method == "resources/list" && len(resources) > 0 {
+				run, err := s.runnerFor(ctx, who, req.GetExtra(), transport)
+				if err != nil {
+					return nil, err
+				}
+				return s.listResources(ctx, run)
+			}
 			return next(ctx, method, req)
 		}
 	})
 	return srv
+}
+
+// capabilities are what initialize advertises: exactly what is served.
+// No list changes: the tools, prompts and resource templates are fixed for
+// the server's life, and resources/list is answered per request.
+func (s *Server) capabilities() *mcpsdk.ServerCapabilities {
+	caps := &mcpsdk.ServerCapabilities{Logging: &mcpsdk.LoggingCapabilities{}, Completions: &mcpsdk.CompletionCapabilities{}}
+	if len(s.tools) > 0 {
+		caps.Tools = &mcpsdk.ToolCapabilities{}
+	}
+	for _, p := range promptSpecs() {
+		if s.hasTools(p.tools...) {
+			caps.Prompts = &mcpsdk.PromptCapabilities{}
+		}
+	}
+	for _, r := range resourceSpecs() {
+		if s.hasTools(r.tools...) {
+			caps.Resources = &mcpsdk.ResourceCapabilities{}
+		}
+	}
+	return caps
 }
 
 // errorResult is a tool error as MCP carries it: IsError with the envelope

@@ -61,6 +61,10 @@ type tsScenarioResult struct {
 	Prompts         []string `json:"prompts"`
 	PromptAboutAcme bool     `json:"prompt_about_acme"`
 	CompletedAda    []string `json:"completed_ada"`
+	// Resources are the resources listed; ResourceCompany is the
+	// company's industry read from its resource.
+	Resources       []string `json:"resources"`
+	ResourceCompany any      `json:"resource_company"`
 	UnknownTool     struct {
 		Code      string `json:"code"`
 		Available int    `json:"available"`
@@ -116,6 +120,10 @@ func checkTSScenario(t *testing.T, res tsScenarioResult) {
 		!res.PromptAboutAcme || !slices.Equal(res.CompletedAda, []string{"Ada Lovelace"}) {
 		t.Errorf("prompts %v, about_entity for Acme held its facts: %v, completions of Ada %v; want Ada Lovelace",
 			res.Prompts, res.PromptAboutAcme, res.CompletedAda)
+	}
+	if !slices.Contains(res.Resources, "cairn://entities/company") || res.ResourceCompany != "rockets" {
+		t.Errorf("resources %v, the company read from neotoma://entity/… has industry %v; want the companies listed and rockets",
+			res.Resources, res.ResourceCompany)
 	}
 	if res.UnknownTool.Code != mcp.CodeUnknownTool || res.UnknownTool.Available != len(all) {
 		t.Errorf("unknown tool: %+v, want %s listing %d tools", res.UnknownTool, mcp.CodeUnknownTool, len(all))

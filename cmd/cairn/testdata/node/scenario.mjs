@@ -156,6 +156,13 @@ async function main() {
   const completed = await client.complete({ ref: { type: "ref/prompt", name: "about_entity" }, argument: { name: "entity", value: "Ada" } });
   seen.completed_ada = completed.completion.values;
 
+  // Resources: the company's collection is listed, and the company reads
+  // back, under Cairn's scheme and under Neotoma's.
+  const { resources } = await client.listResources();
+  seen.resources = resources.map((r) => r.uri).sort();
+  const read = await client.readResource({ uri: `neotoma://entity/${company.entity_id}` });
+  seen.resource_company = JSON.parse(read.contents[0].text).snapshot?.industry ?? null;
+
   const unknown = await callError(client, "no_such_tool", {});
   seen.unknown_tool = { code: unknown.code, available: unknown.details?.available_tools?.length ?? 0 };
 

@@ -1,0 +1,113 @@
+package mcp_test
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// readResource reads uri and decodes its JSON, or returns the error.
+func readResource(t *testing.T, cs *mcpsdk.ClientSession, uri string) (map[string]any, error) {
+	t.Helper()
+	res, err := cs.ReadResource(t.Context(), &mcpsdk.ReadResourceParams{URI: uri})
+	if err != nil {
+		return nil, err
+	}
+	if len(res.Contents) != 1 || res.Contents[0].MIMEType != "application/json" {
+		t.Fatalf("read %s: contents %+v", uri, res.Contents)
+	}
+	var m map[string]any
+	if err := json.Unmarshal([]byte(res.Contents[0].Text), &m); err != nil {
+		t.Fatalf("read %s: %v", uri, err)
+	}
+	return m, nil
+}
+
+// TestResourcesFollowConsent lists and reads the resources as the owner and
+// as an agent that may read companies but not invoices: the agent is not
+// listed the invoices' collection nor their year, and reads an invoice, its
+// observations and its collection as not found, as it reads an id that
+// does not exist; neotoma:// reads as cairn://.
+func TestResourcesFollowConsent(t *testing.T) {
+	e := newEnv(t)
+	stored := e.mustCall(t, "store", map[string]any{"entities": []any{
+		map[string]any{"entity_type": "company", "name": "Acme Rockets", "domain": "acme.example"},
+		map[string]any{"entity_type": "invoice", "invoice_number": "INV-991", "vendor_name": "Zephyr Clinic", "issue_date": "2025-01-15", "amount": 777.25},
+	}})
+	ents := stored["entities"].([]any)
+	company, invoice := ents[0].(map[string]any)["entity_id"].(string), ents[1].(map[string]any)["entity_id"].(string)
+	agent, _ := e.agent(t, e.owner.UserID, "narrow", [3]string{"read", "entities/company", "allow"}, [3]string{"read", "profile", "allow"})
+	owner, narrow := e.connect(t), e.connectAs(t, agent)
+
+	uris := func(cs *mcpsdk.ClientSession) []string {
+		res, err := cs.ListResources(t.Context(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, r := range res.Resources {
+			out = append(out, r.URI)
+		}
+		return out
+	}
+	if got := uris(owner); !slices.Contains(got, "cairn://entities/company") || !slices.Contains(got, "cairn://entities/invoice") || !slices.Contains(got, "cairn://timeline/2025") {
+		t.Errorf("the owner's resources %v, want both collections and 2025", got)
+	}
+	if got := uris(narrow); !slices.Contains(got, "cairn://entities/company") || slices.Contains(got, "cairn://entities/invoice") || slices.Contains(got, "cairn://timeline/2025") {
+		t.Errorf("the agent's resources %v, want the companies only", got)
+	}
+	tmpls, err := narrow.ListResourceTemplates(t.Context(), nil)
+	if err != nil || len(tmpls.ResourceTemplates) != 6 {
+		t.Fatalf("templates %+v, %v; want 6", tmpls, err)
+	}
+
+	for _, uri := range []string{"cairn://entities/company", "cairn://entity/" + company, "neotoma://entity/" + company} {
+		got, err := readResource(t, narrow, uri)
+		if err != nil || !strings.Contains(mustJSON(t, got), "acme.example") {
+			t.Errorf("the agent reads %s: %v, %v", uri, got, err)
+		}
+	}
+	if got, err := readResource(t, owner, "cairn://entity/"+invoice+"/observations"); err != nil || got["type"] != "entity_observations" || !strings.Contains(mustJSON(t, got), "INV-991") {
+		t.Errorf("the owner reads the invoice's observations: %v, %v", got, err)
+	}
+	if got, err := readResource(t, owner, "cairn://timeline/2025-01"); err != nil || got["total"] != float64(1) {
+		t.Errorf("the owner reads January 2025: %v, %v", got, err)
+	}
+	if _, err := readResource(t, owner, "cairn://entity/"+company+"/relationships"); err != nil {
+		t.Errorf("the owner reads the company's relationships: %v", err)
+	}
+	// A denied read is the same not-found as a missing one.
+	notFound := func(uri string, err error) string {
+		if err == nil {
+			return "no error"
+		}
+		return strings.ReplaceAll(err.Error(), uri, "URI")
+	}
+	missingURI := "cairn://entity/ent_00000000000000000000000000"
+	_, err = readResource(t, narrow, missingURI)
+	want := notFound(missingURI, err)
+	if !strings.Contains(strings.ToLower(want), "not found") {
+		t.Fatalf("a missing entity reads as %q", want)
+	}
+	for _, uri := range []string{"cairn://entities/invoice", "cairn://entity/" + invoice, "cairn://entity/" + invoice + "/observations", "neotoma://entity/" + invoice} {
+		got, err := readResource(t, narrow, uri)
+		if notFound(uri, err) != want && notFound(strings.Replace(uri, "neotoma://", "cairn://", 1), err) != want {
+			t.Errorf("the agent denied invoices reads %s: %v, %v; want the not-found of a missing entity, %q", uri, got, err, want)
+		}
+	}
+	if got, err := readResource(t, narrow, "cairn://timeline/2025"); err != nil || got["total"] != float64(0) {
+		t.Errorf("the agent denied invoices reads 2025: %v, %v", got, err)
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
