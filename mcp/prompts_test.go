@@ -14,18 +14,7 @@ import (
 // connectAs is connect for a principal.
 func (e *env) connectAs(t *testing.T, p consent.Principal) *mcpsdk.ClientSession {
 	t.Helper()
-	ct, st := mcpsdk.NewInMemoryTransports()
-	ss, err := e.server.MCPServer(mcp.FixedPrincipal(p)).Connect(t.Context(), st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ss.Close() })
-	cs, err := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "test", Version: "1"}, nil).Connect(t.Context(), ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs
+	return connectServer(t, e.server, p)
 }
 
 // promptText gets a prompt and returns the text of its messages.

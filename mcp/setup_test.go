@@ -187,19 +187,7 @@ func (e *env) mustCall(t *testing.T, tool string, args any) map[string]any {
 // transports, as the owner.
 func (e *env) connect(t *testing.T) *mcpsdk.ClientSession {
 	t.Helper()
-	ct, st := mcpsdk.NewInMemoryTransports()
-	ss, err := e.server.MCPServer(mcp.FixedPrincipal(e.owner)).Connect(t.Context(), st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ss.Close() })
-	client := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "test", Version: "1"}, nil)
-	cs, err := client.Connect(t.Context(), ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs
+	return connectServer(t, e.server, e.owner)
 }
 
 // envelopeOf decodes the error envelope of a failed tool result.
