@@ -164,7 +164,7 @@ func identifiers(s *schema.Schema, e graph.Entity) []graph.Identifier {
 			add(name, v)
 		case nil:
 		default:
-			add(name, scalarText(v))
+			add(name, schema.ValueText(v))
 		}
 	}
 	return out

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cairnkg/cairn/graph"
+	"github.com/cairnkg/cairn/knowledge/schema"
 )
 
 // RelationshipQuery selects an entity's relationships.
@@ -414,10 +415,10 @@ func fieldMatches(v any, p Pattern) bool {
 	if v == nil {
 		return false
 	}
-	if p.Equals != nil && !sameJSON(v, p.Equals) && !strings.EqualFold(scalarText(v), scalarText(p.Equals)) {
+	if p.Equals != nil && !sameJSON(v, p.Equals) && !strings.EqualFold(schema.ValueText(v), schema.ValueText(p.Equals)) {
 		return false
 	}
-	if p.Contains != "" && !strings.Contains(strings.ToLower(scalarText(v)), strings.ToLower(p.Contains)) {
+	if p.Contains != "" && !strings.Contains(strings.ToLower(schema.ValueText(v)), strings.ToLower(p.Contains)) {
 		return false
 	}
 	return true

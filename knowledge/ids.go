@@ -102,7 +102,7 @@ func identityOf(s *schema.Schema, fields, unknown map[string]any) (string, error
 			parts = append(parts, "")
 			continue
 		}
-		norm := NormalizeIdentifier(scalarText(v))
+		norm := NormalizeIdentifier(schema.ValueText(v))
 		found = found || norm != ""
 		parts = append(parts, norm)
 	}
@@ -124,19 +124,4 @@ func identityOf(s *schema.Schema, fields, unknown map[string]any) (string, error
 		return "", err
 	}
 	return "content:" + sha256Hex(b), nil
-}
-
-// scalarText renders a JSON value as text for identifiers and names.
-func scalarText(v any) string {
-	switch v := v.(type) {
-	case string:
-		return v
-	case json.Number:
-		return v.String()
-	case nil:
-		return ""
-	default:
-		b, _ := canonicalJSON(v)
-		return string(b)
-	}
 }

@@ -149,13 +149,13 @@ func specificity(s *schema.Schema, fields map[string]any) float64 {
 // non-empty name field, else the identity values, else the id.
 func canonicalName(s *schema.Schema, snapshot map[string]any, id string) string {
 	for _, f := range s.NameFields {
-		if t := strings.TrimSpace(scalarText(snapshot[f])); t != "" {
+		if t := strings.TrimSpace(schema.ValueText(snapshot[f])); t != "" {
 			return t
 		}
 	}
 	var parts []string
 	for _, f := range s.IdentityFields {
-		if t := strings.TrimSpace(scalarText(snapshot[f])); t != "" {
+		if t := strings.TrimSpace(schema.ValueText(snapshot[f])); t != "" {
 			parts = append(parts, t)
 		}
 	}

@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -73,7 +75,7 @@ func promptSpecs() []promptSpec {
 			build: func(ctx context.Context, s *Server, run toolRun, args map[string]string) ([]*mcpsdk.PromptMessage, error) {
 				name := strings.TrimSpace(args["entity"])
 				if name == "" {
-					return nil, errors.New("the argument entity is required: a name or an entity id")
+					return nil, invalidParams("the argument entity is required: a name or an entity id")
 				}
 				id := name
 				if !strings.HasPrefix(name, "ent_") {
@@ -133,7 +135,7 @@ func promptSpecs() []promptSpec {
 				period := strings.TrimSpace(args["period"])
 				from, to, err := periodBounds(period)
 				if err != nil {
-					return nil, err
+					return nil, invalidParams(err.Error())
 				}
 				var out json.RawMessage
 				in := map[string]any{"after_date": from.Format(time.RFC3339), "before_date": to.Format(time.RFC3339), "limit": 100}
@@ -185,11 +187,11 @@ func (s *Server) addPrompts(srv *mcpsdk.Server, who PrincipalFunc, transport str
 		srv.AddPrompt(p.def, func(ctx context.Context, req *mcpsdk.GetPromptRequest) (*mcpsdk.GetPromptResult, error) {
 			run, err := s.runnerFor(ctx, who, req.Extra, transport)
 			if err != nil {
-				return nil, err
+				return nil, rpcError(err)
 			}
 			msgs, err := p.build(ctx, s, run, req.Params.Arguments)
 			if err != nil {
-				return nil, err
+				return nil, rpcError(err)
 			}
 			return &mcpsdk.GetPromptResult{Description: p.def.Description, Messages: msgs}, nil
 		})
@@ -210,7 +212,7 @@ func (s *Server) hasTools(names ...string) bool {
 func (s *Server) runnerFor(ctx context.Context, who PrincipalFunc, extra *mcpsdk.RequestExtra, transport string) (toolRun, error) {
 	p, err := who(ctx, extra)
 	if err != nil {
-		return nil, errors.New(toError(err).Error())
+		return nil, toError(err)
 	}
 	return func(ctx context.Context, tool string, args map[string]any, out any) error {
 		raw, err := json.Marshal(args)
@@ -223,6 +225,30 @@ func (s *Server) runnerFor(ctx context.Context, who PrincipalFunc, extra *mcpsdk
 		}
 		return json.Unmarshal(r.Output, out)
 	}, nil
+}
+
+// rpcError is how an error answers a prompts, resources or completion
+// request, which has no tool result to carry Cairn's envelope: a tool's
+// error whose cause is the request (validation, not found) is JSON-RPC's
+// invalid params, any other its internal error, each with the envelope's
+// code and message, and the envelope as data. Other errors pass through.
+func rpcError(err error) error {
+	var e *Error
+	if !errors.As(err, &e) {
+		return err
+	}
+	code := int64(jsonrpc.CodeInternalError)
+	if e.Status == http.StatusBadRequest || e.Status == http.StatusNotFound {
+		code = jsonrpc.CodeInvalidParams
+	}
+	data, _ := json.Marshal(e.Envelope())
+	return &jsonrpc.Error{Code: code, Message: e.Error(), Data: data}
+}
+
+// invalidParams is JSON-RPC's invalid params, for a prompt argument that
+// is missing or malformed.
+func invalidParams(msg string) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: msg}
 }
 
 // maxCompletions is how many values a completion offers.
@@ -240,7 +266,7 @@ func (s *Server) completions(who PrincipalFunc, transport string) func(context.C
 		}
 		run, err := s.runnerFor(ctx, who, req.Extra, transport)
 		if err != nil {
-			return nil, err
+			return nil, rpcError(err)
 		}
 		prefix := req.Params.Argument.Value
 		var values []string
@@ -251,7 +277,7 @@ func (s *Server) completions(who PrincipalFunc, transport string) func(context.C
 			values, err = completePeriods(ctx, run, prefix)
 		}
 		if err != nil {
-			return nil, err
+			return nil, rpcError(err)
 		}
 		if len(values) == 0 {
 			return empty, nil

@@ -1,10 +1,12 @@
 package mcp_test
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/cairnkg/cairn/consent"
@@ -130,5 +132,45 @@ func TestPromptsFollowConsent(t *testing.T) {
 	_, err = owner.GetPrompt(t.Context(), &mcpsdk.GetPromptParams{Name: mcp.PromptSummarisePeriod, Arguments: map[string]string{"period": "last week"}})
 	if err == nil || !strings.Contains(err.Error(), "YYYY") && !strings.Contains(err.Error(), "2026-03") {
 		t.Errorf("period last week: %v", err)
+	}
+}
+
+// TestPromptAndResourceErrorsAreInvalidParams: a prompt argument that is
+// missing or malformed, an over-long completion value and an over-long
+// resource id answer JSON-RPC's invalid params (-32602) with what is
+// wrong, not a code of 0 that a host cannot tell from a crash.
+func TestPromptAndResourceErrorsAreInvalidParams(t *testing.T) {
+	e := newEnv(t)
+	cs := e.connect(t)
+	long := strings.Repeat("y", 100_000)
+	calls := map[string]func() error{
+		"about_entity without entity": func() error {
+			_, err := cs.GetPrompt(t.Context(), &mcpsdk.GetPromptParams{Name: mcp.PromptAboutEntity, Arguments: map[string]string{}})
+			return err
+		},
+		"about_entity with 100,000 bytes": func() error {
+			_, err := cs.GetPrompt(t.Context(), &mcpsdk.GetPromptParams{Name: mcp.PromptAboutEntity, Arguments: map[string]string{"entity": long}})
+			return err
+		},
+		"summarise_period of last week": func() error {
+			_, err := cs.GetPrompt(t.Context(), &mcpsdk.GetPromptParams{Name: mcp.PromptSummarisePeriod, Arguments: map[string]string{"period": "last week"}})
+			return err
+		},
+		"a completion of 100,000 bytes": func() error {
+			_, err := cs.Complete(t.Context(), &mcpsdk.CompleteParams{Ref: &mcpsdk.CompleteReference{Type: "ref/prompt", Name: mcp.PromptAboutEntity},
+				Argument: mcpsdk.CompleteParamsArgument{Name: "entity", Value: long}})
+			return err
+		},
+		"an entity id of 100,000 bytes": func() error {
+			_, err := cs.ReadResource(t.Context(), &mcpsdk.ReadResourceParams{URI: "cairn://entity/" + long})
+			return err
+		},
+	}
+	for name, call := range calls {
+		err := call()
+		var rpc *jsonrpc.Error
+		if !errors.As(err, &rpc) || rpc.Code != jsonrpc.CodeInvalidParams || rpc.Message == "" {
+			t.Errorf("%s: %v (%T), want JSON-RPC invalid params saying what is wrong", name, err, err)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -183,7 +184,7 @@ func (s *Server) readResource(ctx context.Context, who PrincipalFunc, transport 
 	}
 	run, err := s.runnerFor(ctx, who, req.Extra, transport)
 	if err != nil {
-		return nil, err
+		return nil, rpcError(err)
 	}
 	for _, r := range specs {
 		v, mine, err := r.read(ctx, run, uri, path)
@@ -191,11 +192,11 @@ func (s *Server) readResource(ctx context.Context, who PrincipalFunc, transport 
 			continue
 		}
 		var e *Error
-		if errors.As(err, &e) && (e.Status == 404 || e.Body.Code == CodeConsentDenied) {
+		if errors.As(err, &e) && (e.Status == http.StatusNotFound || e.Body.Code == CodeConsentDenied) {
 			return nil, mcpsdk.ResourceNotFoundError(uri)
 		}
 		if err != nil {
-			return nil, err
+			return nil, rpcError(err)
 		}
 		b, err := json.Marshal(v)
 		if err != nil {

@@ -267,9 +267,10 @@ func (s *Server) mcpServer(who PrincipalFunc, transport string) *mcpsdk.Server {
 			if method == "resources/list" && len(resources) > 0 {
 				run, err := s.runnerFor(ctx, who, req.GetExtra(), transport)
 				if err != nil {
-					return nil, err
+					return nil, rpcError(err)
 				}
-				return s.listResources(ctx, run)
+				res, err := s.listResources(ctx, run)
+				return res, rpcError(err)
 			}
 			return next(ctx, method, req)
 		}

@@ -2,8 +2,10 @@ package schema
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/cairnkg/cairn/graph"
@@ -122,9 +124,9 @@ func Candidates(set *Set, frags []graph.RawFragment) []TypeCandidates {
 		}
 	}
 	var out []TypeCandidates
-	for _, t := range sortedKeys(stats) {
+	for _, t := range slices.Sorted(maps.Keys(stats)) {
 		tc := TypeCandidates{EntityType: t}
-		for _, name := range sortedKeys(stats[t]) {
+		for _, name := range slices.Sorted(maps.Keys(stats[t])) {
 			st := stats[t][name]
 			best := TypeString
 			for _, ft := range fieldTypes {
@@ -134,7 +136,7 @@ func Candidates(set *Set, frags []graph.RawFragment) []TypeCandidates {
 			}
 			consistency := float64(st.types[best]) / float64(st.n)
 			conf := consistency * math.Min(1, float64(st.n)/AutoEnhanceOccurrences) * math.Min(1, float64(len(st.sources))/AutoEnhanceSources)
-			keys := sortedKeys(st.samples)
+			keys := slices.Sorted(maps.Keys(st.samples))
 			if len(keys) > maxSampleValues {
 				keys = keys[:maxSampleValues]
 			}

@@ -69,7 +69,7 @@ func matchOp(v any, present bool, op string, want any) bool {
 		if arr, ok := v.([]any); ok {
 			return slices.ContainsFunc(arr, func(x any) bool { return equalValues(x, want) })
 		}
-		return strings.Contains(strings.ToLower(scalarText(v)), strings.ToLower(scalarText(want)))
+		return strings.Contains(strings.ToLower(ValueText(v)), strings.ToLower(ValueText(want)))
 	default:
 		if !present {
 			return false

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"slices"
 )
 
 // Small helpers the package keeps to itself rather than importing from
@@ -33,30 +32,6 @@ func canonicalJSON(v any) ([]byte, error) {
 		return nil, fmt.Errorf("knowledge: canonical json: %w", err)
 	}
 	return bytes.TrimRight(buf.Bytes(), "\n"), nil
-}
-
-// scalarText renders a JSON value as text.
-func scalarText(v any) string {
-	switch v := v.(type) {
-	case string:
-		return v
-	case json.Number:
-		return v.String()
-	case nil:
-		return ""
-	default:
-		b, _ := canonicalJSON(v)
-		return string(b)
-	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // roundScore rounds a score to four decimals.

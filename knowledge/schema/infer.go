@@ -3,6 +3,7 @@ package schema
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -78,7 +79,7 @@ func Infer(entityType string, entities []map[string]any) *Schema {
 		}
 	}
 	if ident == "" {
-		for _, k := range sortedKeys(names) {
+		for _, k := range slices.Sorted(maps.Keys(names)) {
 			if strings.HasSuffix(k, "_id") {
 				ident = k
 				break

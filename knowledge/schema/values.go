@@ -127,3 +127,20 @@ func ParseDate(s string) (time.Time, bool) {
 	}
 	return time.Time{}, false
 }
+
+// ValueText renders a JSON value as text, as identifiers, names and the
+// contains filter read it: a string as itself, a number as written, null
+// as nothing, anything else as its canonical JSON.
+func ValueText(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case json.Number:
+		return v.String()
+	case nil:
+		return ""
+	default:
+		b, _ := canonicalJSON(v)
+		return string(b)
+	}
+}
