@@ -34,6 +34,22 @@ const (
 	maxTopicLen        = 512
 )
 
+// contextLimits are the bounds of a context load that depend on how many
+// entities a user has: MaxContextCandidates, MaxTopicCandidates and the
+// keyword scan's reads (topicScanBatch, topicScanMaxBatch). A Service uses
+// defaultContextLimits; they are fields rather than constants only so that
+// internal tests can cross every bound with a graph of a few hundred
+// entities instead of thousands (limits_internal_test.go).
+type contextLimits struct {
+	candidates      int // entities ranked
+	topicCandidates int // entities embedded for topic similarity, and as many more by keyword
+	scanBatch       int // the keyword scan's first read
+	scanMaxBatch    int // the keyword scan's largest read
+}
+
+var defaultContextLimits = contextLimits{candidates: MaxContextCandidates, topicCandidates: MaxTopicCandidates,
+	scanBatch: topicScanBatch, scanMaxBatch: topicScanMaxBatch}
+
 // MemoryIndex is what context loading needs from the memory store. Both
 // methods return only what the caller may read. The memory store
 // implements it; until it is configured, context loading says that
@@ -233,7 +249,7 @@ func (s *Service) contextGraph(ctx context.Context, c Caller, topic string, topi
 		if err != nil {
 			return err
 		}
-		counts, stats, err := contextStats(ctx, tx, c, set.Types(), MaxContextCandidates, topic != "")
+		counts, stats, err := contextStats(ctx, tx, c, set.Types(), s.limits.candidates, topic != "")
 		if err != nil {
 			return err
 		}
@@ -247,7 +263,7 @@ func (s *Service) contextGraph(ctx context.Context, c Caller, topic string, topi
 			}
 		}
 		slices.SortStableFunc(in.types, func(a, b TypeCount) int { return cmp.Compare(b.Count, a.Count) })
-		r = newRanking(c.UserID, s.clock(), stats, degrees(c, stats))
+		r = newRanking(c.UserID, s.clock(), stats, degrees(c, stats), s.limits)
 		if topic != "" {
 			topicIdx, stored, err = r.topicCandidates(ctx, tx, topic, s.fetchStored)
 			return err
@@ -265,8 +281,8 @@ func (s *Service) contextGraph(ctx context.Context, c Caller, topic string, topi
 		}
 		return err
 	}
-	if in.readableEntities > MaxContextCandidates {
-		in.notes = append(in.notes, fmt.Sprintf("only the %d most recently observed entities were ranked", MaxContextCandidates))
+	if in.readableEntities > s.limits.candidates {
+		in.notes = append(in.notes, fmt.Sprintf("only the %d most recently observed entities were ranked", s.limits.candidates))
 	}
 	if topic == "" || len(r.stats) == 0 {
 		return nil

@@ -63,7 +63,7 @@ func (s *Service) oldRanked(ctx context.Context, c Caller, topic string) ([]rank
 			}
 		}
 		const page = 1000
-		for off := 0; off < MaxContextCandidates; off += page {
+		for off := 0; off < s.limits.candidates; off += page {
 			ents, _, err := tx.ListEntities(ctx, graph.EntityFilter{UserID: c.UserID, Types: readable, Page: graph.Page{Limit: page, Offset: off}})
 			if err != nil {
 				return err
@@ -127,7 +127,7 @@ func (s *Service) oldRankEntities(ctx context.Context, cands []graph.Entity, deg
 	}
 	base := func(i int) float64 { return wRecency*sig[i].recency + wObs*sig[i].obs + wDegree*sig[i].deg }
 	if topic != "" {
-		idx := oldTopicCandidates(cands, topic, base)
+		idx := oldTopicCandidates(cands, topic, base, s.limits.topicCandidates)
 		vecs, err := s.oldTopicVectors(ctx, topic, cands, idx)
 		if err != nil {
 			return nil, err
@@ -206,20 +206,20 @@ func (s *Service) oldTopicVectors(ctx context.Context, topic string, cands []gra
 }
 
 // oldTopicCandidates picks the entities to embed for topic similarity: the
-// MaxTopicCandidates best by the other signals, and up to as many more
+// limit best by the other signals, and up to as many more
 // whose text contains a word of the topic, so that an old, rarely seen
 // entity that names the topic is still found.
-func oldTopicCandidates(cands []graph.Entity, topic string, base func(int) float64) []int {
+func oldTopicCandidates(cands []graph.Entity, topic string, base func(int) float64, limit int) []int {
 	all := make([]int, len(cands))
 	for i := range all {
 		all[i] = i
 	}
-	if len(cands) <= MaxTopicCandidates {
+	if len(cands) <= limit {
 		return all
 	}
 	slices.SortFunc(all, func(a, b int) int { return cmp.Or(cmp.Compare(base(b), base(a)), cmp.Compare(a, b)) })
 	chosen := map[int]bool{}
-	out := slices.Clone(all[:MaxTopicCandidates])
+	out := slices.Clone(all[:limit])
 	for _, i := range out {
 		chosen[i] = true
 	}
@@ -231,7 +231,7 @@ func oldTopicCandidates(cands []graph.Entity, topic string, base func(int) float
 	}
 	extra := 0
 	for i, e := range cands {
-		if extra >= MaxTopicCandidates || len(words) == 0 {
+		if extra >= limit || len(words) == 0 {
 			break
 		}
 		if chosen[i] {
@@ -285,13 +285,13 @@ func TestRankingMatchesFullRead(t *testing.T) {
 	topics := []string{"", "alpha project", "Zürich beta 42", "x y", "nothing matches qqqq", "4217 GAMMA"}
 	for _, b := range GraphBackends {
 		t.Run(b.Name, func(t *testing.T) {
-			for seed, n := range []int{0, 1, 37, 900, 2600} {
+			for seed, n := range []int{0, 1, 37, scaled(900), scaled(2600)} {
 				t.Run(fmt.Sprintf("entities=%d", n), func(t *testing.T) {
 					g := b.Open(t)
 					rnd := rand.New(rand.NewPCG(uint64(seed), 7))
 					randomGraph(t, g, rnd, "user-alice", n, now)
 					randomGraph(t, g, rnd, "user-bob", min(n, 50), now)
-					svc := NewService(g, schema.NewRegistry(), Options{Now: func() time.Time { return now }, Embedder: embed.NewLocal()})
+					svc := withTestLimits(NewService(g, schema.NewRegistry(), Options{Now: func() time.Time { return now }, Embedder: embed.NewLocal()}))
 					for cname, c := range callers {
 						for _, topic := range topics {
 							want, err := svc.oldRanked(t.Context(), c, topic)
@@ -362,12 +362,12 @@ func TestContextKeepsTheEmbeddingsItComputes(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			g, vd := b.open(t)
 			now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
-			randomGraph(t, g, rand.New(rand.NewPCG(5, 13)), "user-alice", 1200, now)
+			randomGraph(t, g, rand.New(rand.NewPCG(5, 13)), "user-alice", scaled(1200), now)
 			texts := &countTexts{Embedder: embed.NewLocal()}
 			entityVecs := vector.NewEntityStore(vd)
 			// The store's vectors, not the cache's (TestTopicVectorCache).
-			svc := NewService(g, schema.NewRegistry(), Options{Now: func() time.Time { return now }, Embedder: texts, EntityEmbeddings: entityVecs,
-				EntityVectorCache: -1})
+			svc := withTestLimits(NewService(g, schema.NewRegistry(), Options{Now: func() time.Time { return now }, Embedder: texts, EntityEmbeddings: entityVecs,
+				EntityVectorCache: -1}))
 			c := Caller{UserID: "user-alice"}
 			// One stored embedding of an older text.
 			var stale graph.Entity
@@ -390,7 +390,7 @@ func TestContextKeepsTheEmbeddingsItComputes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if n := texts.n.Load(); n < MaxTopicCandidates {
+			if n := texts.n.Load(); n < int64(svc.limits.topicCandidates) {
 				t.Fatalf("the first load embedded %d texts; the test wants the candidates embedded during the call", n)
 			}
 			texts.n.Store(0)
@@ -427,15 +427,15 @@ func (c *countTexts) Embed(ctx context.Context, texts []string) ([][]float32, er
 func testRankingWithStoredEmbeddings(t *testing.T, g *graph.Store, vd vector.EntityDriver) {
 	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	rnd := rand.New(rand.NewPCG(3, 11))
-	randomGraph(t, g, rnd, "user-alice", 1500, now)
-	svc := NewService(g, schema.NewRegistry(), Options{Now: func() time.Time { return now }, Embedder: embed.NewLocal(),
-		EntityEmbeddings: vector.NewEntityStore(vd)})
+	randomGraph(t, g, rnd, "user-alice", scaled(1500), now)
+	svc := withTestLimits(NewService(g, schema.NewRegistry(), Options{Now: func() time.Time { return now }, Embedder: embed.NewLocal(),
+		EntityEmbeddings: vector.NewEntityStore(vd)}))
 	if _, err := svc.DrainEntityOutbox(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	// Change some snapshots after their embeddings were stored.
 	err := g.Update(t.Context(), func(tx *graph.Tx) error {
-		ents, _, err := tx.ListEntities(t.Context(), graph.EntityFilter{UserID: "user-alice", Page: graph.Page{Limit: 300}})
+		ents, _, err := tx.ListEntities(t.Context(), graph.EntityFilter{UserID: "user-alice", Page: graph.Page{Limit: scaled(300)}})
 		if err != nil {
 			return err
 		}
@@ -482,7 +482,7 @@ func TestContextStatsPaths(t *testing.T) {
 		t.Run(b.Name, func(t *testing.T) {
 			g := b.Open(t)
 			rnd := rand.New(rand.NewPCG(5, 13))
-			randomGraph(t, g, rnd, "user-alice", 700, now)
+			randomGraph(t, g, rnd, "user-alice", scaled(700), now)
 			randomGraph(t, g, rnd, "user-bob", 50, now)
 			var live int
 			err := g.View(t.Context(), func(tx *graph.Tx) error {
@@ -640,23 +640,25 @@ func TestTextSigCoversEntityText(t *testing.T) {
 }
 
 // TestTopicScanSkipsWhatSignaturesRuleOut: with a topic no entity names, the
-// keyword scan settles the candidates past the first MaxTopicCandidates by
+// keyword scan settles the candidates past the first limits.topicCandidates by
 // their text signatures, and neither asks the backend to screen them nor
 // reads them (the rankings are the same either way: TestRankingMatchesFullRead).
 func TestTopicScanSkipsWhatSignaturesRuleOut(t *testing.T) {
-	d, g, _ := countedRandomGraph(t, 3000)
+	d, g, _ := countedRandomGraph(t, scaled(3000))
 	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
-	svc := NewService(g, schema.NewRegistry(), Options{Now: func() time.Time { return now }, Embedder: embed.NewLocal()})
+	svc := withTestLimits(NewService(g, schema.NewRegistry(), Options{Now: func() time.Time { return now }, Embedder: embed.NewLocal()}))
+	limit := svc.limits.topicCandidates
 	if _, err := svc.ranked(t.Context(), rankingCallers["everything"], "nothing matches qqqq"); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("screened %d, read %d", d.screened.Load(), d.read.Load())
-	// About 1,800 candidates past the first 1,000; none names the topic.
-	if n := d.screened.Load(); n > 90 {
+	// About 1,800 candidates past the first 1,000 (at full scale); none
+	// names the topic.
+	if n := d.screened.Load(); n > int64(scaled(90)) {
 		t.Errorf("the backend screened %d entities; the signatures rule out nearly all", n)
 	}
-	if n := d.read.Load(); n > MaxTopicCandidates+ContextTopEntities+90 {
-		t.Errorf("read %d entities; want about the %d best and the %d shown", n, MaxTopicCandidates, ContextTopEntities)
+	if n := d.read.Load(); n > int64(limit+ContextTopEntities+scaled(90)) {
+		t.Errorf("read %d entities; want about the %d best and the %d shown", n, limit, ContextTopEntities)
 	}
 }
 
@@ -667,13 +669,14 @@ func TestTopicScanSkipsWhatSignaturesRuleOut(t *testing.T) {
 // not UTF-8), the entities it looks into for the topic's words, and those
 // it shows. The ranking is the same as the full read's.
 func TestTopicRankingReadsNoSnapshotItsHashesSpare(t *testing.T) {
-	// More entities than MaxTopicCandidates, so that there are best
+	// More entities than limits.topicCandidates, so that there are best
 	// candidates and others.
-	d, g, db := countedRandomGraph(t, 1500)
+	d, g, db := countedRandomGraph(t, scaled(1500))
 	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	texts := &countTexts{Embedder: embed.NewLocal()}
-	svc := NewService(g, schema.NewRegistry(), Options{Now: func() time.Time { return now }, Embedder: texts,
-		EntityEmbeddings: vector.NewEntityStore(vembedded.New(db))})
+	svc := withTestLimits(NewService(g, schema.NewRegistry(), Options{Now: func() time.Time { return now }, Embedder: texts,
+		EntityEmbeddings: vector.NewEntityStore(vembedded.New(db))}))
+	limit := svc.limits.topicCandidates
 	if _, err := svc.DrainEntityOutbox(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -696,11 +699,11 @@ func TestTopicRankingReadsNoSnapshotItsHashesSpare(t *testing.T) {
 			t.Errorf("topic %q: embedded %d texts, want only the topic's", topic, n)
 		}
 		t.Logf("topic %q: read %d entities", topic, d.read.Load())
-		// About a third of the best MaxTopicCandidates have bytes that
+		// About a third of the best limit candidates have bytes that
 		// are not UTF-8 in their text; a topic no entity names needs no
 		// other read but the entities shown.
-		if n := d.read.Load(); topic == "nothing matches qqqq" && n > MaxTopicCandidates*45/100+ContextTopEntities {
-			t.Errorf("topic %q: read %d entities; the text hashes of about two thirds of the %d best spare theirs", topic, n, MaxTopicCandidates)
+		if n := d.read.Load(); topic == "nothing matches qqqq" && n > int64(limit*45/100+ContextTopEntities) {
+			t.Errorf("topic %q: read %d entities; the text hashes of about two thirds of the %d best spare theirs", topic, n, limit)
 		}
 	}
 }

@@ -245,14 +245,16 @@ func bulkMemories(n int, now time.Time) memories {
 	return out
 }
 
-// TestUserContextBudgetAtScale stores 10,000 entities and 10,000 memories
-// and checks, for budgets from the minimum to the maximum, that the
+// TestUserContextBudgetAtScale stores 10,000 entities (scaled to the tests'
+// context limits: knowledge.Scaled) and 10,000 memories and checks, for budgets from the minimum to the maximum, that the
 // response never exceeds its budget, that names come before facts, and that
 // what was left out is counted.
 func TestUserContextBudgetAtScale(t *testing.T) {
 	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	env := newContextEnv(t, bulkMemories(10_000, now))
-	bulkEntities(t, env.graph, alice.UserID, 9_999, now)
+	knowledge.WithTestLimits(env.svc)
+	entities := knowledge.Scaled(10_000)
+	bulkEntities(t, env.graph, alice.UserID, entities-1, now)
 	// One old, once-observed entity that a topic should still bring up.
 	env.clock.Advance(-200 * 24 * time.Hour)
 	store(t, env.svc, alice, map[string]any{"entity_type": "note", "title": "Quarterly rocket launch plan", "content": "fuel and fins"})
@@ -274,7 +276,7 @@ func TestUserContextBudgetAtScale(t *testing.T) {
 			loads = append(loads, load{budget, topic})
 		}
 	}
-	if raceEnabled {
+	if raceEnabled && entities == 10_000 {
 		// Each load takes seconds under the race detector; keep the two
 		// that cover the most code.
 		loads = []load{{knowledge.MinContextBudget, ""}, {knowledge.DefaultContextBudget, "rocket launch"}}
@@ -293,8 +295,8 @@ func TestUserContextBudgetAtScale(t *testing.T) {
 			if shownFacts && len(out.Memories.Recent) != knowledge.ContextRecentMemories {
 				t.Errorf("entity facts shown before all %d memory titles (%d)", knowledge.ContextRecentMemories, len(out.Memories.Recent))
 			}
-			if got := len(out.Entities) + out.Omitted.Entities; got != 10_000 {
-				t.Errorf("entities shown + omitted = %d, want 10000", got)
+			if got := len(out.Entities) + out.Omitted.Entities; got != entities {
+				t.Errorf("entities shown + omitted = %d, want %d", got, entities)
 			}
 			if got := len(out.Memories.Recent) + out.Omitted.Memories; got != knowledge.ContextRecentMemories {
 				t.Errorf("memories shown + omitted = %d, want %d", got, knowledge.ContextRecentMemories)

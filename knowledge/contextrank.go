@@ -58,12 +58,13 @@ type ranking struct {
 	ents   map[int]graph.Entity // candidates whose snapshot was read
 	texts  map[int]string       // graph.EntityText of candidates, once computed
 	hashes map[int]string       // entityTextHash of those texts, once computed
+	limits contextLimits
 }
 
 // newRanking computes the signals of the candidates other than the topic;
 // degree[i] is candidate i's degree (see degrees).
-func newRanking(userID string, now time.Time, stats []graph.EntityStat, degree []int) *ranking {
-	r := &ranking{userID: userID, now: now, stats: stats, base: make([]float64, len(stats)),
+func newRanking(userID string, now time.Time, stats []graph.EntityStat, degree []int, limits contextLimits) *ranking {
+	r := &ranking{userID: userID, now: now, stats: stats, base: make([]float64, len(stats)), limits: limits,
 		ents: map[int]graph.Entity{}, texts: map[int]string{}, hashes: map[int]string{}}
 	maxObs, maxDeg := 0, 0
 	for i, e := range stats {
@@ -314,7 +315,7 @@ func (s *Service) knownVectors(ctx context.Context, r *ranking, idx []int, store
 	}
 	var got []vector.EntityEmbedding
 	var err error
-	if rest := idx[min(len(idx), MaxTopicCandidates):]; len(rest) > 0 {
+	if rest := idx[min(len(idx), r.limits.topicCandidates):]; len(rest) > 0 {
 		if ids := s.uncachedIDs(r, rest); len(ids) > 0 {
 			got, err = s.entityVecs.Get(ctx, r.userID, ids)
 		}
@@ -411,12 +412,12 @@ const (
 
 // nextScanBatch is the size of the keyword scan's next read, having
 // scanned entities and found matches of the needed ones.
-func nextScanBatch(scanned, found, needed, last int) int {
+func (l contextLimits) nextScanBatch(scanned, found, needed, last int) int {
 	n := 4 * last
 	if found > 0 {
 		n = (needed-found)*scanned/found + (needed-found)*scanned/found/4
 	}
-	return max(topicScanBatch, min(n, topicScanMaxBatch))
+	return max(l.scanBatch, min(n, l.scanMaxBatch))
 }
 
 // topicCandidates picks the entities to embed for topic similarity: the
@@ -432,7 +433,8 @@ func nextScanBatch(scanned, found, needed, last int) int {
 // when there is none) is returned with the candidates.
 func (r *ranking) topicCandidates(ctx context.Context, tx *graph.Tx, topic string,
 	fetch func(ctx context.Context, r *ranking, idx []int) *pending[[]vector.EntityEmbedding]) ([]int, *pending[[]vector.EntityEmbedding], error) {
-	if len(r.stats) <= MaxTopicCandidates {
+	limit := r.limits.topicCandidates
+	if len(r.stats) <= limit {
 		all := make([]int, len(r.stats))
 		for i := range all {
 			all[i] = i
@@ -442,7 +444,7 @@ func (r *ranking) topicCandidates(ctx context.Context, tx *graph.Tx, topic strin
 		}
 		return all, fetch(ctx, r, all), nil
 	}
-	out := r.topByBase(MaxTopicCandidates)
+	out := r.topByBase(limit)
 	if err := r.read(ctx, tx, r.unhashed(out)); err != nil {
 		return nil, nil, err
 	}
@@ -461,7 +463,7 @@ func (r *ranking) topicCandidates(ctx context.Context, tx *graph.Tx, topic strin
 		return out, stored, nil
 	}
 	extra, scanned, screen := 0, 0, true
-	for start, size := 0, topicScanBatch; start < len(r.stats) && extra < MaxTopicCandidates; start, size = start+size, nextScanBatch(scanned, extra, MaxTopicCandidates, size) {
+	for start, size := 0, r.limits.scanBatch; start < len(r.stats) && extra < limit; start, size = start+size, r.limits.nextScanBatch(scanned, extra, limit, size) {
 		var batch []int
 		for i := start; i < min(start+size, len(r.stats)); i++ {
 			if !chosen[i] {
@@ -473,7 +475,7 @@ func (r *ranking) topicCandidates(ctx context.Context, tx *graph.Tx, topic strin
 			return nil, stored, err
 		}
 		for _, i := range batch {
-			if extra >= MaxTopicCandidates {
+			if extra >= limit {
 				break
 			}
 			scanned++

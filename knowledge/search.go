@@ -209,7 +209,7 @@ func (s *Service) meaningHits(ctx context.Context, tx *graph.Tx, userID, text st
 	if s.entityVecs == nil || (types != nil && len(types) == 0) {
 		return nil, nil
 	}
-	stats, err := tx.ListEntityStats(ctx, graph.EntityFilter{UserID: userID, Types: types, Page: graph.Page{Limit: MaxContextCandidates},
+	stats, err := tx.ListEntityStats(ctx, graph.EntityFilter{UserID: userID, Types: types, Page: graph.Page{Limit: s.limits.candidates},
 		TextSigs: s.vecCache != nil, WithoutDegrees: true})
 	if err != nil {
 		return nil, err

@@ -46,6 +46,8 @@ type Service struct {
 	flights embedFlights
 	// maxFieldBytes bounds one stored field value (see checkFieldSize).
 	maxFieldBytes int
+	// limits bound context loads (defaultContextLimits).
+	limits contextLimits
 	// sourceTypes is Options.SourceTypes.
 	sourceTypes func(ctx context.Context, userID, sourceID string) ([]string, error)
 }
@@ -110,7 +112,7 @@ func NewService(g *graph.Store, schemas *schema.Registry, opts Options) *Service
 		graph: g, schemas: schemas, now: opts.Now, log: opts.Logger, embedder: opts.Embedder,
 		profiles: opts.Profiles, contradictions: opts.Contradictions,
 		memories: opts.Memories, memoryIndex: opts.MemoryIndex, entityVecs: opts.EntityEmbeddings,
-		maxFieldBytes: opts.MaxFieldBytes, vecCache: newEntityVectorCache(opts.EntityVectorCache),
+		maxFieldBytes: opts.MaxFieldBytes, limits: defaultContextLimits, vecCache: newEntityVectorCache(opts.EntityVectorCache),
 		sourceTypes: opts.SourceTypes,
 	}
 	if s.maxFieldBytes <= 0 {
