@@ -264,6 +264,7 @@ func (s *Service) contextGraph(ctx context.Context, c Caller, topic string, topi
 		}
 		slices.SortStableFunc(in.types, func(a, b TypeCount) int { return cmp.Compare(b.Count, a.Count) })
 		r = newRanking(c.UserID, s.clock(), stats, degrees(c, stats), s.limits)
+		r.textCache = s.textCache
 		if topic != "" {
 			topicIdx, stored, err = r.topicCandidates(ctx, tx, topic, s.fetchStored)
 			return err
@@ -296,10 +297,11 @@ func (s *Service) contextGraph(ctx context.Context, c Caller, topic string, topi
 			unknown = append(unknown, i)
 		}
 	}
-	if unknown = r.missing(unknown); len(unknown) > 0 {
+	if unknown = r.untexted(unknown); len(unknown) > 0 {
 		// Candidates with neither a cached nor a stored vector are
 		// embedded from their text: those whose snapshot the text hash
-		// of their signature spared are read now.
+		// of their signature spared, and whose text the text cache did
+		// not hold, are read now.
 		err := s.graph.View(ctx, func(tx *graph.Tx) error {
 			_, err := r.readFound(ctx, tx, unknown)
 			return err

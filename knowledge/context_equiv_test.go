@@ -744,3 +744,49 @@ func (t *countingTx) ScreenEntityText(ctx context.Context, userID string, ids, w
 	t.d.screened.Add(int64(len(ids)))
 	return t.DriverTx.(graph.TextScreener).ScreenEntityText(ctx, userID, ids, words)
 }
+
+// TestTopicScanReadsATextOnce: a topic most entities name makes the
+// keyword scan look into as many candidates as it embeds; a second load
+// finds their texts in the text cache by the hashes their signatures hold
+// and reads only the snapshots of entities whose signature holds no hash
+// and of those it shows. The ranking is the full read's both times.
+func TestTopicScanReadsATextOnce(t *testing.T) {
+	d, g, _ := countedRandomGraph(t, scaled(3000))
+	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	svc := withTestLimits(NewService(g, schema.NewRegistry(), Options{Now: func() time.Time { return now }, Embedder: embed.NewLocal()}))
+	c := rankingCallers["everything"]
+	unhashed := 0
+	err := g.View(t.Context(), func(tx *graph.Tx) error {
+		stats, err := tx.ListEntityStats(t.Context(), graph.EntityFilter{UserID: c.UserID, Page: graph.Page{Limit: 100_000}, TextSigs: true, WithoutDegrees: true})
+		for _, st := range stats {
+			if _, ok := st.TextSig.TextHash(); !ok {
+				unhashed++
+			}
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reads []int64
+	for range 2 {
+		want, err := svc.oldRanked(t.Context(), c, "alpha project")
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.read.Store(0)
+		got, err := svc.ranked(t.Context(), c, "alpha project")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := gocmp.Diff(want, got, gocmp.AllowUnexported(rankedEntity{})); diff != "" {
+			t.Fatalf("ranking differs from the full read (-old +new):\n%s", diff)
+		}
+		reads = append(reads, d.read.Load())
+	}
+	t.Logf("read %d, then %d entities; %d have no text hash", reads[0], reads[1], unhashed)
+	if reads[1] >= reads[0] || reads[1] > int64(unhashed+ContextTopEntities) {
+		t.Errorf("the second load read %d entities (the first %d); want at most the %d without a text hash and the %d shown",
+			reads[1], reads[0], unhashed, ContextTopEntities)
+	}
+}

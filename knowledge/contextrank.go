@@ -59,6 +59,8 @@ type ranking struct {
 	texts  map[int]string       // graph.EntityText of candidates, once computed
 	hashes map[int]string       // entityTextHash of those texts, once computed
 	limits contextLimits
+	// textCache holds texts of earlier loads by their hash; nil holds none.
+	textCache *entityTextCache
 }
 
 // newRanking computes the signals of the candidates other than the topic;
@@ -137,14 +139,56 @@ func (r *ranking) best() []int {
 }
 
 // text returns candidate i's graph.EntityText; its snapshot must have
-// been read.
+// been read, or its text found in the text cache (cachedTexts). A text
+// computed here is cached under the hash its signature holds.
 func (r *ranking) text(i int) string {
 	t, ok := r.texts[i]
 	if !ok {
 		t = graph.EntityText(r.ents[i])
 		r.texts[i] = t
+		if h, ok := r.stats[i].TextSig.TextHash(); ok {
+			r.textCache.put(r.userID, h, t)
+		}
 	}
 	return t
+}
+
+// cachedTexts takes from the text cache the texts of those of the
+// candidates idx whose signature holds their text hash, and returns the
+// others. A text found so is the current one, being addressed by its hash.
+func (r *ranking) cachedTexts(idx []int) []int {
+	if r.textCache == nil {
+		return idx
+	}
+	rest := idx[:0:0]
+	for _, i := range idx {
+		if _, ok := r.texts[i]; ok {
+			continue
+		}
+		if h, ok := r.stats[i].TextSig.TextHash(); ok {
+			if t, ok := r.textCache.get(r.userID, h); ok {
+				r.texts[i] = t
+				continue
+			}
+		}
+		rest = append(rest, i)
+	}
+	return rest
+}
+
+// untexted returns those of idx whose text is not known: neither read nor
+// found in the text cache.
+func (r *ranking) untexted(idx []int) []int {
+	var out []int
+	for _, i := range idx {
+		if _, ok := r.texts[i]; ok {
+			continue
+		}
+		if _, ok := r.ents[i]; !ok {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // textHash returns the entityTextHash of candidate i's text: the one its
@@ -563,14 +607,23 @@ func kthLargest(xs []float64, k int) float64 {
 // kept, and signatures' false yeses), without their snapshots being read
 // and decoded, which is most of what a keyword scan costs when few
 // entities hold the words; once most do, the batch is read whole, since a
-// screen would read each row twice. Which entities are read changes
-// nothing else: the decoded text decides.
+// screen would read each row twice. Candidates whose text an earlier load
+// read are neither screened nor read: the text cache holds their text
+// (cachedTexts), which is what a topic that most entities name saves most
+// of its reads by. Which entities are read changes nothing else: the
+// decoded text decides.
 func (r *ranking) readScreened(ctx context.Context, tx *graph.Tx, idx []int, words []string, screen *bool) (map[int]bool, error) {
-	maybe := make([]int, 0, len(idx))
+	var maybe []int
+	out := make(map[int]bool)
 	for _, i := range idx {
 		if r.stats[i].TextSig.MayContainAny(words) {
 			maybe = append(maybe, i)
+			out[i] = true
 		}
+	}
+	maybe = r.cachedTexts(maybe)
+	for _, i := range maybe {
+		delete(out, i) // decided by the screen and the read below
 	}
 	if *screen && len(maybe) > 0 {
 		ids := make([]string, len(maybe))
@@ -591,7 +644,6 @@ func (r *ranking) readScreened(ctx context.Context, tx *graph.Tx, idx []int, wor
 	if err := r.read(ctx, tx, maybe); err != nil {
 		return nil, err
 	}
-	out := make(map[int]bool, len(maybe))
 	for _, i := range maybe {
 		out[i] = true
 	}

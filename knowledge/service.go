@@ -41,6 +41,9 @@ type Service struct {
 	// vecCache keeps the entity vectors topic ranking used; nil keeps
 	// none (Options.EntityVectorCache).
 	vecCache *entityVectorCache
+	// textCache keeps the entity texts topic ranking read; nil keeps
+	// none (Options.EntityVectorCache sizes it too).
+	textCache *entityTextCache
 	// flights shares the embedding of entity texts between concurrent
 	// context loads (embedflight.go).
 	flights embedFlights
@@ -88,7 +91,9 @@ type Options struct {
 	// EntityVectorCache is how many entity vectors topic ranking keeps in
 	// memory, by the text they were made from, so that a context load
 	// with a topic reads only the vectors of candidates whose text it has
-	// not met (see entityVectorCache): 0 means DefaultEntityVectorCache,
+	// not met (see entityVectorCache), and as many entity texts, so that
+	// its keyword scan reads only the snapshots of candidates whose text
+	// it has not met (entityTextCache): 0 means DefaultEntityVectorCache,
 	// less than 0 none.
 	EntityVectorCache int
 	// MaxFieldBytes bounds every field value a call stores (entity fields,
@@ -113,6 +118,7 @@ func NewService(g *graph.Store, schemas *schema.Registry, opts Options) *Service
 		profiles: opts.Profiles, contradictions: opts.Contradictions,
 		memories: opts.Memories, memoryIndex: opts.MemoryIndex, entityVecs: opts.EntityEmbeddings,
 		maxFieldBytes: opts.MaxFieldBytes, limits: defaultContextLimits, vecCache: newEntityVectorCache(opts.EntityVectorCache),
+		textCache:   newEntityTextCache(opts.EntityVectorCache),
 		sourceTypes: opts.SourceTypes,
 	}
 	if s.maxFieldBytes <= 0 {

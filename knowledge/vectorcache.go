@@ -85,3 +85,53 @@ func (c *entityVectorCache) put(e vector.EntityEmbedding) []byte {
 	}
 	return packed
 }
+
+// entityTextCache keeps the entity texts (graph.EntityText) that context
+// loading read, by the user and the text's hash, so that the keyword scan
+// of topicCandidates finds the text of a candidate whose signature holds
+// its hash (graph.TextSig.TextHash) without reading its snapshot. Like
+// entityVectorCache it is addressed by content: a changed entity has a
+// new hash, so nothing needs to be invalidated. A text is at most
+// graph.MaxEntityText bytes, so at DefaultEntityVectorCache entries it
+// holds at most about 7 MB with its keys.
+//
+// A nil *entityTextCache keeps nothing.
+type entityTextCache struct {
+	lru *lru.Cache[textKey, string]
+}
+
+type textKey struct {
+	userID, textHash string
+}
+
+// newEntityTextCache returns a cache of size texts, sized as
+// newEntityVectorCache sizes its vectors.
+func newEntityTextCache(size int) *entityTextCache {
+	if size < 0 {
+		return nil
+	}
+	if size == 0 {
+		size = DefaultEntityVectorCache
+	}
+	c, err := lru.New[textKey, string](size)
+	if err != nil {
+		return nil
+	}
+	return &entityTextCache{lru: c}
+}
+
+// get returns the user's entity text whose entityTextHash is textHash.
+func (c *entityTextCache) get(userID, textHash string) (string, bool) {
+	if c == nil {
+		return "", false
+	}
+	return c.lru.Get(textKey{userID, textHash})
+}
+
+// put keeps the user's entity text under textHash, which must be its
+// entityTextHash.
+func (c *entityTextCache) put(userID, textHash, text string) {
+	if c != nil {
+		c.lru.Add(textKey{userID, textHash}, text)
+	}
+}
