@@ -121,8 +121,34 @@ func Apply(ctx context.Context, db *sql.DB, d Dialect) ([]Migration, error) {
 		return nil, fmt.Errorf("migrations: create version table: %w", err)
 	}
 
+	// Versions once recorded stay recorded: those read here need no
+	// transaction of their own (applyOne reads the table again, under the
+	// lock, for the others). A store opened at the current version runs
+	// one query rather than three statements a migration.
+	done := map[int]bool{}
+	rows, err := conn.QueryContext(ctx, `SELECT version FROM cairn_schema_migrations`)
+	if err != nil {
+		return nil, fmt.Errorf("migrations: read version table: %w", err)
+	}
+	for rows.Next() {
+		var v int
+		if err := rows.Scan(&v); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("migrations: read version table: %w", err)
+		}
+		done[v] = true
+	}
+	if err := rows.Close(); err != nil {
+		return nil, fmt.Errorf("migrations: read version table: %w", err)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("migrations: read version table: %w", err)
+	}
 	var applied []Migration
 	for _, m := range all {
+		if done[m.Version] {
+			continue
+		}
 		did, err := applyOne(ctx, conn, d, m)
 		if err != nil {
 			return applied, err
