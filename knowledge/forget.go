@@ -43,34 +43,41 @@ type MemoryUpdate struct {
 	Reason string
 }
 
+// UpdatedMemory is a memory as an update left it.
+type UpdatedMemory struct {
+	vector.Memory
+	// UpdatedAt is when the update replaced the earlier content.
+	UpdatedAt time.Time
+}
+
 // UpdateMemory replaces a memory's text, title, tags or metadata and
 // embeds it again; the memory keeps its id, collection and creation time,
 // and the content it had is kept as a superseded version naming the
 // caller's agent, the time and the reason. The caller needs read on the
 // memory (else ErrMemoryNotFound) and write on its collection.
-func (s *Service) UpdateMemory(ctx context.Context, c Caller, u MemoryUpdate) (vector.Memory, error) {
+func (s *Service) UpdateMemory(ctx context.Context, c Caller, u MemoryUpdate) (UpdatedMemory, error) {
 	if s.memories == nil {
-		return vector.Memory{}, ErrMemoriesUnavailable
+		return UpdatedMemory{}, ErrMemoriesUnavailable
 	}
 	if u.Text == nil && u.Title == nil && u.Tags == nil && u.Metadata == nil {
-		return vector.Memory{}, invalid("", "text, title, tags or metadata", "none", "nothing to update")
+		return UpdatedMemory{}, invalid("", "text, title, tags or metadata", "none", "nothing to update")
 	}
 	if u.Text != nil && strings.TrimSpace(*u.Text) == "" {
-		return vector.Memory{}, invalid("text", "non-empty string", "empty", "text must not be empty")
+		return UpdatedMemory{}, invalid("text", "non-empty string", "empty", "text must not be empty")
 	}
 	if err := checkReason(u.Reason); err != nil {
-		return vector.Memory{}, err
+		return UpdatedMemory{}, err
 	}
 	if err := checkID("memory_id", u.ID); err != nil {
-		return vector.Memory{}, err
+		return UpdatedMemory{}, err
 	}
 	found, err := s.readableMemories(ctx, c, []string{u.ID}, false)
 	if err != nil {
-		return vector.Memory{}, err
+		return UpdatedMemory{}, err
 	}
 	m := found[0]
 	if err := c.need(Write, MemoryResource(m.Collection)); err != nil {
-		return vector.Memory{}, err
+		return UpdatedMemory{}, err
 	}
 	if u.Text != nil {
 		m.Text = *u.Text
@@ -83,27 +90,28 @@ func (s *Service) UpdateMemory(ctx context.Context, c Caller, u MemoryUpdate) (v
 	}
 	if u.Metadata != nil {
 		if err := s.checkFieldSizes("metadata", *u.Metadata); err != nil {
-			return vector.Memory{}, err
+			return UpdatedMemory{}, err
 		}
 		m.Metadata = *u.Metadata
 	}
 	vec, space, err := s.embed(ctx, memoryText(m.Title, m.Text))
 	if err != nil {
-		return vector.Memory{}, err
+		return UpdatedMemory{}, err
 	}
 	m.Embedding = vec
-	out, err := s.memories.Update(ctx, space, m, vector.Removal{At: s.clock(), Actor: c.AgentID, Reason: u.Reason})
+	at := s.clock()
+	out, err := s.memories.Update(ctx, space, m, vector.Removal{At: at, Actor: c.AgentID, Reason: u.Reason})
 	if errors.Is(err, vector.ErrNotFound) { // retracted or erased meanwhile
-		return vector.Memory{}, &NotFoundError{Kind: ErrMemoryNotFound, ID: u.ID}
+		return UpdatedMemory{}, &NotFoundError{Kind: ErrMemoryNotFound, ID: u.ID}
 	}
 	if err != nil {
-		return vector.Memory{}, memoryError(err)
+		return UpdatedMemory{}, memoryError(err)
 	}
 	hits := []vector.Hit{{Memory: out}}
 	if err := s.redactLinks(ctx, c, hits); err != nil {
-		return vector.Memory{}, err
+		return UpdatedMemory{}, err
 	}
-	return hits[0].Memory, nil
+	return UpdatedMemory{Memory: hits[0].Memory, UpdatedAt: at}, nil
 }
 
 // MemoryDeletion forgets memories.

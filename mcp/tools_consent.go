@@ -57,11 +57,10 @@ type ListRulesOut struct {
 
 func listConsentRulesTool(d Deps) *Tool {
 	return newTool(toolSpec{
-		name:  "list_consent_rules",
-		title: "List consent rules",
-		description: "List which of your agents may read, write or delete which resources. " +
-			"The most specific rule wins, deny wins ties, no rule means deny. Owner agent only.",
-		toolset: ToolsetConsent, ann: readOnly, budget: BudgetList, ownerOnly: true,
+		name:        "list_consent_rules",
+		title:       "List consent rules",
+		description: "List your agents' consent rules: the most specific wins, deny wins ties, no rule means deny. Owner agent only.",
+		toolset:     ToolsetConsent, ann: readOnly, budget: BudgetList, ownerOnly: true,
 		shape: func(s *jsonschema.Schema) { maxLen(prop(s, "agent"), 64) },
 	}, func(ctx context.Context, call *Call, in ListRulesIn) (ListRulesOut, error) {
 		cs, err := consentStore(d)
@@ -102,7 +101,7 @@ func setConsentRuleTool(d Deps) *Tool {
 	return newTool(toolSpec{
 		name:  "set_consent_rule",
 		title: "Set a consent rule",
-		description: "Allow or deny one of your agents reading, writing or deleting resources; replaces its rule for the same resource " +
+		description: "Allow or deny one of your agents an action on resources, replacing its rule for the same resource " +
 			"and action. Owner agent only.",
 		toolset: ToolsetConsent, ann: additive, budget: BudgetList, ownerOnly: true,
 		shape: func(s *jsonschema.Schema) {
