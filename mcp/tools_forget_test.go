@@ -99,7 +99,7 @@ func searchHits(t *testing.T, e *env, collection, query string) int {
 func TestEraseLeavesNoTrace(t *testing.T) {
 	for _, b := range []storeBackend{embeddedBackend, postgresBackend} {
 		t.Run(b.name, func(t *testing.T) {
-			e := newEnvWith(t, envOptions{backend: &b})
+			e := newEnvWith(t, envOptions{backend: &b, contextStores: true})
 			ctx := t.Context()
 			marker := "zqv" + strings.TrimPrefix(vector.NewID(), "mem_")[:12] + "q"
 			// The marker alone in each place, so that each must go.
@@ -114,6 +114,16 @@ func TestEraseLeavesNoTrace(t *testing.T) {
 			}
 			if n := len(e.mustCall(t, "search_memory", map[string]any{"collection": "health", "query": "", "tags": []string{marker}})["results"].([]any)); n != 1 {
 				t.Fatalf("before the erasure the tag finds %d memories", n)
+			}
+			userContext := func() []byte {
+				t.Helper()
+				out := e.mustCall(t, "get_user_context", map[string]any{"budget_tokens": 8000})
+				delete(out, "meta")
+				b, _ := json.Marshal(out)
+				return b
+			}
+			if c := userContext(); !bytes.Contains(c, []byte(marker)) || !bytes.Contains(c, []byte(id)) {
+				t.Fatalf("before the erasure get_user_context lacks the memory: %s", c)
 			}
 			text := "Diagnosis " + marker + " revised"
 			if _, merr := e.call(t, "update_memory", map[string]any{"memory_id": id, "text": text, "reason": "revised"}); merr != nil {
@@ -150,6 +160,9 @@ func TestEraseLeavesNoTrace(t *testing.T) {
 						t.Errorf("search %v finds the erased memory", q)
 					}
 				}
+			}
+			if c := userContext(); bytes.Contains(c, []byte(marker)) || bytes.Contains(c, []byte(id)) {
+				t.Errorf("after the erasure get_user_context shows the memory: %s", c)
 			}
 			if n := searchHits(t, e, "health", "flu shot"); n != 1 {
 				t.Errorf("the other memory is found %d times, want 1 (%v)", n, other["id"])
