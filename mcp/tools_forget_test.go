@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/cairnkg/cairn/consent"
 	"github.com/cairnkg/cairn/mcp"
 	"github.com/cairnkg/cairn/transfer"
@@ -238,15 +240,8 @@ func holdsMarker(t *testing.T, e *env, marker string) bool {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var tables []string
-		for rows.Next() {
-			var name string
-			if err := rows.Scan(&name); err != nil {
-				t.Fatal(err)
-			}
-			tables = append(tables, name)
-		}
-		if err := rows.Err(); err != nil || len(tables) < 10 {
+		tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil || len(tables) < 10 {
 			t.Fatalf("tables of the schema: %v, %v", tables, err)
 		}
 		found := false

@@ -51,6 +51,19 @@ type Tombstone struct {
 	Removal
 }
 
+// TombstonesOf returns a tombstone with r for each of ids that
+// collections names (the collection each erased memory was in), in the
+// order of ids: what a driver's Erase records.
+func TombstonesOf(userID string, ids []string, collections map[string]string, r Removal) []Tombstone {
+	var out []Tombstone
+	for _, id := range ids {
+		if c, ok := collections[id]; ok {
+			out = append(out, Tombstone{ID: id, UserID: userID, Collection: c, Removal: r})
+		}
+	}
+	return out
+}
+
 // Erased counts what an erasure removed, per kind.
 type Erased struct {
 	// Memories are live memories erased.
@@ -59,6 +72,15 @@ type Erased struct {
 	Retracted int
 	// Versions are superseded versions (kept by updates) erased.
 	Versions int
+}
+
+// AddVersion counts an erased version in its state.
+func (n *Erased) AddVersion(s VersionState) {
+	if s == VersionRetracted {
+		n.Retracted++
+	} else {
+		n.Versions++
+	}
 }
 
 // Limits of one forgetting call.

@@ -22,6 +22,22 @@ import (
 // than masking them until a merge. What the write-ahead log still holds
 // goes with Compact's checkpoint.
 
+// byIDs is the condition "the user's rows with these ids" (all the user's
+// rows when ids is nil) on column user, and its arguments. The memories
+// table is read as +user_id, which keeps SQLite on its unique index on id
+// (see Get).
+func byIDs(user, userID string, ids []string) (string, []any) {
+	args := make([]any, 1, 1+len(ids))
+	args[0] = userID
+	if ids == nil {
+		return user + ` = ?`, args
+	}
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	return user + ` = ? AND id IN (` + placeholders(len(ids)) + `)`, args
+}
+
 // versionColumns are the columns memory_versions shares with memories.
 const versionColumns = `id, user_id, collection, title, text, tags, confidence, metadata, entity_ids, source_id, types, created_at,
 	embedding`
@@ -74,11 +90,8 @@ func (d *Driver) Retract(ctx context.Context, userID string, ids []string, r vec
 // liveIDs returns the ids and collections of those of ids that are live,
 // in the order of ids.
 func liveIDs(ctx context.Context, tx *sql.Tx, userID string, ids []string) ([]vector.Memory, error) {
-	args := []any{userID}
-	for _, id := range ids {
-		args = append(args, id)
-	}
-	rows, err := tx.QueryContext(ctx, `SELECT id, collection FROM memories WHERE +user_id = ? AND id IN (`+placeholders(len(ids))+`)`, args...)
+	where, args := byIDs("+user_id", userID, ids)
+	rows, err := tx.QueryContext(ctx, `SELECT id, collection FROM memories WHERE `+where, args...)
 	if err != nil {
 		return nil, fmt.Errorf("vector/embedded: %w", err)
 	}
@@ -107,13 +120,10 @@ func liveIDs(ctx context.Context, tx *sql.Tx, userID string, ids []string) ([]ve
 // memory_versions in state, deletes them and counts the removals of their
 // collections; it returns how many it moved.
 func moveToVersions(ctx context.Context, tx *sql.Tx, userID string, ids []string, state vector.VersionState, r vector.Removal) (int64, error) {
-	args := []any{string(state), r.At.UnixMicro(), r.Actor, r.Reason, userID}
-	for _, id := range ids {
-		args = append(args, id)
-	}
-	in := placeholders(len(ids))
+	where, args := byIDs("+user_id", userID, ids)
+	args = append([]any{string(state), r.At.UnixMicro(), r.Actor, r.Reason}, args...)
 	if _, err := tx.ExecContext(ctx, `INSERT INTO memory_versions (`+versionColumns+`, state, removed_at, actor, reason)
-		SELECT `+versionColumns+`, ?, ?, ?, ? FROM memories WHERE +user_id = ? AND id IN (`+in+`) ORDER BY seq`, args...); err != nil {
+		SELECT `+versionColumns+`, ?, ?, ?, ? FROM memories WHERE `+where+` ORDER BY seq`, args...); err != nil {
 		return 0, fmt.Errorf("vector/embedded: %s: %w", state, err)
 	}
 	return removeLive(ctx, tx, userID, ids)
@@ -123,16 +133,12 @@ func moveToVersions(ctx context.Context, tx *sql.Tx, userID string, ids []string
 // entity links and full-text entries go with them) and counts the
 // removals of their collections.
 func removeLive(ctx context.Context, tx *sql.Tx, userID string, ids []string) (int64, error) {
-	args := []any{userID}
-	for _, id := range ids {
-		args = append(args, id)
-	}
-	in := placeholders(len(ids))
-	if _, err := tx.ExecContext(ctx, `UPDATE memory_spaces SET removals = removals + 1 WHERE user_id = ?1 AND collection IN
-		(SELECT collection FROM memories WHERE +user_id = ?1 AND id IN (`+in+`))`, args...); err != nil {
+	where, args := byIDs("+user_id", userID, ids)
+	if _, err := tx.ExecContext(ctx, `UPDATE memory_spaces SET removals = removals + 1 WHERE user_id = ? AND collection IN
+		(SELECT collection FROM memories WHERE `+where+`)`, append([]any{userID}, args...)...); err != nil {
 		return 0, fmt.Errorf("vector/embedded: remove: %w", err)
 	}
-	res, err := tx.ExecContext(ctx, `DELETE FROM memories WHERE +user_id = ? AND id IN (`+in+`)`, args...)
+	res, err := tx.ExecContext(ctx, `DELETE FROM memories WHERE `+where, args...)
 	if err != nil {
 		return 0, fmt.Errorf("vector/embedded: remove: %w", err)
 	}
@@ -179,12 +185,8 @@ func erase(ctx context.Context, tx *sql.Tx, userID string, ids []string, r vecto
 		coll[m.ID] = m.Collection
 	}
 	n.Memories = len(live)
-	args := []any{userID}
-	for _, id := range ids {
-		args = append(args, id)
-	}
-	in := placeholders(len(ids))
-	rows, err := tx.QueryContext(ctx, `SELECT id, collection, state FROM memory_versions WHERE user_id = ? AND id IN (`+in+`)`, args...)
+	where, args := byIDs("user_id", userID, ids)
+	rows, err := tx.QueryContext(ctx, `SELECT id, collection, state FROM memory_versions WHERE `+where, args...)
 	if err != nil {
 		return nil, n, fmt.Errorf("vector/embedded: erase: %w", err)
 	}
@@ -197,11 +199,7 @@ func erase(ctx context.Context, tx *sql.Tx, userID string, ids []string, r vecto
 		if _, ok := coll[id]; !ok {
 			coll[id] = c
 		}
-		if vector.VersionState(state) == vector.VersionRetracted {
-			n.Retracted++
-		} else {
-			n.Versions++
-		}
+		n.AddVersion(vector.VersionState(state))
 	}
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 		return nil, n, fmt.Errorf("vector/embedded: erase: %w", err)
@@ -209,20 +207,14 @@ func erase(ctx context.Context, tx *sql.Tx, userID string, ids []string, r vecto
 	if _, err := removeLive(ctx, tx, userID, ids); err != nil {
 		return nil, n, err
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM memory_versions WHERE user_id = ? AND id IN (`+in+`)`, args...); err != nil {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM memory_versions WHERE `+where, args...); err != nil {
 		return nil, n, fmt.Errorf("vector/embedded: erase: %w", err)
 	}
-	var out []vector.Tombstone
-	for _, id := range ids {
-		c, ok := coll[id]
-		if !ok {
-			continue
-		}
-		t := vector.Tombstone{ID: id, UserID: userID, Collection: c, Removal: r}
+	out := vector.TombstonesOf(userID, ids, coll, r)
+	for _, t := range out {
 		if err := insertTombstone(ctx, tx, t); err != nil {
 			return nil, n, err
 		}
-		out = append(out, t)
 	}
 	return out, n, nil
 }
@@ -277,13 +269,7 @@ func isBusy(err error) bool {
 
 // Versions implements vector.Driver.
 func (d *Driver) Versions(ctx context.Context, userID string, ids []string) ([]vector.Version, error) {
-	where, args := `user_id = ?`, []any{userID}
-	if ids != nil {
-		where += ` AND id IN (` + placeholders(len(ids)) + `)`
-		for _, id := range ids {
-			args = append(args, id)
-		}
-	}
+	where, args := byIDs("user_id", userID, ids)
 	rows, err := d.db.Read.QueryContext(ctx, `SELECT `+memoryColumns+`, m.state, m.removed_at, m.actor, m.reason
 		FROM memory_versions m WHERE `+where+` ORDER BY m.id, m.removed_at, m.vseq`, args...)
 	if err != nil {
@@ -312,13 +298,7 @@ func (d *Driver) Versions(ctx context.Context, userID string, ids []string) ([]v
 
 // Tombstones implements vector.Driver.
 func (d *Driver) Tombstones(ctx context.Context, userID string, ids []string) ([]vector.Tombstone, error) {
-	where, args := `user_id = ?`, []any{userID}
-	if ids != nil {
-		where += ` AND id IN (` + placeholders(len(ids)) + `)`
-		for _, id := range ids {
-			args = append(args, id)
-		}
-	}
+	where, args := byIDs("user_id", userID, ids)
 	rows, err := d.db.Read.QueryContext(ctx, `SELECT id, user_id, collection, erased_at, actor, reason FROM memory_tombstones
 		WHERE `+where+` ORDER BY id`, args...)
 	if err != nil {

@@ -110,20 +110,12 @@ func (d *Driver) Erase(ctx context.Context, userID string, ids []string, r vecto
 			if _, ok := coll[id]; !ok {
 				coll[id] = c
 			}
-			if vector.VersionState(state) == vector.VersionRetracted {
-				n.Retracted++
-			} else {
-				n.Versions++
-			}
+			n.AddVersion(vector.VersionState(state))
 			return nil
 		}); err != nil {
 			return err
 		}
-		for _, id := range ids {
-			if c, ok := coll[id]; ok {
-				out = append(out, vector.Tombstone{ID: id, UserID: userID, Collection: c, Removal: r})
-			}
-		}
+		out = vector.TombstonesOf(userID, ids, coll, r)
 		return insertTombstones(ctx, tx, out)
 	})
 	if err != nil {
