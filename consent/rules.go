@@ -6,13 +6,17 @@ import (
 	"strings"
 )
 
-// Action is what a rule allows or denies: reading or writing a resource.
+// Action is what a rule allows or denies: reading, writing or deleting a
+// resource.
 type Action string
 
-// The actions a rule can name.
+// The actions a rule can name. Delete is its own action rather than a kind
+// of write: an agent that may save memories may not, by that alone, make
+// them forgotten (retract or erase them).
 const (
-	Read  Action = "read"
-	Write Action = "write"
+	Read   Action = "read"
+	Write  Action = "write"
+	Delete Action = "delete"
 )
 
 // Effect is what a rule decides.
@@ -64,10 +68,10 @@ type Rule struct {
 // ParseAction checks an action name.
 func ParseAction(s string) (Action, error) {
 	switch a := Action(strings.ToLower(strings.TrimSpace(s))); a {
-	case Read, Write:
+	case Read, Write, Delete:
 		return a, nil
 	}
-	return "", fmt.Errorf("%w: action %q must be read or write", ErrInvalidRule, s)
+	return "", fmt.Errorf("%w: action %q must be read, write or delete", ErrInvalidRule, s)
 }
 
 // ParseEffect checks an effect name.

@@ -69,7 +69,7 @@ func TestNormalizePattern(t *testing.T) {
 }
 
 func TestDecide(t *testing.T) {
-	R, W := consent.Read, consent.Write
+	R, W, X := consent.Read, consent.Write, consent.Delete
 	A, D := consent.Allow, consent.Deny
 	tests := []struct {
 		name     string
@@ -103,6 +103,12 @@ func TestDecide(t *testing.T) {
 		{name: "alias wildcard", rules: []consent.Rule{rule("vectors/*", R, A)}, action: R, resource: "memories/journal", want: A},
 		{name: "unknown resource only star", rules: []consent.Rule{rule("entities/*", R, A)}, action: R, resource: "weird", want: D},
 		{name: "wildcard needs the slash", rules: []consent.Rule{rule("entities/*", R, A)}, action: R, resource: "entities", want: D},
+		{name: "no rule denies delete", action: X, resource: "memories/journal", want: D},
+		{name: "write is not delete", rules: []consent.Rule{rule("memories/*", W, A)}, action: X, resource: "memories/journal", want: D},
+		{name: "delete is not write", rules: []consent.Rule{rule("memories/*", X, A)}, action: W, resource: "memories/journal", want: D},
+		{name: "delete allowed by pattern", rules: []consent.Rule{rule("vectors/jour*", X, A)}, action: X, resource: "memories/journal", want: A},
+		{name: "delete exact deny beats kind allow", rules: []consent.Rule{rule("memories/*", X, A), rule("memories/journal", X, D)}, action: X, resource: "memories/journal", want: D},
+		{name: "delete star", rules: []consent.Rule{rule("*", X, A)}, action: X, resource: "memories/journal", want: A},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -117,6 +123,9 @@ func TestDecider(t *testing.T) {
 	owner := consent.NewDecider(true, nil)
 	if !owner.Allowed(consent.Write, "audit") {
 		t.Error("the owner agent is denied; it must keep full access")
+	}
+	if !owner.Allowed(consent.Delete, "memories/journal") {
+		t.Error("the owner agent may not delete; it must keep full access")
 	}
 	d := consent.NewDecider(false, []consent.Rule{rule("tables/*", consent.Read, consent.Allow)})
 	d.Decide(consent.Read, "entities/a")
@@ -136,8 +145,13 @@ func TestParseActionEffect(t *testing.T) {
 	if a, err := consent.ParseAction("READ"); err != nil || a != consent.Read {
 		t.Errorf("ParseAction(READ) = %q, %v", a, err)
 	}
-	if _, err := consent.ParseAction("delete"); !errors.Is(err, consent.ErrInvalidRule) {
-		t.Errorf("ParseAction(delete) err = %v", err)
+	// delete became an action of its own with forgetting (issue 37);
+	// a name that is none of the three is still refused.
+	if a, err := consent.ParseAction(" Delete "); err != nil || a != consent.Delete {
+		t.Errorf("ParseAction(Delete) = %q, %v", a, err)
+	}
+	if _, err := consent.ParseAction("erase"); !errors.Is(err, consent.ErrInvalidRule) {
+		t.Errorf("ParseAction(erase) err = %v", err)
 	}
 	if e, err := consent.ParseEffect("deny"); err != nil || e != consent.Deny {
 		t.Errorf("ParseEffect(deny) = %q, %v", e, err)

@@ -228,12 +228,17 @@ func TestConsentPreview(t *testing.T) {
 	}
 	for _, bad := range []map[string]any{
 		{"agent": "claude", "resource": "entities/", "action": "read", "effect": "deny"},
-		{"agent": "claude", "resource": "graph", "action": "delete", "effect": "deny"},
+		{"agent": "claude", "resource": "graph", "action": "erase", "effect": "deny"},
 		{"agent": "claude", "resource": "graph", "action": "read", "effect": "maybe"},
 	} {
 		if code, out := f.do(t, &f.owner, "POST", "/console/api/consent/preview", bad); code != http.StatusBadRequest {
 			t.Errorf("preview %v: %d %v, want 400", bad, code, out)
 		}
+	}
+	// delete is an action of its own (issue 37): previewed like the others.
+	if code, out := f.do(t, &f.owner, "POST", "/console/api/consent/preview",
+		map[string]any{"agent": "claude", "resource": "memories/*", "action": "delete", "effect": "allow"}); code != http.StatusOK || out["action"] != "delete" {
+		t.Errorf("preview of a delete rule: %d %v, want 200", code, out)
 	}
 	if code, _ := f.do(t, &f.owner, "POST", "/console/api/consent/preview", map[string]any{"agent": "nobody", "resource": "graph", "action": "read", "effect": "deny"}); code != http.StatusNotFound {
 		t.Errorf("preview for a missing agent: %d, want 404", code)

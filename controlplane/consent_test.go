@@ -141,7 +141,7 @@ func TestRules(t *testing.T) {
 		}
 		for _, bad := range []consent.Rule{
 			{UserID: owner.ID, AgentID: claude.ID, Pattern: "nope", Action: "read", Effect: "allow"},
-			{UserID: owner.ID, AgentID: claude.ID, Pattern: "graph", Action: "delete", Effect: "allow"},
+			{UserID: owner.ID, AgentID: claude.ID, Pattern: "graph", Action: "erase", Effect: "allow"},
 			{UserID: owner.ID, AgentID: claude.ID, Pattern: "graph", Action: "read", Effect: "maybe"},
 		} {
 			if _, err := s.SetRule(ctx, bad); !errors.Is(err, consent.ErrInvalidRule) {
@@ -171,6 +171,18 @@ func TestRules(t *testing.T) {
 		}
 		if rules, _ := s.RulesFor(ctx, owner.ID, claude.ID); len(rules) != 0 {
 			t.Errorf("after delete: %+v", rules)
+		}
+		// delete is an action of its own (issue 37), stored beside read
+		// and write for the same pattern.
+		if _, err := s.SetRule(ctx, consent.Rule{UserID: owner.ID, AgentID: claude.ID, Pattern: "vectors/*", Action: "delete", Effect: "allow"}); err != nil {
+			t.Fatalf("SetRule(delete): %v", err)
+		}
+		if _, err := s.SetRule(ctx, consent.Rule{UserID: owner.ID, AgentID: claude.ID, Pattern: "memories/*", Action: "write", Effect: "allow"}); err != nil {
+			t.Fatal(err)
+		}
+		if rules, err := s.RulesFor(ctx, owner.ID, claude.ID); err != nil || len(rules) != 2 ||
+			consent.Decide(rules, consent.Delete, "memories/journal") != consent.Allow {
+			t.Errorf("RulesFor(claude) with a delete rule = %+v, %v", rules, err)
 		}
 	})
 }

@@ -25,6 +25,10 @@ var (
 	ErrFieldNotFound = errors.New("field not found")
 	// ErrRelationshipNotFound means the relationship does not exist.
 	ErrRelationshipNotFound = errors.New("relationship not found")
+	// ErrMemoryNotFound means the memory does not exist for this user, no
+	// longer counts (retracted, erased), or the caller may not read it:
+	// the three are indistinguishable on purpose.
+	ErrMemoryNotFound = errors.New("memory not found")
 	// ErrEntityMerged means the entity was merged into another; the error
 	// is a *MergedError that says which.
 	ErrEntityMerged = errors.New("entity already merged")
@@ -87,7 +91,7 @@ func validationError(err error) error {
 
 // NotFoundError names the missing thing.
 type NotFoundError struct {
-	Kind error // ErrEntityNotFound, ErrSourceNotFound, ErrFieldNotFound, ErrRelationshipNotFound
+	Kind error // ErrEntityNotFound, ErrSourceNotFound, ErrFieldNotFound, ErrRelationshipNotFound, ErrMemoryNotFound
 	ID   string
 	// Field is set for ErrFieldNotFound.
 	Field string

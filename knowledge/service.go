@@ -167,6 +167,8 @@ type Action string
 const (
 	Read  Action = "read"
 	Write Action = "write"
+	// Delete is retracting or erasing (see DeleteMemories).
+	Delete Action = "delete"
 )
 
 // Resources that are not per type or per collection.

@@ -118,6 +118,7 @@ func toError(err error) *Error {
 			knowledge.ErrSourceNotFound:       CodeSourceNotFound,
 			knowledge.ErrFieldNotFound:        CodeFieldNotFound,
 			knowledge.ErrRelationshipNotFound: CodeNotFound,
+			knowledge.ErrMemoryNotFound:       CodeNotFound,
 		}[nf.Kind]
 		d := map[string]any{"id": nf.ID}
 		if nf.Field != "" {

@@ -233,6 +233,12 @@ var consentMatrix = map[string]matrixCase{
 	"search_memory": {args: func(f fixture) map[string]any {
 		return map[string]any{"collection": "notes", "query": "Memo-" + f.tag + " supplier", "minSimilarity": 0}
 	}},
+	"update_memory": {args: func(f fixture) map[string]any {
+		return map[string]any{"memory_id": f.memory, "text": "Hacked memory", "reason": "probe"}
+	}},
+	"delete_memory": {args: func(f fixture) map[string]any {
+		return map[string]any{"memory_ids": []any{f.memory, f.claimMemory}, "mode": "erase", "reason": "probe"}
+	}},
 	"store_insight": {args: func(f fixture) map[string]any {
 		return map[string]any{"fileId": f.source, "insight": map[string]any{"title": "probe", "content": "probe insight", "sourceLLM": "probe"}}
 	}},
@@ -306,7 +312,7 @@ func TestConsentMatrix(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bobFull, _ := e.agent(t, bob.ID, "bobby", [3]string{"read", "*", "allow"}, [3]string{"write", "*", "allow"})
+	bobFull, _ := e.agent(t, bob.ID, "bobby", [3]string{"read", "*", "allow"}, [3]string{"write", "*", "allow"}, [3]string{"delete", "*", "allow"})
 	seedUser(t, e, bobFull, "B")
 	none, _ := e.agent(t, e.owner.UserID, "none")
 	partial, _ := e.agent(t, e.owner.UserID, "partial", [3]string{"read", "entities/person", "allow"}, [3]string{"read", "graph", "allow"})
@@ -380,7 +386,7 @@ func TestConsentMatrix(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p, _ := e.agent(t, u.ID, "full", [3]string{"read", "*", "allow"}, [3]string{"write", "*", "allow"})
+			p, _ := e.agent(t, u.ID, "full", [3]string{"read", "*", "allow"}, [3]string{"write", "*", "allow"}, [3]string{"delete", "*", "allow"})
 			own := seedUser(t, e, p, "ctl-"+tool.Name())
 			if mc.ownerOnly {
 				p = e.owner
@@ -414,6 +420,8 @@ func ownerView(t *testing.T, e *env, f fixture) string {
 		{"get_user_context", map[string]any{}},
 		{"list_entity_types", map[string]any{"keyword": "recipe"}},
 		{"get_schema_recommendations", map[string]any{"entity_type": "recipe", "status": "all"}},
+		// Every memory, as update_memory and delete_memory are attacks too.
+		{"search_memory", map[string]any{"collection": "notes", "query": "", "limit": 100}},
 	} {
 		out := e.mustCall(t, c.tool, c.args)
 		delete(out, "meta")

@@ -45,6 +45,8 @@ func randomRules(r *rand.Rand) [][3]string {
 		action, effect := "read", "allow"
 		if r.IntN(4) == 0 {
 			action = "write"
+		} else if r.IntN(5) == 0 {
+			action = "delete"
 		}
 		if r.IntN(3) == 0 {
 			effect = "deny"
@@ -185,6 +187,13 @@ var propertyArgs = map[string]func(r *rand.Rand, ids []string, n int) map[string
 		}
 		return args
 	},
+	"update_memory": func(r *rand.Rand, _ []string, n int) map[string]any {
+		return map[string]any{"memory_id": pickString(r, propertyMemories), "text": fmt.Sprint("updated memory ", n)}
+	},
+	"delete_memory": func(r *rand.Rand, _ []string, _ int) map[string]any {
+		return map[string]any{"memory_ids": []any{pickString(r, propertyMemories), pickString(r, propertyMemories)},
+			"mode": pickString(r, []string{"retract", "erase"})}
+	},
 	"store_insight": func(r *rand.Rand, _ []string, n int) map[string]any {
 		return map[string]any{"fileId": "src_unknown", "insight": map[string]any{"title": fmt.Sprint("t", n), "content": "c", "sourceLLM": "m"}}
 	},
@@ -217,6 +226,10 @@ func pickString(r *rand.Rand, s []string) string { return s[r.IntN(len(s))] }
 // propertyUser is the user the property test's agent acts for, which the
 // schema tools' user_id names.
 var propertyUser string
+
+// propertyMemories are the owner's memories, which update_memory and
+// delete_memory aim at, set as propertyUser is.
+var propertyMemories []string
 
 // memoryCollections are the collections the property test writes to.
 var memoryCollections = []string{"notes", "journal", "files"}
@@ -307,6 +320,7 @@ func TestNoToolAnswersOutsideConsent(t *testing.T) {
 			ruleSpecs := randomRules(r)
 			agent, _ := e.agent(t, e.owner.UserID, "agent", ruleSpecs...)
 			propertyUser = e.owner.UserID
+			propertyMemories = slices.Sorted(maps.Keys(collOf))
 			var rules []consent.Rule
 			for _, rs := range ruleSpecs {
 				p, _ := consent.NormalizePattern(rs[1])

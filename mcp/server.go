@@ -84,6 +84,8 @@ func AllTools(d Deps) []*Tool {
 		queryGraphTool(d),
 		saveMemoryTool(d),
 		searchMemoryTool(d),
+		updateMemoryTool(d),
+		deleteMemoryTool(d),
 		storeInsightTool(d),
 		queryInsightsTool(d),
 		getUserContextTool(d),

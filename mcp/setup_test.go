@@ -29,6 +29,7 @@ type env struct {
 	key     string
 	files   *files.Service
 	know    *knowledge.Service
+	stores  backendStores
 }
 
 // envOptions vary newEnvWith.
@@ -89,7 +90,7 @@ func newEnvWith(t testing.TB, opts envOptions) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &env{server: srv, control: control, audit: audit, clock: clock, owner: owner, key: key, files: fs, know: know}
+	return &env{server: srv, control: control, audit: audit, clock: clock, owner: owner, key: key, files: fs, know: know, stores: st}
 }
 
 // fakeClock is a clock tests move by hand.

@@ -36,7 +36,7 @@ type RuleOut struct {
 	ID       string `json:"id"`
 	Agent    string `json:"agent"`
 	Resource string `json:"resource" jsonschema:"the pattern, in canonical form (tables/ is shown as entities/, vectors/ as memories/)"`
-	Action   string `json:"action" jsonschema:"read or write"`
+	Action   string `json:"action" jsonschema:"read, write or delete"`
 	Effect   string `json:"effect" jsonschema:"allow or deny"`
 }
 
@@ -57,11 +57,10 @@ type ListRulesOut struct {
 
 func listConsentRulesTool(d Deps) *Tool {
 	return newTool(toolSpec{
-		name:  "list_consent_rules",
-		title: "List consent rules",
-		description: "List which of your agents may read or write which resources. " +
-			"The most specific rule wins, deny wins ties, no rule means deny. Owner agent only.",
-		toolset: ToolsetConsent, ann: readOnly, budget: BudgetList, ownerOnly: true,
+		name:        "list_consent_rules",
+		title:       "List consent rules",
+		description: "List your agents' consent rules: the most specific wins, deny wins ties, no rule means deny. Owner agent only.",
+		toolset:     ToolsetConsent, ann: readOnly, budget: BudgetList, ownerOnly: true,
 		shape: func(s *jsonschema.Schema) { maxLen(prop(s, "agent"), 64) },
 	}, func(ctx context.Context, call *Call, in ListRulesIn) (ListRulesOut, error) {
 		cs, err := consentStore(d)
@@ -102,13 +101,13 @@ func setConsentRuleTool(d Deps) *Tool {
 	return newTool(toolSpec{
 		name:  "set_consent_rule",
 		title: "Set a consent rule",
-		description: "Allow or deny one of your agents reading or writing resources; replaces its rule for the same resource " +
+		description: "Allow or deny one of your agents an action on resources, replacing its rule for the same resource " +
 			"and action. Owner agent only.",
 		toolset: ToolsetConsent, ann: additive, budget: BudgetList, ownerOnly: true,
 		shape: func(s *jsonschema.Schema) {
 			maxLen(prop(s, "agent"), 64)
 			maxLen(prop(s, "resource"), 200)
-			enum(prop(s, "action"), "read", "write")
+			enum(prop(s, "action"), "read", "write", "delete")
 			enum(prop(s, "effect"), "allow", "deny")
 		},
 	}, func(ctx context.Context, call *Call, in SetRuleIn) (SetRuleOut, error) {

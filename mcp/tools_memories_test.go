@@ -13,6 +13,7 @@ import (
 	"github.com/cairnkg/cairn/controlplane"
 	"github.com/cairnkg/cairn/db/postgres"
 	"github.com/cairnkg/cairn/db/postgres/pgtest"
+	"github.com/cairnkg/cairn/db/sqlite"
 	"github.com/cairnkg/cairn/db/sqlite/sqlitetest"
 	"github.com/cairnkg/cairn/graph"
 	"github.com/cairnkg/cairn/graph/embedded"
@@ -43,12 +44,16 @@ type backendStores struct {
 	memories       *vector.Store
 	control        *controlplane.Store
 	contradictions knowledge.ContradictionStore
+	// sqlite is the embedded store, pg the PostgreSQL database; one of
+	// them is set (the erasure tests search their bytes and tables).
+	sqlite *sqlite.DB
+	pg     *postgres.DB
 }
 
 var (
 	embeddedBackend = storeBackend{"Embedded", func(t testing.TB) backendStores {
 		db := sqlitetest.Open(t)
-		st := backendStores{graph: graph.NewStore(embedded.New(db)), memories: vector.NewStore(vembedded.New(db))}
+		st := backendStores{graph: graph.NewStore(embedded.New(db)), memories: vector.NewStore(vembedded.New(db)), sqlite: db}
 		st.control = controlplane.New(db.Write, migrations.SQLite)
 		st.contradictions = st.control.WithReader(db.Read)
 		t.Cleanup(func() {
@@ -77,7 +82,7 @@ func onPostgres(t testing.TB, graphOn func(pg *postgres.DB) graph.Driver) backen
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := backendStores{graph: graph.NewStore(graphOn(pg)), memories: vector.NewStore(pgvector.New(pg.Pool, pgvector.Options{}))}
+	st := backendStores{graph: graph.NewStore(graphOn(pg)), memories: vector.NewStore(pgvector.New(pg.Pool, pgvector.Options{})), pg: pg}
 	st.control = controlplane.New(pg.SQL, migrations.Postgres)
 	st.contradictions = st.control.WithReader(pg.SQL)
 	t.Cleanup(func() {

@@ -31,7 +31,14 @@ func placeholder(s *jsonschema.Schema) any {
 	case "boolean":
 		return true
 	case "array":
-		return []any{}
+		// As many items as the array needs (delete_memory's memory_ids
+		// needs one), so that a valid base call reaches the argument each
+		// case breaks.
+		out := []any{}
+		for s.MinItems != nil && len(out) < *s.MinItems {
+			out = append(out, placeholder(s.Items))
+		}
+		return out
 	case "object":
 		// Fill nested required properties, so that a valid base call
 		// reaches the argument each case breaks.

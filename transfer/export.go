@@ -367,6 +367,29 @@ func exportMemories(ctx context.Context, ms *vector.Store, ew *exportWriter, use
 	if err != nil {
 		return err
 	}
+	// What was erased and retracted first (see KindMemoryTombstone).
+	ts, err := ms.Tombstones(ctx, userID, nil)
+	if err != nil {
+		return err
+	}
+	for _, t := range ts {
+		if err := ew.line(KindMemoryTombstone, userID, t); err != nil {
+			return err
+		}
+	}
+	vs, err := ms.Versions(ctx, userID, nil)
+	if err != nil {
+		return err
+	}
+	spaces := make(map[string]vector.Space, len(colls))
+	for _, c := range colls {
+		spaces[c.Name] = c.Space
+	}
+	for _, v := range vs {
+		if err := ew.line(KindMemoryVersion, userID, MemoryVersion{Version: v, Space: spaces[v.Collection]}); err != nil {
+			return err
+		}
+	}
 	var vr VectorReader
 	if opts.Vectors {
 		r, ok := any(ms).(VectorReader)

@@ -12,12 +12,13 @@ import (
 )
 
 // Format names the file format in the header line; Version is the
-// version of it this package writes. It reads that one and version 1,
-// which named fields as the Go code did (ID, IsOwner) where version 2
-// names them in snake_case (see snake.go).
+// version of it this package writes. It reads every version: 1 named
+// fields as the Go code did (ID, IsOwner) where 2 names them in
+// snake_case (see snake.go); 3 adds what forgetting leaves
+// (memory_tombstone and memory_version lines), which 1 and 2 simply lack.
 const (
 	Format  = "cairn-export"
-	Version = 2
+	Version = 3
 )
 
 // The kinds of line, in the order an export writes them for each user.
@@ -34,10 +35,15 @@ const (
 	KindRelationshipObservation = "relationship_observation"
 	KindBlob                    = "blob"
 	KindFile                    = "file"
-	KindMemory                  = "memory"
-	KindRow                     = "row"
-	KindAudit                   = "audit"
-	KindEnd                     = "end"
+	// KindMemoryTombstone and KindMemoryVersion come before a user's
+	// memories, so that an import knows the erased ids before it meets
+	// a memory line (of this file or an older one) that still holds one.
+	KindMemoryTombstone = "memory_tombstone"
+	KindMemoryVersion   = "memory_version"
+	KindMemory          = "memory"
+	KindRow             = "row"
+	KindAudit           = "audit"
+	KindEnd             = "end"
 )
 
 // Line is one line of an export: its kind, the user it belongs to (empty
@@ -88,6 +94,14 @@ type Entity struct {
 // an export with vectors) and the space of its collection.
 type Memory struct {
 	vector.Memory
+	Space vector.Space
+}
+
+// MemoryVersion is the data of a memory_version line: a retracted memory,
+// or content an update replaced, with who, when and why (Embedding set
+// only in an export with vectors), and the space of its collection.
+type MemoryVersion struct {
+	vector.Version
 	Space vector.Space
 }
 

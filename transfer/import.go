@@ -67,6 +67,12 @@ const (
 	// SkipNotAsked: agents, consent rules and audit records are imported
 	// only when ImportOptions asks for them.
 	SkipNotAsked = "not_asked"
+	// SkipErased: the memory was erased in the store (it has a
+	// tombstone): an older export does not bring it back.
+	SkipErased = "erased"
+	// SkipRetracted: the memory was retracted in the store: an older
+	// export does not make it count again.
+	SkipRetracted = "retracted"
 )
 
 // Stats says what an import did: lines read by kind, rows written (what
@@ -147,14 +153,14 @@ func readHeader(lr *lineReader) (Header, error) {
 	}
 	switch h.Version {
 	case 1:
-	case Version:
+	case 2, Version:
 		// Read again: the users' fields are in snake_case.
 		h = Header{}
 		if err := unmarshalSnake(l.Data, &h); err != nil {
 			return Header{}, fmt.Errorf("%w: header: %v", ErrFormat, err)
 		}
 	default:
-		return Header{}, fmt.Errorf("%w: format version %d, this cairn reads versions 1 and %d", ErrFormat, h.Version, Version)
+		return Header{}, fmt.Errorf("%w: format version %d, this cairn reads versions 1 to %d", ErrFormat, h.Version, Version)
 	}
 	return h, nil
 }
@@ -656,6 +662,10 @@ func (im *importer) write(ctx context.Context) (int, error) {
 		return im.writeFiles(ctx)
 	case KindMemory:
 		return im.writeMemories(ctx)
+	case KindMemoryTombstone:
+		return im.writeTombstones(ctx)
+	case KindMemoryVersion:
+		return im.writeVersions(ctx)
 	case KindRow:
 		return im.writeRows(ctx)
 	case KindAudit:
@@ -795,49 +805,236 @@ func (im *importer) writeMemories(ctx context.Context) (int, error) {
 	}
 	missing := without(ms, stored, func(m Memory) string { return m.ID })
 	im.skip(SkipHeld, KindMemory, len(ms)-len(missing))
-	if len(missing) == 0 {
-		return 0, nil
+	missing, err = im.withoutErased(ctx, KindMemory, missing, func(m Memory) string { return m.ID })
+	if err != nil || len(missing) == 0 {
+		return 0, err
 	}
-	// Memories of one space go in one Save: those whose vectors are in the
-	// space of the target's embedder keep them, the others are embedded.
-	var target vector.Space
-	if im.opts.Embedder != nil {
-		target = vector.Space{Embedder: im.opts.Embedder.Name(), Dimension: im.opts.Embedder.Dimension()}
+	if missing, err = im.withoutRetracted(ctx, missing); err != nil || len(missing) == 0 {
+		return 0, err
 	}
-	var keep, again []vector.Memory
-	for _, m := range missing {
-		if len(m.Embedding) > 0 && m.Space.Embedder == target.Embedder && len(m.Embedding) == m.Space.Dimension &&
-			(target.Dimension == 0 || target.Dimension == m.Space.Dimension) {
-			keep = append(keep, m.Memory)
-			target.Dimension = m.Space.Dimension
-			continue
-		}
-		m.Embedding = nil
-		again = append(again, m.Memory)
+	target, all, err := im.embedded(ctx, missing)
+	if err != nil {
+		return 0, err
 	}
-	if len(again) > 0 {
-		if im.opts.Embedder == nil {
-			return 0, errors.New("transfer: memories without vectors of this store's embedder, and no embedder to embed them")
-		}
-		texts := make([]string, len(again))
-		for i, m := range again {
-			texts[i] = knowledge.MemoryText(m.Title, m.Text)
-		}
-		vecs, err := im.opts.Embedder.Embed(ctx, texts)
-		if err != nil {
-			return 0, fmt.Errorf("transfer: embed memories: %w", err)
-		}
-		for i := range again {
-			again[i].Embedding = vecs[i]
-			target.Dimension = len(vecs[i])
-		}
-		im.stats.Embedded += len(again)
-	}
-	all := append(keep, again...)
 	if _, err := im.s.Memories.Save(ctx, target, all...); err != nil {
 		return 0, err
 	}
 	return len(all), nil
+}
+
+// embedded returns the memories, in their order, with vectors in one
+// space, and that space: those whose vectors are in the space of the
+// target's embedder keep them, the others are embedded.
+func (im *importer) embedded(ctx context.Context, ms []Memory) (vector.Space, []vector.Memory, error) {
+	var target vector.Space
+	if im.opts.Embedder != nil {
+		target = vector.Space{Embedder: im.opts.Embedder.Name(), Dimension: im.opts.Embedder.Dimension()}
+	}
+	out := make([]vector.Memory, len(ms))
+	var again []int
+	for i, m := range ms {
+		out[i] = m.Memory
+		if len(m.Embedding) > 0 && m.Space.Embedder == target.Embedder && len(m.Embedding) == m.Space.Dimension &&
+			(target.Dimension == 0 || target.Dimension == m.Space.Dimension) {
+			target.Dimension = m.Space.Dimension
+			continue
+		}
+		out[i].Embedding = nil
+		again = append(again, i)
+	}
+	if len(again) > 0 {
+		if im.opts.Embedder == nil {
+			return target, nil, errors.New("transfer: memories without vectors of this store's embedder, and no embedder to embed them")
+		}
+		texts := make([]string, len(again))
+		for j, i := range again {
+			texts[j] = knowledge.MemoryText(out[i].Title, out[i].Text)
+		}
+		vecs, err := im.opts.Embedder.Embed(ctx, texts)
+		if err != nil {
+			return target, nil, fmt.Errorf("transfer: embed memories: %w", err)
+		}
+		for j, i := range again {
+			out[i].Embedding = vecs[j]
+			target.Dimension = len(vecs[j])
+		}
+		im.stats.Embedded += len(again)
+	}
+	return target, out, nil
+}
+
+// erasedIDs returns which of the user's memory ids have a tombstone in
+// the store.
+func erasedIDs(ctx context.Context, ms *vector.Store, user string, ids []string) (map[string]bool, error) {
+	ts, err := ms.Tombstones(ctx, user, ids)
+	if err != nil {
+		return nil, err
+	}
+	erased := make(map[string]bool, len(ts))
+	for _, t := range ts {
+		erased[t.ID] = true
+	}
+	return erased, nil
+}
+
+// withoutErased returns those of ms whose memory has no tombstone in the
+// store, and counts the others as skipped for kind.
+func (im *importer) withoutErased(ctx context.Context, kind string, ms []Memory, id func(Memory) string) ([]Memory, error) {
+	ids := make([]string, len(ms))
+	for i, m := range ms {
+		ids[i] = id(m)
+	}
+	erased, err := erasedIDs(ctx, im.s.Memories, im.user, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := slices.DeleteFunc(ms, func(m Memory) bool { return erased[id(m)] })
+	im.skip(SkipErased, kind, len(ids)-len(out))
+	return out, nil
+}
+
+// withoutRetracted returns those of ms the store holds no retracted
+// version of, and counts the others as skipped.
+func (im *importer) withoutRetracted(ctx context.Context, ms []Memory) ([]Memory, error) {
+	ids := make([]string, len(ms))
+	for i, m := range ms {
+		ids[i] = m.ID
+	}
+	vs, err := im.s.Memories.Versions(ctx, im.user, ids)
+	if err != nil {
+		return nil, err
+	}
+	retracted := map[string]bool{}
+	for _, v := range vs {
+		retracted[v.ID] = retracted[v.ID] || v.State == vector.VersionRetracted
+	}
+	out := slices.DeleteFunc(ms, func(m Memory) bool { return retracted[m.ID] })
+	im.skip(SkipRetracted, KindMemory, len(ids)-len(out))
+	return out, nil
+}
+
+// writeTombstones records what was erased; a tombstone the store holds
+// already is kept. The memories they name are erased too when the store
+// still holds them: an erasure exported from elsewhere is an erasure here.
+func (im *importer) writeTombstones(ctx context.Context) (int, error) {
+	if im.s.Memories == nil {
+		return 0, errors.New("transfer: the export holds memories and this store keeps none")
+	}
+	valid := decodeValid(im, ownedBy(im.user, func(t vector.Tombstone) string { return t.UserID }, func(t vector.Tombstone) error {
+		return im.check.id("memory id", t.ID)
+	}))
+	if len(valid) == 0 {
+		return 0, nil
+	}
+	ids := make([]string, len(valid))
+	ts := make([]vector.Tombstone, len(valid))
+	for i, t := range valid {
+		ids[i], ts[i] = t.v.ID, t.v
+	}
+	held, err := erasedIDs(ctx, im.s.Memories, im.user, ids)
+	if err != nil {
+		return 0, err
+	}
+	fresh := slices.DeleteFunc(ts, func(t vector.Tombstone) bool { return held[t.ID] })
+	im.skip(SkipHeld, KindMemoryTombstone, len(ts)-len(fresh))
+	if len(fresh) == 0 {
+		return 0, nil
+	}
+	// Erase what the store still holds of them, each with its own
+	// tombstone's time, actor and reason; InsertTombstones records the
+	// others.
+	freshIDs := make([]string, len(fresh))
+	for i, t := range fresh {
+		freshIDs[i] = t.ID
+	}
+	live, err := im.s.Memories.Get(ctx, im.user, freshIDs)
+	if err != nil {
+		return 0, err
+	}
+	versions, err := im.s.Memories.Versions(ctx, im.user, freshIDs)
+	if err != nil {
+		return 0, err
+	}
+	holds := map[string]bool{}
+	for _, m := range live {
+		holds[m.ID] = true
+	}
+	for _, v := range versions {
+		holds[v.ID] = true
+	}
+	for _, t := range fresh {
+		if !holds[t.ID] {
+			continue
+		}
+		if _, _, err := im.s.Memories.Erase(ctx, im.user, []string{t.ID}, t.Removal); err != nil {
+			return 0, err
+		}
+	}
+	if err := im.s.Memories.InsertTombstones(ctx, fresh); err != nil {
+		return 0, err
+	}
+	return len(fresh), nil
+}
+
+// writeVersions records retracted memories and replaced content the store
+// does not hold yet; those of erased memories are skipped.
+func (im *importer) writeVersions(ctx context.Context) (int, error) {
+	if im.s.Memories == nil {
+		return 0, errors.New("transfer: the export holds memories and this store keeps none")
+	}
+	valid := decodeValid(im, ownedBy(im.user, func(v MemoryVersion) string { return v.UserID }, func(v MemoryVersion) error {
+		if v.State != vector.VersionRetracted && v.State != vector.VersionSuperseded {
+			return fmt.Errorf("state %q is neither retracted nor superseded", v.State)
+		}
+		return im.check.memory(Memory{Memory: v.Memory})
+	}))
+	if len(valid) == 0 {
+		return 0, nil
+	}
+	ids := make([]string, len(valid))
+	for i, v := range valid {
+		ids[i] = v.v.ID
+	}
+	have, err := im.s.Memories.Versions(ctx, im.user, ids)
+	if err != nil {
+		return 0, err
+	}
+	key := func(v vector.Version) string { return fmt.Sprint(v.ID, "\x00", v.At.UnixMicro(), "\x00", v.State) }
+	held := map[string]bool{}
+	for _, v := range have {
+		held[key(v)] = true
+	}
+	erased, err := erasedIDs(ctx, im.s.Memories, im.user, ids)
+	if err != nil {
+		return 0, err
+	}
+	var ms []Memory
+	var vs []vector.Version
+	for _, v := range valid {
+		switch {
+		case erased[v.v.ID]:
+			im.skip(SkipErased, KindMemoryVersion, 1)
+		case held[key(v.v.Version)]:
+			im.skip(SkipHeld, KindMemoryVersion, 1)
+		default:
+			ms = append(ms, Memory{Memory: v.v.Memory, Space: v.v.Space})
+			vs = append(vs, v.v.Version)
+		}
+	}
+	if len(ms) == 0 {
+		return 0, nil
+	}
+	space, embedded, err := im.embedded(ctx, ms)
+	if err != nil {
+		return 0, err
+	}
+	for i := range vs {
+		vs[i].Memory = embedded[i]
+	}
+	if err := im.s.Memories.InsertVersions(ctx, space, vs); err != nil {
+		return 0, err
+	}
+	return len(vs), nil
 }
 
 func (im *importer) writeAudit(ctx context.Context) (int, error) {

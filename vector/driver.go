@@ -60,6 +60,7 @@ type Driver interface {
 	Replace(ctx context.Context, userID, collection string, s Space, ms []Memory) error
 	// Close releases the driver's resources.
 	Close() error
+	ForgetDriver
 }
 
 // UserCollection names one user's collection.

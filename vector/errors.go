@@ -13,6 +13,9 @@ var (
 	ErrInvalid = errors.New("vector: invalid request")
 	// ErrConflict means a memory with the same id exists already.
 	ErrConflict = errors.New("vector: already exists")
+	// ErrNotFound means the memory is not live for the user (it never
+	// was, or it was retracted or erased); the error is a *NotFoundError.
+	ErrNotFound = errors.New("vector: memory not found")
 	// ErrDimensionMismatch means a vector's length differs from the
 	// dimension recorded for its collection; the error is a *SpaceError.
 	ErrDimensionMismatch = errors.New("vector: dimension mismatch")
@@ -31,6 +34,16 @@ func (e *InvalidError) Error() string { return "vector: " + e.Field + ": " + e.M
 
 // Unwrap makes errors.Is(err, ErrInvalid) true.
 func (e *InvalidError) Unwrap() error { return ErrInvalid }
+
+// NotFoundError names the memory that is not live.
+type NotFoundError struct{ ID string }
+
+func (e *NotFoundError) Error() string { return "vector: memory " + e.ID + " not found" }
+
+// Unwrap makes errors.Is(err, ErrNotFound) true.
+func (e *NotFoundError) Unwrap() error { return ErrNotFound }
+
+func notFound(id string) error { return &NotFoundError{ID: id} }
 
 func invalid(field, format string, args ...any) error {
 	return &InvalidError{Field: field, Message: fmt.Sprintf(format, args...)}

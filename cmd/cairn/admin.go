@@ -23,7 +23,7 @@ const adminUsage = `admin user create NAME | user list
        cairn admin agent create [--user NAME] AGENT | agent list [--user NAME]
        cairn admin key create [--user NAME] --agent AGENT [--expires DURATION]
        cairn admin key list [--user NAME] [--agent AGENT] | key revoke KEY_ID
-       cairn admin consent allow|deny [--user NAME] --agent AGENT --resource PATTERN --action read|write
+       cairn admin consent allow|deny [--user NAME] --agent AGENT --resource PATTERN --action read|write|delete
        cairn admin consent list [--user NAME] [--agent AGENT] | consent remove [--user NAME] RULE_ID
        cairn admin audit [--user NAME] [--agent AGENT] [--tool TOOL] [--decision allow|deny] [--since WHEN] [--limit N] [--json]
        cairn admin schema list [--user NAME] | schema register [--user NAME] [--inactive] FILE
@@ -66,7 +66,7 @@ Flags of the subcommands (anywhere after the subcommand):
   --agent NAME         the agent (key create, consent allow|deny: required)
   --expires DURATION   key create: lifetime (default: never)
   --resource PATTERN   consent allow|deny: the resource pattern
-  --action read|write  consent allow|deny: the action
+  --action read|write|delete  consent allow|deny: the action
   --tool, --decision allow|deny, --since WHEN, --limit N, --json   audit filters
   --inactive           schema register: store the version without activating it`,
 		env: commonEnv,
@@ -120,7 +120,7 @@ func runAdmin(ctx context.Context, env *environment, args []string, top commonFl
 	fs.StringVar(&f.agent, "agent", "", "the agent")
 	fs.StringVar(&f.expires, "expires", "", "key lifetime, e.g. 30d or 12h (default: never)")
 	fs.StringVar(&f.resource, "resource", "", "consent resource pattern")
-	fs.StringVar(&f.action, "action", "", "read or write")
+	fs.StringVar(&f.action, "action", "", "read, write or delete")
 	fs.StringVar(&f.tool, "tool", "", "audit: only this tool")
 	fs.StringVar(&f.decision, "decision", "", "audit: allow or deny")
 	fs.StringVar(&f.since, "since", "", "audit: records since a duration ago (1h, 7d) or an RFC 3339 time")

@@ -48,6 +48,9 @@ type tsScenarioResult struct {
 	ProvenanceValue any      `json:"provenance_value"`
 	Related         []string `json:"related"`
 	MemoryFound     bool     `json:"memory_found"`
+	// MemoryErased is how many memories delete_memory erased (the scenario
+	// fails if a search still finds it).
+	MemoryErased    int      `json:"memory_erased"`
 	ContextEntities []string `json:"context_entities"`
 	SchemaCreated   []string `json:"schema_created"`
 	RecipeCuisine   any      `json:"recipe_cuisine"`
@@ -112,6 +115,9 @@ func checkTSScenario(t *testing.T, res tsScenarioResult) {
 		!slices.Equal(res.RecipeListed, []string{"cuisine", "servings", "vegetarian"}) {
 		t.Errorf("an undeclared recipe: schema_created %v, cuisine read back %v, listed with %v; want [recipe], thai and its three fields",
 			res.SchemaCreated, res.RecipeCuisine, res.RecipeListed)
+	}
+	if res.MemoryErased != 1 {
+		t.Errorf("delete_memory erased %d memories, want 1", res.MemoryErased)
 	}
 	if len(res.WorksAt) != 1 {
 		t.Errorf("a WORKS_AT traversal reached %v, want the company", res.WorksAt)

@@ -157,16 +157,12 @@ func insert(ctx context.Context, tx *sql.Tx, ms []vector.Memory, after int64) er
 		if after > 0 {
 			given = after + 1 + int64(i)
 		}
-		tags, _ := json.Marshal(orEmpty(m.Tags))
-		ents, _ := json.Marshal(orEmpty(m.EntityIDs))
-		types, _ := json.Marshal(orEmpty(m.Types))
-		meta, err := json.Marshal(orEmptyMap(m.Metadata))
+		row, err := rowValues(m)
 		if err != nil {
-			return fmt.Errorf("vector/embedded: insert %s: metadata: %w", m.ID, err)
+			return fmt.Errorf("vector/embedded: insert %s: %w", m.ID, err)
 		}
 		var seq int64
-		err = ins.QueryRowContext(ctx, given, m.ID, m.UserID, m.Collection, m.Title, m.Text, string(tags), m.Confidence, string(meta),
-			string(ents), m.SourceID, string(types), m.CreatedAt.UnixMicro(), encodeVector(m.Embedding)).Scan(&seq)
+		err = ins.QueryRowContext(ctx, append([]any{given}, row...)...).Scan(&seq)
 		if err != nil {
 			if isUnique(err) {
 				return fmt.Errorf("vector/embedded: insert %s: %w", m.ID, vector.ErrConflict)
@@ -185,6 +181,21 @@ func insert(ctx context.Context, tx *sql.Tx, ms []vector.Memory, after int64) er
 		}
 	}
 	return nil
+}
+
+// rowValues returns m's values for the columns id, user_id, collection,
+// title, text, tags, confidence, metadata, entity_ids, source_id, types,
+// created_at, embedding, as memories and memory_versions store them.
+func rowValues(m vector.Memory) ([]any, error) {
+	tags, _ := json.Marshal(orEmpty(m.Tags))
+	ents, _ := json.Marshal(orEmpty(m.EntityIDs))
+	types, _ := json.Marshal(orEmpty(m.Types))
+	meta, err := json.Marshal(orEmptyMap(m.Metadata))
+	if err != nil {
+		return nil, fmt.Errorf("metadata: %w", err)
+	}
+	return []any{m.ID, m.UserID, m.Collection, m.Title, m.Text, string(tags), m.Confidence, string(meta), string(ents), m.SourceID,
+		string(types), m.CreatedAt.UnixMicro(), encodeVector(m.Embedding)}, nil
 }
 
 // Replace implements vector.Driver. The rows are deleted and inserted
@@ -251,15 +262,16 @@ func isUnique(err error) bool {
 const memoryColumns = `m.id, m.user_id, m.collection, m.title, m.text, m.tags, m.confidence, m.metadata, m.entity_ids, m.source_id,
 	m.types, m.created_at`
 
-func scanMemory(rows *sql.Rows) (vector.Memory, error) {
+// scanMemory scans memoryColumns, then into extra.
+func scanMemory(rows *sql.Rows, extra ...any) (vector.Memory, error) {
 	var (
 		m                       vector.Memory
 		tags, meta, ents, types string
 		conf                    sql.NullFloat64
 		created                 int64
 	)
-	if err := rows.Scan(&m.ID, &m.UserID, &m.Collection, &m.Title, &m.Text, &tags, &conf, &meta, &ents, &m.SourceID, &types,
-		&created); err != nil {
+	if err := rows.Scan(append([]any{&m.ID, &m.UserID, &m.Collection, &m.Title, &m.Text, &tags, &conf, &meta, &ents, &m.SourceID, &types,
+		&created}, extra...)...); err != nil {
 		return m, err
 	}
 	if conf.Valid {

@@ -21,16 +21,20 @@ type shardKey struct{ user, collection string }
 
 // shard is the cached vectors of one collection, in seq order.
 type shard struct {
-	mu      sync.RWMutex
-	maxSeq  int64
-	dim     int
-	seqs    []int64
-	ids     []string
-	created []int64   // Unix microseconds
-	conf    []float64 // NaN when the memory has none
-	norms   []float32
-	vecs    []float32 // len(seqs) * dim
-	sources []string
+	mu     sync.RWMutex
+	maxSeq int64
+	// removals is the collection's count of removed rows (retracted,
+	// erased or updated ones) the cache was loaded at; another count means
+	// rows left from the middle: start over.
+	removals int64
+	dim      int
+	seqs     []int64
+	ids      []string
+	created  []int64   // Unix microseconds
+	conf     []float64 // NaN when the memory has none
+	norms    []float32
+	vecs     []float32 // len(seqs) * dim
+	sources  []string
 	// types are each row's Types, nil when it has none.
 	types [][]string
 	// byTag and byEntity list, for each tag and linked entity, the
@@ -42,7 +46,7 @@ type shard struct {
 // reset empties the cache of a replaced collection. The caller holds
 // sh.mu for writing.
 func (sh *shard) reset() {
-	sh.maxSeq, sh.dim = 0, 0
+	sh.maxSeq, sh.dim, sh.removals = 0, 0, 0
 	sh.seqs, sh.ids, sh.created, sh.conf, sh.norms, sh.vecs, sh.sources, sh.types = nil, nil, nil, nil, nil, nil, nil, nil
 	sh.byTag, sh.byEntity = nil, nil
 }
@@ -59,18 +63,19 @@ func (d *Driver) shard(ctx context.Context, userID, collection string) (*shard, 
 	}
 	d.mu.Unlock()
 
-	var bottom, top int64
-	// Two subqueries: SQLite answers a lone min() or max() with one index
-	// seek, but both in one query with a scan of the collection.
+	var bottom, top, removals int64
+	// Separate subqueries: SQLite answers a lone min() or max() with one
+	// index seek, but both in one query with a scan of the collection.
 	if err := d.db.Read.QueryRowContext(ctx, `SELECT
 		coalesce((SELECT min(seq) FROM memories WHERE user_id = ?1 AND collection = ?2), 0),
-		coalesce((SELECT max(seq) FROM memories WHERE user_id = ?1 AND collection = ?2), 0)`,
-		userID, collection).Scan(&bottom, &top); err != nil {
+		coalesce((SELECT max(seq) FROM memories WHERE user_id = ?1 AND collection = ?2), 0),
+		coalesce((SELECT removals FROM memory_spaces WHERE user_id = ?1 AND collection = ?2), 0)`,
+		userID, collection).Scan(&bottom, &top, &removals); err != nil {
 		return nil, fmt.Errorf("vector/embedded: cache: %w", err)
 	}
 	// A lowest seq the cache does not start with means the collection was
-	// replaced: start over.
-	stale := func() bool { return len(sh.seqs) > 0 && sh.seqs[0] != bottom }
+	// replaced, another count of removals that rows left it: start over.
+	stale := func() bool { return (len(sh.seqs) > 0 && sh.seqs[0] != bottom) || sh.removals != removals }
 	sh.mu.RLock()
 	fresh := sh.maxSeq >= top && !stale()
 	sh.mu.RUnlock()
@@ -81,6 +86,7 @@ func (d *Driver) shard(ctx context.Context, userID, collection string) (*shard, 
 	defer sh.mu.Unlock()
 	if stale() {
 		sh.reset()
+		sh.removals = removals
 	}
 	if sh.maxSeq >= top {
 		return sh, nil

@@ -225,14 +225,22 @@ type copier interface {
 
 func copyMemories(ctx context.Context, c copier, ms []vector.Memory) error {
 	_, err := c.CopyFrom(ctx, pgx.Identifier{"memories"},
-		[]string{"id", "user_id", "collection", "title", "text", "tags", "confidence", "metadata", "entity_ids", "source_id",
-			"types", "created_at", "dimension", "embedding"},
+		append(slices.Clone(contentColumns), "dimension", "embedding"),
 		pgx.CopyFromSlice(len(ms), func(i int) ([]any, error) {
 			m := ms[i]
-			return []any{m.ID, m.UserID, m.Collection, m.Title, m.Text, orEmpty(m.Tags), m.Confidence, orEmptyMap(m.Metadata),
-				orEmpty(m.EntityIDs), m.SourceID, orEmpty(m.Types), m.CreatedAt.UnixMicro(), len(m.Embedding), pgv.NewVector(m.Embedding)}, nil
+			return append(contentValues(m), len(m.Embedding), pgv.NewVector(m.Embedding)), nil
 		}))
 	return err
+}
+
+// contentColumns are the columns of a memory's content that memories and
+// memory_versions share, in the order contentValues gives them.
+var contentColumns = []string{"id", "user_id", "collection", "title", "text", "tags", "confidence", "metadata", "entity_ids", "source_id",
+	"types", "created_at"}
+
+func contentValues(m vector.Memory) []any {
+	return []any{m.ID, m.UserID, m.Collection, m.Title, m.Text, orEmpty(m.Tags), m.Confidence, orEmptyMap(m.Metadata),
+		orEmpty(m.EntityIDs), m.SourceID, orEmpty(m.Types), m.CreatedAt.UnixMicro()}
 }
 
 func insertError(err error) error {
@@ -307,16 +315,22 @@ func (d *Driver) AllCollections(ctx context.Context) ([]vector.UserCollection, e
 const memoryColumns = `m.id, m.user_id, m.collection, m.title, m.text, m.tags, m.confidence, m.metadata, m.entity_ids, m.source_id,
 	m.types, m.created_at`
 
-func scanMemories(rows pgx.Rows) ([]vector.Memory, error) {
+// scanMemories scans rows of memoryColumns, then extra; each is passed
+// to each when set, else collected.
+func scanMemories(rows pgx.Rows, each func(vector.Memory), extra ...any) ([]vector.Memory, error) {
 	var out []vector.Memory
 	var (
 		m       vector.Memory
 		created int64
 	)
-	_, err := pgx.ForEachRow(rows, []any{&m.ID, &m.UserID, &m.Collection, &m.Title, &m.Text, &m.Tags, &m.Confidence, &m.Metadata,
-		&m.EntityIDs, &m.SourceID, &m.Types, &created}, func() error {
+	_, err := pgx.ForEachRow(rows, append([]any{&m.ID, &m.UserID, &m.Collection, &m.Title, &m.Text, &m.Tags, &m.Confidence, &m.Metadata,
+		&m.EntityIDs, &m.SourceID, &m.Types, &created}, extra...), func() error {
 		m.CreatedAt = time.UnixMicro(created).UTC()
-		out = append(out, m)
+		if each != nil {
+			each(m)
+		} else {
+			out = append(out, m)
+		}
 		m = vector.Memory{}
 		return nil
 	})
@@ -329,7 +343,7 @@ func (d *Driver) Get(ctx context.Context, userID string, ids []string) ([]vector
 	if err != nil {
 		return nil, fmt.Errorf("vector/pgvector: get: %w", err)
 	}
-	ms, err := scanMemories(rows)
+	ms, err := scanMemories(rows, nil)
 	if err != nil {
 		return nil, fmt.Errorf("vector/pgvector: get: %w", err)
 	}
@@ -401,7 +415,7 @@ func (d *Driver) List(ctx context.Context, q vector.ListQuery) ([]vector.Memory,
 	if err != nil {
 		return nil, 0, fmt.Errorf("vector/pgvector: list: %w", err)
 	}
-	ms, err := scanMemories(rows)
+	ms, err := scanMemories(rows, nil)
 	if err != nil {
 		return nil, 0, fmt.Errorf("vector/pgvector: list: %w", err)
 	}

@@ -51,6 +51,8 @@ func Run(t *testing.T, h Harness) {
 	t.Run("TypesTakeNoSlots", func(t *testing.T) { testTypesTakeNoSlots(t, h) })
 	t.Run("Oracle", func(t *testing.T) { testOracle(t, h) })
 	t.Run("Recall", func(t *testing.T) { testRecall(t, h) })
+	t.Run("Forget", func(t *testing.T) { testForget(t, h) })
+	t.Run("ForgetImport", func(t *testing.T) { testForgetImport(t, h) })
 	if h.OpenEntities != nil {
 		t.Run("Entities", func(t *testing.T) { testEntities(t, h) })
 	}

@@ -122,6 +122,16 @@ async function main() {
   seen.memory_found = found.results.some((r) => r.id === memory.id);
   if (!seen.memory_found) fail(`search_memory did not find the memory: ${JSON.stringify(found)}`);
 
+  // Forgetting (issue 37): an erased memory is found by neither meaning
+  // nor keyword.
+  const erased = await call(client, "delete_memory", { memory_ids: [memory.id], mode: "erase", reason: "the user asked" });
+  seen.memory_erased = erased.counts?.memories ?? 0;
+  const again = await call(client, "search_memory", { collection: "notes", query: "launch review" });
+  const byWord = await call(client, "search_memory", { collection: "notes", query: "", keywords: "launch" });
+  if ([...again.results, ...byWord.results].some((r) => r.id === memory.id)) {
+    fail(`search_memory still finds the erased memory: ${JSON.stringify(again)} ${JSON.stringify(byWord)}`);
+  }
+
   const context = await call(client, "get_user_context", { topic: "rockets" });
   if (!(context.tokens_used <= 2000)) fail(`get_user_context used ${context.tokens_used} tokens`);
   seen.context_entities = (context.entities ?? []).map((e) => e.entity_id);

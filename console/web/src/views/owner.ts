@@ -51,7 +51,7 @@ export async function agentsView(main: HTMLElement): Promise<void> {
       clear(keyAgent, r.agents.filter((a) => !a.owner).map((a) => h("option", { value: a.name }, a.name)),
         r.agents.filter((a) => a.owner).map((a) => h("option", { value: a.name }, a.name + " (owner)")));
       return r.agents.map((a) => h("article", { class: "agent", "data-agent": a.name },
-        h("h2", {}, a.name, a.owner ? " (owner: may read and write everything)" : ""),
+        h("h2", {}, a.name, a.owner ? " (owner: may read, write and delete everything)" : ""),
         a.keys.length === 0 ? empty("No keys.") : table(["Key", "Status", "Created", "Expires", "Last used", ""], a.keys.map((k) => [
           h("code", {}, k.prefix + "…"), k.status + (k.current ? " (this session)" : ""), when(k.created_at), k.expires_at ? when(k.expires_at) : "never",
           k.last_used_at ? when(k.last_used_at) : "never",
@@ -102,7 +102,7 @@ export async function consentView(main: HTMLElement, route: Route): Promise<void
   const rules = h("section", { "aria-live": "polite" });
   const agent = h("select", { name: "agent", required: true });
   const resource = h("input", { name: "resource", required: true, list: "resources", placeholder: "entities/invoice", value: route.params.get("resource") ?? "" });
-  const action = h("select", { name: "action" }, h("option", { value: "read" }, "read"), h("option", { value: "write" }, "write"));
+  const action = h("select", { name: "action" }, h("option", { value: "read" }, "read"), h("option", { value: "write" }, "write"), h("option", { value: "delete" }, "delete"));
   const effect = h("select", { name: "effect" }, h("option", { value: "deny" }, "deny"), h("option", { value: "allow" }, "allow"));
   const resources = h("datalist", { id: "resources" });
   const preview = h("section", { class: "preview", "aria-live": "polite" });

@@ -1,0 +1,265 @@
+package knowledge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/cairnkg/cairn/vector"
+)
+
+// Forgetting memories (issue 37, docs/forgetting.md). A memory the caller
+// may not read (its collection, or a type it carries) is answered exactly
+// as one that does not exist: ErrMemoryNotFound. Only then is the action
+// checked: write for an update, delete for a retraction or an erasure.
+
+// ForgetMode is how DeleteMemories forgets.
+type ForgetMode string
+
+// The modes of DeleteMemories.
+const (
+	// ForgetRetract: the memory stops counting, and is kept with who
+	// retracted it, when and why. Reversible.
+	ForgetRetract ForgetMode = "retract"
+	// ForgetErase: the memory's content, vector and index entries, and
+	// every earlier version of it, are removed; a tombstone remains.
+	ForgetErase ForgetMode = "erase"
+)
+
+// MaxForgetBatch is the most memory ids one DeleteMemories takes.
+const MaxForgetBatch = vector.MaxBatch
+
+// MemoryUpdate changes a memory's content; nil fields are kept.
+type MemoryUpdate struct {
+	ID       string
+	Text     *string
+	Title    *string
+	Tags     *[]string
+	Metadata *map[string]any
+	// Reason is kept with the replaced version.
+	Reason string
+}
+
+// UpdatedMemory is a memory as an update left it.
+type UpdatedMemory struct {
+	vector.Memory
+	// UpdatedAt is when the update replaced the earlier content.
+	UpdatedAt time.Time
+}
+
+// UpdateMemory replaces a memory's text, title, tags or metadata and
+// embeds it again; the memory keeps its id, collection and creation time,
+// and the content it had is kept as a superseded version naming the
+// caller's agent, the time and the reason. The caller needs read on the
+// memory (else ErrMemoryNotFound) and write on its collection.
+func (s *Service) UpdateMemory(ctx context.Context, c Caller, u MemoryUpdate) (UpdatedMemory, error) {
+	if s.memories == nil {
+		return UpdatedMemory{}, ErrMemoriesUnavailable
+	}
+	if u.Text == nil && u.Title == nil && u.Tags == nil && u.Metadata == nil {
+		return UpdatedMemory{}, invalid("", "text, title, tags or metadata", "none", "nothing to update")
+	}
+	if u.Text != nil && strings.TrimSpace(*u.Text) == "" {
+		return UpdatedMemory{}, invalid("text", "non-empty string", "empty", "text must not be empty")
+	}
+	if err := checkReason(u.Reason); err != nil {
+		return UpdatedMemory{}, err
+	}
+	if err := checkID("memory_id", u.ID); err != nil {
+		return UpdatedMemory{}, err
+	}
+	found, err := s.readableMemories(ctx, c, []string{u.ID}, false)
+	if err != nil {
+		return UpdatedMemory{}, err
+	}
+	m := found[0]
+	if err := c.need(Write, MemoryResource(m.Collection)); err != nil {
+		return UpdatedMemory{}, err
+	}
+	if u.Text != nil {
+		m.Text = *u.Text
+	}
+	if u.Title != nil {
+		m.Title = *u.Title
+	}
+	if u.Tags != nil {
+		m.Tags = *u.Tags
+	}
+	if u.Metadata != nil {
+		if err := s.checkFieldSizes("metadata", *u.Metadata); err != nil {
+			return UpdatedMemory{}, err
+		}
+		m.Metadata = *u.Metadata
+	}
+	vec, space, err := s.embed(ctx, memoryText(m.Title, m.Text))
+	if err != nil {
+		return UpdatedMemory{}, err
+	}
+	m.Embedding = vec
+	at := s.clock()
+	out, err := s.memories.Update(ctx, space, m, vector.Removal{At: at, Actor: c.AgentID, Reason: u.Reason})
+	if errors.Is(err, vector.ErrNotFound) { // retracted or erased meanwhile
+		return UpdatedMemory{}, &NotFoundError{Kind: ErrMemoryNotFound, ID: u.ID}
+	}
+	if err != nil {
+		return UpdatedMemory{}, memoryError(err)
+	}
+	hits := []vector.Hit{{Memory: out}}
+	if err := s.redactLinks(ctx, c, hits); err != nil {
+		return UpdatedMemory{}, err
+	}
+	return UpdatedMemory{Memory: hits[0].Memory, UpdatedAt: at}, nil
+}
+
+// MemoryDeletion forgets memories.
+type MemoryDeletion struct {
+	IDs    []string
+	Mode   ForgetMode
+	Reason string
+}
+
+// DeletedMemories says what DeleteMemories affected.
+type DeletedMemories struct {
+	Mode ForgetMode
+	// IDs are the memories forgotten, in the order asked, without repeats.
+	IDs []string
+	// Counts are per kind: "memories" (live memories retracted or erased),
+	// and for an erasure "retracted_memories" (memories retracted before,
+	// erased now) and "versions" (earlier content kept by updates).
+	Counts map[string]int
+	At     time.Time
+	// Tombstones are what remains of erased memories.
+	Tombstones []vector.Tombstone
+}
+
+// DeleteMemories retracts or erases memories, all or none. Every id must
+// be a memory the caller may read (else ErrMemoryNotFound naming the first
+// that is not, and nothing changes), and the caller needs delete on each
+// one's collection. A retraction takes live memories; an erasure also
+// takes retracted ones.
+func (s *Service) DeleteMemories(ctx context.Context, c Caller, d MemoryDeletion) (DeletedMemories, error) {
+	if s.memories == nil {
+		return DeletedMemories{}, ErrMemoriesUnavailable
+	}
+	if d.Mode != ForgetRetract && d.Mode != ForgetErase {
+		return DeletedMemories{}, invalid("mode", "retract or erase", fmt.Sprintf("%q", d.Mode), "mode must be retract or erase")
+	}
+	var ids []string
+	for _, id := range d.IDs {
+		if !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	switch {
+	case len(ids) == 0:
+		return DeletedMemories{}, invalid("memory_ids", "1 to 100 ids", "none", "at least one memory id is required")
+	case len(ids) > MaxForgetBatch:
+		return DeletedMemories{}, invalid("memory_ids", fmt.Sprintf("1 to %d ids", MaxForgetBatch), fmt.Sprintf("%d ids", len(ids)), "too many ids")
+	}
+	if err := checkReason(d.Reason); err != nil {
+		return DeletedMemories{}, err
+	}
+	found, err := s.readableMemories(ctx, c, ids, d.Mode == ForgetErase)
+	if err != nil {
+		return DeletedMemories{}, err
+	}
+	for _, m := range found {
+		if err := c.need(Delete, MemoryResource(m.Collection)); err != nil {
+			return DeletedMemories{}, err
+		}
+	}
+	out := DeletedMemories{Mode: d.Mode, IDs: ids, At: s.clock()}
+	r := vector.Removal{At: out.At, Actor: c.AgentID, Reason: d.Reason}
+	if d.Mode == ForgetRetract {
+		done, err := s.memories.Retract(ctx, c.UserID, ids, r)
+		if err != nil {
+			return DeletedMemories{}, memoryError(err)
+		}
+		out.IDs, out.Counts = done, map[string]int{"memories": len(done)}
+		return out, nil
+	}
+	ts, n, err := s.memories.Erase(ctx, c.UserID, ids, r)
+	if err != nil {
+		return DeletedMemories{}, memoryError(err)
+	}
+	out.IDs = make([]string, len(ts))
+	for i, t := range ts {
+		out.IDs[i] = t.ID
+	}
+	out.Tombstones = ts
+	out.Counts = map[string]int{"memories": n.Memories, "retracted_memories": n.Retracted, "versions": n.Versions}
+	// The content is gone from the tables; the backend's files follow
+	// (a failure leaves it for the next compaction, not undone).
+	if err := s.memories.Compact(ctx); err != nil {
+		s.log.Warn("memory store not compacted after an erasure", "err", err)
+	}
+	return out, nil
+}
+
+// readableMemories returns the memories with these ids, live or (with
+// retracted) retracted, in the order of ids, as their collection and
+// types; an id that is neither, or that the caller may not read, is
+// ErrMemoryNotFound.
+func (s *Service) readableMemories(ctx context.Context, c Caller, ids []string, retracted bool) ([]vector.Memory, error) {
+	for i, id := range ids {
+		if err := checkID(fmt.Sprintf("memory_ids[%d]", i), id); err != nil {
+			return nil, err
+		}
+	}
+	live, err := s.memories.Get(ctx, c.UserID, ids)
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[string]vector.Memory, len(ids))
+	for _, m := range live {
+		byID[m.ID] = m
+	}
+	if retracted && len(byID) < len(ids) {
+		vs, err := s.memories.Versions(ctx, c.UserID, ids)
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range vs {
+			if _, ok := byID[v.ID]; !ok && v.State == vector.VersionRetracted {
+				byID[v.ID] = v.Memory
+			}
+		}
+	}
+	types, err := s.memoryReadableTypes(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]vector.Memory, len(ids))
+	for i, id := range ids {
+		m, ok := byID[id]
+		if !ok || !c.May(Read, MemoryResource(m.Collection)) || !typesAmong(m.Types, types) {
+			return nil, &NotFoundError{Kind: ErrMemoryNotFound, ID: id}
+		}
+		out[i] = m
+	}
+	return out, nil
+}
+
+// typesAmong reports whether every one of types is among readable, as
+// vector.Filter.ReadableTypes admits a memory; nil readable admits all.
+func typesAmong(types, readable []string) bool {
+	if readable == nil {
+		return true
+	}
+	for _, t := range types {
+		if !slices.Contains(readable, t) {
+			return false
+		}
+	}
+	return true
+}
+
+func checkReason(reason string) error {
+	if len(reason) > vector.MaxReasonLen {
+		return invalid("reason", fmt.Sprintf("at most %d bytes", vector.MaxReasonLen), fmt.Sprintf("%d bytes", len(reason)), "reason is too long")
+	}
+	return nil
+}

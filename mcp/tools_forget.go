@@ -1,0 +1,98 @@
+package mcp
+
+import (
+	"context"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/cairnkg/cairn/knowledge"
+	"github.com/cairnkg/cairn/vector"
+)
+
+// --- update_memory ---
+
+// UpdateMemoryIn are the arguments of update_memory; a field left out is
+// kept.
+type UpdateMemoryIn struct {
+	MemoryID string          `json:"memory_id"`
+	Text     *string         `json:"text,omitempty"`
+	Title    *string         `json:"title,omitempty"`
+	Tags     *[]string       `json:"tags,omitempty"`
+	Metadata *map[string]any `json:"metadata,omitempty"`
+	Reason   *string         `json:"reason,omitempty"`
+}
+
+// UpdateMemoryOut says what was updated; the content is what the caller
+// sent (search_memory reads it back).
+type UpdateMemoryOut struct {
+	ID         string `json:"id"`
+	Collection string `json:"collection"`
+	CreatedAt  string `json:"created_at"`
+	UpdatedAt  string `json:"updated_at"`
+}
+
+func updateMemoryTool(d Deps) *Tool {
+	return newTool(toolSpec{
+		name:        "update_memory",
+		title:       "Update memory",
+		description: "Change a memory's text, title, tags or metadata; the rest and its id are kept.",
+		toolset:     ToolsetMemories, ann: additiveNI, budget: BudgetList,
+		shape: func(s *jsonschema.Schema) {
+			maxLen(prop(s, "memory_id"), idLimit)
+			maxLen(prop(s, "text"), memoryTextLimit)
+			maxLen(prop(s, "title"), memoryTitleLimit)
+			maxLen(prop(s, "reason"), vector.MaxReasonLen)
+			tagsShape(prop(s, "tags"))
+		},
+	}, func(ctx context.Context, call *Call, in UpdateMemoryIn) (UpdateMemoryOut, error) {
+		m, err := d.Knowledge.UpdateMemory(ctx, call.Caller(), knowledge.MemoryUpdate{
+			ID: in.MemoryID, Text: in.Text, Title: in.Title, Tags: in.Tags, Metadata: in.Metadata, Reason: deref(in.Reason),
+		})
+		if err != nil {
+			return UpdateMemoryOut{}, err
+		}
+		return UpdateMemoryOut{ID: m.ID, Collection: m.Collection, CreatedAt: ts(m.CreatedAt), UpdatedAt: ts(m.UpdatedAt)}, nil
+	})
+}
+
+// --- delete_memory ---
+
+// DeleteMemoryIn are the arguments of delete_memory.
+type DeleteMemoryIn struct {
+	MemoryIDs []string `json:"memory_ids"`
+	Mode      string   `json:"mode"`
+	Reason    *string  `json:"reason,omitempty"`
+}
+
+// DeleteMemoryOut says what was forgotten.
+type DeleteMemoryOut struct {
+	Mode      string         `json:"mode"`
+	MemoryIDs []string       `json:"memory_ids"`
+	Counts    map[string]int `json:"counts" jsonschema:"per kind: memories, and for erase retracted_memories and versions (earlier content)"`
+	At        string         `json:"at"`
+}
+
+func deleteMemoryTool(d Deps) *Tool {
+	return newTool(toolSpec{
+		name:        "delete_memory",
+		title:       "Delete memory",
+		description: "Forget memories, all or none: retract (hidden, kept with the reason) or erase (removed for good).",
+		toolset:     ToolsetMemories, ann: destroys, budget: BudgetList,
+		shape: func(s *jsonschema.Schema) {
+			ids := prop(s, "memory_ids")
+			hi := knowledge.MaxForgetBatch
+			ids.MaxItems = &hi
+			maxLen(ids.Items, idLimit)
+			enum(prop(s, "mode"), string(knowledge.ForgetRetract), string(knowledge.ForgetErase))
+			maxLen(prop(s, "reason"), vector.MaxReasonLen)
+		},
+	}, func(ctx context.Context, call *Call, in DeleteMemoryIn) (DeleteMemoryOut, error) {
+		res, err := d.Knowledge.DeleteMemories(ctx, call.Caller(), knowledge.MemoryDeletion{
+			IDs: in.MemoryIDs, Mode: knowledge.ForgetMode(in.Mode), Reason: deref(in.Reason),
+		})
+		if err != nil {
+			return DeleteMemoryOut{}, err
+		}
+		return DeleteMemoryOut{Mode: string(res.Mode), MemoryIDs: orNone(res.IDs), Counts: res.Counts, At: ts(res.At)}, nil
+	})
+}

@@ -1,0 +1,47 @@
+-- Forgetting memories (issue 37, see docs/forgetting.md).
+--
+-- memory_versions keeps what no longer counts but is not erased: retracted
+-- memories and the content updates replaced, with who, when and why. Rows
+-- here are in no read path: searches, listings and counts read memories.
+CREATE TABLE memory_versions (
+    vseq       INTEGER PRIMARY KEY,
+    id         TEXT NOT NULL,
+    user_id    TEXT NOT NULL,
+    collection TEXT NOT NULL,
+    title      TEXT NOT NULL DEFAULT '',
+    text       TEXT NOT NULL,
+    tags       TEXT NOT NULL DEFAULT '[]',
+    confidence REAL,
+    metadata   TEXT NOT NULL DEFAULT '{}',
+    entity_ids TEXT NOT NULL DEFAULT '[]',
+    source_id  TEXT NOT NULL DEFAULT '',
+    types      TEXT NOT NULL DEFAULT '[]',
+    created_at INTEGER NOT NULL,
+    embedding  BLOB NOT NULL,
+    state      TEXT NOT NULL CHECK (state IN ('retracted', 'superseded')),
+    removed_at INTEGER NOT NULL,
+    actor      TEXT NOT NULL,
+    reason     TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX memory_versions_id ON memory_versions (user_id, id, removed_at);
+
+-- What remains of an erased memory: no content.
+CREATE TABLE memory_tombstones (
+    id         TEXT PRIMARY KEY,
+    user_id    TEXT NOT NULL,
+    collection TEXT NOT NULL,
+    erased_at  INTEGER NOT NULL,
+    actor      TEXT NOT NULL,
+    reason     TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX memory_tombstones_user ON memory_tombstones (user_id, id);
+
+-- removals counts the rows that left a collection other than by Replace,
+-- so that every process's vector cache (vector/embedded), which otherwise
+-- only tops up rows appended since, notices and reloads.
+ALTER TABLE memory_spaces ADD COLUMN removals INTEGER NOT NULL DEFAULT 0;
+
+-- FTS5's secure-delete: a deleted row's tokens are removed from the index
+-- b-tree at once, rather than masked by a delete marker until a merge; the
+-- erasing connection's PRAGMA secure_delete then zeroes the bytes freed.
+INSERT INTO memories_fts (memories_fts, rank) VALUES ('secure-delete', 1);
