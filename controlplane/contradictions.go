@@ -150,6 +150,40 @@ func (s *Store) ResolveContradiction(ctx context.Context, r knowledge.Contradict
 	})
 }
 
+// ForgetContradictions removes the user's contradictions whose new
+// observation is one of ids, open or resolved, and the rejections recorded
+// of those observations, in one transaction (knowledge.ContradictionStore).
+func (s *Store) ForgetContradictions(ctx context.Context, userID string, ids []string) (int, error) {
+	var n int64
+	err := s.tx(ctx, 0, func(tx *sql.Tx) error {
+		n = 0
+		for start := 0; start < len(ids); start += rejectedChunk {
+			chunk := ids[start:min(start+rejectedChunk, len(ids))]
+			args := []any{userID}
+			ph := make([]string, len(chunk))
+			for i, id := range chunk {
+				args = append(args, id)
+				ph[i] = fmt.Sprintf("$%d", i+2)
+			}
+			in := strings.Join(ph, ", ")
+			res, err := tx.ExecContext(ctx, `DELETE FROM contradictions WHERE user_id = $1 AND new_observation_id IN (`+in+`)`, args...)
+			if err != nil {
+				return wrap("forget contradictions", err)
+			}
+			k, err := res.RowsAffected()
+			if err != nil {
+				return wrap("forget contradictions", err)
+			}
+			n += k
+			if _, err := tx.ExecContext(ctx, `DELETE FROM rejected_observations WHERE user_id = $1 AND observation_id IN (`+in+`)`, args...); err != nil {
+				return wrap("forget rejected observations", err)
+			}
+		}
+		return nil
+	})
+	return int(n), err
+}
+
 // rejectedChunk bounds the ids of one RejectedObservations query, below
 // SQLite's and PostgreSQL's parameter limits.
 const rejectedChunk = 500

@@ -142,6 +142,12 @@ type ContradictionStore interface {
 	// RejectedObservations returns which of the given observation ids a
 	// resolution rejected.
 	RejectedObservations(ctx context.Context, userID string, observationIDs []string) (map[string]bool, error)
+	// ForgetContradictions removes the user's contradictions, open or
+	// resolved, whose new observation is one of observationIDs (the claims
+	// of erased memories: their values are the memories' content), with
+	// the rejections recorded of those observations, and returns how many
+	// contradictions it removed.
+	ForgetContradictions(ctx context.Context, userID string, observationIDs []string) (int, error)
 }
 
 // contradictionsIn compares the fields of a new observation with the

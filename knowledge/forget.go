@@ -128,7 +128,9 @@ type DeletedMemories struct {
 	IDs []string
 	// Counts are per kind: "memories" (live memories retracted or erased),
 	// and for an erasure "retracted_memories" (memories retracted before,
-	// erased now) and "versions" (earlier content kept by updates).
+	// erased now), "versions" (earlier content kept by updates) and
+	// "contradictions" (those the memories' claims raised, which held the
+	// claimed values).
 	Counts map[string]int
 	At     time.Time
 	// Tombstones are what remains of erased memories.
@@ -181,6 +183,15 @@ func (s *Service) DeleteMemories(ctx context.Context, c Caller, d MemoryDeletion
 		out.IDs, out.Counts = done, map[string]int{"memories": len(done)}
 		return out, nil
 	}
+	// A memory's claims went into contradictions with their values, which
+	// are the memory's content: they go first, so that a failure leaves
+	// the memory to erase again rather than its claims behind it.
+	forgotten := 0
+	if s.contradictions != nil {
+		if forgotten, err = s.contradictions.ForgetContradictions(ctx, c.UserID, ids); err != nil {
+			return DeletedMemories{}, err
+		}
+	}
 	ts, n, err := s.memories.Erase(ctx, c.UserID, ids, r)
 	if err != nil {
 		return DeletedMemories{}, memoryError(err)
@@ -190,7 +201,7 @@ func (s *Service) DeleteMemories(ctx context.Context, c Caller, d MemoryDeletion
 		out.IDs[i] = t.ID
 	}
 	out.Tombstones = ts
-	out.Counts = map[string]int{"memories": n.Memories, "retracted_memories": n.Retracted, "versions": n.Versions}
+	out.Counts = map[string]int{"memories": n.Memories, "retracted_memories": n.Retracted, "versions": n.Versions, "contradictions": forgotten}
 	// The content is gone from the tables; the backend's files follow
 	// (a failure leaves it for the next compaction, not undone).
 	if err := s.memories.Compact(ctx); err != nil {

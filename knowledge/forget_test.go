@@ -187,7 +187,7 @@ func TestDeleteMemories(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := map[string]int{"memories": 1, "retracted_memories": 1, "versions": 0}; !maps.Equal(got.Counts, want) ||
+		if want := map[string]int{"memories": 1, "retracted_memories": 1, "versions": 0, "contradictions": 0}; !maps.Equal(got.Counts, want) ||
 			!slices.Equal(got.IDs, []string{diag.ID, trip.ID}) || len(got.Tombstones) != 2 {
 			t.Errorf("erase = %+v, want counts %v", got, want)
 		}

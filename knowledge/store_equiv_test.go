@@ -672,3 +672,19 @@ func (m *memContradictions) RejectedObservations(_ context.Context, userID strin
 	}
 	return out, nil
 }
+
+func (m *memContradictions) ForgetContradictions(_ context.Context, userID string, ids []string) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for id, c := range m.byID {
+		if c.UserID == userID && slices.Contains(ids, c.NewObservationID) {
+			delete(m.byID, id)
+			n++
+		}
+	}
+	for _, id := range ids {
+		delete(m.rejected, userID+"/"+id)
+	}
+	return n, nil
+}

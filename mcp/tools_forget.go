@@ -68,7 +68,7 @@ type DeleteMemoryIn struct {
 type DeleteMemoryOut struct {
 	Mode      string         `json:"mode"`
 	MemoryIDs []string       `json:"memory_ids"`
-	Counts    map[string]int `json:"counts" jsonschema:"per kind: memories, and for erase retracted_memories and versions (earlier content)"`
+	Counts    map[string]int `json:"counts" jsonschema:"per kind: memories, and for erase retracted_memories, versions (earlier content) and contradictions (raised by its claims)"`
 	At        string         `json:"at"`
 }
 

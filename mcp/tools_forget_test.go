@@ -104,11 +104,18 @@ func TestEraseLeavesNoTrace(t *testing.T) {
 			e := newEnvWith(t, envOptions{backend: &b, contextStores: true})
 			ctx := t.Context()
 			marker := "zqv" + strings.TrimPrefix(vector.NewID(), "mem_")[:12] + "q"
-			// The marker alone in each place, so that each must go.
+			// The marker alone in each place, so that each must go: a
+			// claim's value too, which a contradiction keeps for review.
+			person := e.mustCall(t, "store", map[string]any{"entities": []any{map[string]any{"entity_type": "person", "name": "Ann Lee", "title": "Nurse"}}})
+			personID := person["entities"].([]any)[0].(map[string]any)["entity_id"].(string)
 			saved := e.mustCall(t, "save_memory", map[string]any{
 				"collection": "health", "text": "Diagnosis " + marker + " told in confidence", "title": "Title " + marker,
 				"tags": []string{marker}, "metadata": map[string]any{"note": marker, marker: "key"},
+				"claims": []any{map[string]any{"entity_id": personID, "field": "title", "value": "Surgeon " + marker}},
 			})
+			if ids, _ := saved["contradiction_ids"].([]any); len(ids) != 1 {
+				t.Fatalf("the claim raised contradictions %v, want 1: %v", ids, saved)
+			}
 			other := e.mustCall(t, "save_memory", map[string]any{"collection": "health", "text": "Flu shot in October"})
 			id := saved["id"].(string)
 			if n := searchHits(t, e, "health", marker); n != 1 {
@@ -140,8 +147,11 @@ func TestEraseLeavesNoTrace(t *testing.T) {
 				t.Fatal("the store does not hold the marker before the erasure: the search below proves nothing")
 			}
 			out := e.mustCall(t, "delete_memory", map[string]any{"memory_ids": []string{id}, "mode": "erase", "reason": "data-protection request"})
-			if c := out["counts"].(map[string]any); c["memories"] != 1.0 || c["versions"] != 1.0 || c["retracted_memories"] != 0.0 {
-				t.Errorf("erase counts %v, want 1 memory and 1 earlier version", c)
+			if c := out["counts"].(map[string]any); c["memories"] != 1.0 || c["versions"] != 1.0 || c["retracted_memories"] != 0.0 || c["contradictions"] != 1.0 {
+				t.Errorf("erase counts %v, want 1 memory, 1 earlier version and 1 contradiction", c)
+			}
+			if review := e.mustCall(t, "review_memories", map[string]any{"action": "list"}); strings.Contains(mustJSON(t, review), marker) {
+				t.Errorf("review_memories still shows the erased memory's claim: %v", review)
 			}
 			if err := e.stores.memories.Compact(ctx); err != nil {
 				t.Fatalf("compact: %v", err)

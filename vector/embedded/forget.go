@@ -15,9 +15,10 @@ import (
 // nothing else. Every removal from memories counts in its collection's
 // memory_spaces.removals, which the vector cache compares (see shard).
 //
-// An erasure runs on a connection with PRAGMA secure_delete on, so that
-// SQLite overwrites the deleted rows' bytes with zeros rather than leaving
-// them in free space, and memories_fts has FTS5's secure-delete option
+// An erasure runs, as every write does, on a connection with PRAGMA
+// secure_delete on (db/sqlite), so that SQLite overwrites the deleted rows'
+// bytes with zeros rather than leaving them in free space, and memories_fts
+// has FTS5's secure-delete option
 // (migration 025), so that the index drops the rows' tokens at once rather
 // than masking them until a merge. What the write-ahead log still holds
 // goes with Compact's checkpoint.
@@ -145,31 +146,19 @@ func removeLive(ctx context.Context, tx *sql.Tx, userID string, ids []string) (i
 	return res.RowsAffected()
 }
 
-// Erase implements vector.Driver on a connection with secure_delete on.
+// Erase implements vector.Driver. Every write connection of the store has
+// SQLite's secure_delete on (db/sqlite), so the rows it deletes leave no
+// bytes behind in the file's free space.
 func (d *Driver) Erase(ctx context.Context, userID string, ids []string, r vector.Removal) ([]vector.Tombstone, vector.Erased, error) {
-	d.writeMu.Lock()
-	defer d.writeMu.Unlock()
-	conn, err := d.db.Write.Conn(ctx)
+	var ts []vector.Tombstone
+	var n vector.Erased
+	err := d.write(ctx, func(tx *sql.Tx) error {
+		var err error
+		ts, n, err = erase(ctx, tx, userID, ids, r)
+		return err
+	})
 	if err != nil {
-		return nil, vector.Erased{}, fmt.Errorf("vector/embedded: erase: %w", err)
-	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, `PRAGMA secure_delete = ON`); err != nil {
-		return nil, vector.Erased{}, fmt.Errorf("vector/embedded: erase: %w", err)
-	}
-	// The connection goes back to the pool as the others are.
-	defer func() { _, _ = conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA secure_delete = OFF`) }()
-	tx, err := conn.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, vector.Erased{}, fmt.Errorf("vector/embedded: erase: %w", err)
-	}
-	ts, n, err := erase(ctx, tx, userID, ids, r)
-	if err != nil {
-		_ = tx.Rollback()
 		return nil, vector.Erased{}, err
-	}
-	if err := tx.Commit(); err != nil {
-		return nil, vector.Erased{}, fmt.Errorf("vector/embedded: erase: %w", err)
 	}
 	return ts, n, nil
 }
