@@ -107,7 +107,7 @@ func TestHostilePDFFailsAtTimeout(t *testing.T) {
 func TestMemoryBombFailsAtMemoryLimit(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
 		e := newEnv(t, b, isolated(isolate.Options{Timeout: 2 * time.Minute, MemoryBytes: 256 << 20}))
-		st := put(t, e, alice, "nested.docx", isolatetest.NestedDOCX(5_000_000))
+		st := put(t, e, alice, "attributes.docx", isolatetest.AttributesDOCX(4_000_000))
 		j, err := e.svc.Enqueue(t.Context(), alice, files.QueuedBy{AgentID: "agent-claude", AgentName: "claude"}, st.File.ID, nil)
 		if err != nil {
 			t.Fatal(err)

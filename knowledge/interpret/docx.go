@@ -36,7 +36,7 @@ func docxText(data []byte) (string, error) {
 	// Bounded: a document.xml that decompresses to gigabytes is refused.
 	dec := xml.NewDecoder(io.LimitReader(rc, 256<<20))
 	var b strings.Builder
-	inText := false
+	inText, depth := false, 0
 	for {
 		tok, err := dec.Token()
 		if errors.Is(err, io.EOF) {
@@ -47,6 +47,9 @@ func docxText(data []byte) (string, error) {
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
+			if depth++; depth > maxXMLDepth {
+				return "", tooComplex(limitXMLDepth, "docx: elements nested more than %d deep", maxXMLDepth)
+			}
 			switch t.Name.Local {
 			case "t":
 				inText = true
@@ -56,6 +59,7 @@ func docxText(data []byte) (string, error) {
 				b.WriteByte('\n')
 			}
 		case xml.EndElement:
+			depth--
 			switch t.Name.Local {
 			case "t":
 				inText = false

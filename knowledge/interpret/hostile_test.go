@@ -1,9 +1,12 @@
 package interpret
 
 import (
+	"archive/zip"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"runtime"
 	"strings"
 	"testing"
@@ -78,6 +81,33 @@ func TestDeepMIMENesting(t *testing.T) {
 	}
 	if !strings.HasSuffix(r.Text, "\n\nhello") {
 		t.Fatalf("%d levels: text %q, want the innermost part", maxMIMEDepth, r.Text)
+	}
+}
+
+// TestDeepDOCXNesting: a DOCX whose document.xml nests elements deeper
+// than maxXMLDepth is refused for that budget, at once and whatever the
+// collector does; one at the budget is read.
+func TestDeepDOCXNesting(t *testing.T) {
+	const docxType = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+	nested := func(n int) []byte {
+		var b bytes.Buffer
+		zw := zip.NewWriter(&b)
+		w, _ := zw.Create("word/document.xml")
+		// document and body are two levels; n-3 paragraphs, then the run
+		// and its text make n.
+		_, _ = io.WriteString(w, `<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>`)
+		_, _ = io.WriteString(w, strings.Repeat("<w:p>", n-4)+"<w:r><w:t>deep</w:t></w:r>"+strings.Repeat("</w:p>", n-4))
+		_, _ = io.WriteString(w, `</w:body></w:document>`)
+		_ = zw.Close()
+		return b.Bytes()
+	}
+	_, err := interpretDoc(t, docxType, nested(3_000_000))
+	wantTooComplex(t, err, limitXMLDepth)
+	_, err = interpretDoc(t, docxType, nested(maxXMLDepth+1))
+	wantTooComplex(t, err, limitXMLDepth)
+	r, err := interpretDoc(t, docxType, nested(maxXMLDepth))
+	if err != nil || !strings.Contains(r.Text, "deep") {
+		t.Fatalf("%d levels: %q, %v; want the text read", maxXMLDepth, r.Text, err)
 	}
 }
 

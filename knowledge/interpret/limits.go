@@ -40,6 +40,13 @@ const (
 	// maxTableCells bounds the cells of a table, all rows together (e.g.
 	// 200,000 rows of 10 columns).
 	maxTableCells = 2_000_000
+
+	// maxXMLDepth bounds how deeply the elements of a DOCX's document.xml
+	// nest. Word nests a few dozen levels (tables in tables, fields,
+	// content controls); the decoder keeps a frame for every open element,
+	// so millions of unclosed ones ran the worker out of memory, or not,
+	// depending on when the collector ran.
+	maxXMLDepth = 1000
 )
 
 // TooComplexError means a file is over one of the input budgets (Limit
@@ -77,6 +84,7 @@ const (
 	limitRecords      = "records"
 	limitColumns      = "columns"
 	limitCells        = "cells"
+	limitXMLDepth     = "xml depth"
 )
 
 // clipEncoded cuts s on a rune boundary so that its JSON encoding, quotes

@@ -101,12 +101,12 @@ func TestCPULimit(t *testing.T) {
 	wantLimit(t, err, "cpu")
 }
 
-// TestMemoryLimit parses a DOCX of nested paragraphs that takes gigabytes
+// TestMemoryLimit parses a DOCX of one paragraph with millions of attributes, which takes gigabytes
 // in process; the worker dies at its memory limit and the test process
 // is untouched.
 func TestMemoryLimit(t *testing.T) {
 	t.Parallel()
-	data := isolatetest.NestedDOCX(5_000_000)
+	data := isolatetest.AttributesDOCX(4_000_000)
 	r := isolate.New(isolatetest.Options(isolate.Options{Timeout: 2 * time.Minute, MemoryBytes: 256 << 20}))
 	start := time.Now()
 	_, err := r.Parse(t.Context(), interpret.Document{Filename: "nested.docx", MimeType: docxType, Data: data})

@@ -56,10 +56,30 @@ func SelfReferencingPDF() []byte {
 	)
 }
 
+// AttributesDOCX is a DOCX whose word/document.xml holds one paragraph
+// with n attributes (the same one: encoding/xml does not look for
+// repeats): kilobytes compressed, nested three deep, and encoding/xml
+// keeps every attribute of the element it reads in one token (4 million
+// take over 300 MB), a memory bomb that no depth or size limit of the
+// interpreter stops before the worker's memory limit does.
+func AttributesDOCX(n int) []byte {
+	var b bytes.Buffer
+	zw := zip.NewWriter(&b)
+	w, _ := zw.Create("word/document.xml")
+	_, _ = w.Write([]byte(`<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body><w:p`))
+	chunk := []byte(strings.Repeat(` a=""`, 10000))
+	for i := 0; i < n; i += 10000 {
+		_, _ = w.Write(chunk)
+	}
+	_, _ = w.Write([]byte(`/></w:body></w:document>`))
+	_ = zw.Close()
+	return b.Bytes()
+}
+
 // NestedDOCX is a DOCX whose word/document.xml opens n paragraphs, each
-// inside the last: kilobytes compressed, and encoding/xml keeps a frame
-// for every open element (10 million take 2.3 GB; 3 million took 367 MB
-// in process, by hand).
+// inside the last: kilobytes compressed. encoding/xml keeps a frame for
+// every open element (10 million take 2.3 GB); the DOCX interpreter
+// refuses more than 1,000 levels (FILE_TOO_COMPLEX, "xml depth").
 func NestedDOCX(n int) []byte {
 	var b bytes.Buffer
 	zw := zip.NewWriter(&b)
