@@ -86,11 +86,16 @@ func (s *Server) Handle(ctx context.Context, req Request) (resp Response) {
 		class = t.RateClass
 	}
 	if s.deps.Limiter != nil {
-		v, err := s.deps.Limiter.Allow(ctx, p.KeyID, class)
-		if err != nil {
-			s.log.ErrorContext(ctx, "rate limit", "trace_id", resp.RequestID, "err", err)
-			fail(newError(http.StatusServiceUnavailable, CodeServiceUnavailable, "the rate limiter is unavailable; retry shortly", nil))
-			return resp
+		// Over HTTP the request's verdict was taken before the response
+		// started (rateLimitMCP); elsewhere it is taken here.
+		v, decided := rateRecorderFrom(ctx).take(req.Tool)
+		if !decided {
+			var err error
+			if v, err = s.deps.Limiter.Allow(ctx, p.KeyID, class); err != nil {
+				s.log.ErrorContext(ctx, "rate limit", "trace_id", resp.RequestID, "err", err)
+				fail(newError(http.StatusServiceUnavailable, CodeServiceUnavailable, "the rate limiter is unavailable; retry shortly", nil))
+				return resp
+			}
 		}
 		resp.Rate = v
 		rateRecorderFrom(ctx).observe(v)

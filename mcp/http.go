@@ -44,6 +44,11 @@ type HTTPOptions struct {
 	ReadTimeout time.Duration
 	// Console, when set, is served under /console/ and / redirects there.
 	Console *ConsoleRoutes
+	// StreamReplayBytes bounds what the server keeps of its SSE streams'
+	// events so that a client whose stream dropped can resume it
+	// (Last-Event-ID): 0 means DefaultStreamReplayBytes, negative none
+	// (streams then carry no event ids and cannot be resumed).
+	StreamReplayBytes int
 	// Stopping, when set, is closed as the HTTP server begins to shut
 	// down: the standing GET streams of MCP sessions end then (a client
 	// reconnects elsewhere), since a graceful shutdown would otherwise
@@ -59,6 +64,30 @@ type HTTPOptions struct {
 type ConsoleRoutes struct {
 	Assets http.Handler
 	API    http.Handler
+}
+
+// DefaultStreamReplayBytes is how much of its SSE streams' events the
+// server keeps for resumption unless HTTPOptions.StreamReplayBytes says
+// otherwise: the events of every open session together, the oldest
+// streams' dropped first.
+const DefaultStreamReplayBytes = 8 << 20
+
+// replayStore is the SDK's in-memory event store, bounded to n bytes (see
+// HTTPOptions.StreamReplayBytes), or nil for none. With it every SSE event
+// carries an id, and a GET with Last-Event-ID on the same session (the
+// same key: the SDK binds sessions to it) replays what followed that
+// event. It lives in the process: a restarted server has neither the
+// sessions nor their events, and a client starts a new session.
+func replayStore(n int) mcpsdk.EventStore {
+	switch {
+	case n < 0:
+		return nil
+	case n == 0:
+		n = DefaultStreamReplayBytes
+	}
+	st := mcpsdk.NewMemoryEventStore(nil)
+	st.SetMaxBytes(n)
+	return st
 }
 
 // PrincipalFrom returns the principal a request was authenticated as.
@@ -91,6 +120,7 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 	streamable := mcpsdk.NewStreamableHTTPHandler(func(*http.Request) *mcpsdk.Server { return mcpServer },
 		&mcpsdk.StreamableHTTPOptions{
 			Logger: s.log, SessionTimeout: opts.SessionTimeout, MaxRequestBodyBytes: opts.MaxRequestBytes,
+			EventStore: replayStore(opts.StreamReplayBytes),
 		})
 	// The SDK binds a session to TokenInfo.UserID and hands TokenInfo to
 	// tool calls. authenticate has already checked the key; this only

@@ -38,6 +38,7 @@ func (s *Server) rateLimitMCP(maxBytes int64, next http.Handler) http.Handler {
 		}
 		p, _ := r.Context().Value(principalKey{}).(consent.Principal)
 		others := 1 // GET, DELETE, and bodies the SDK will refuse
+		var calls []string
 		if r.Method == http.MethodPost && r.Body != nil {
 			body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBytes))
 			if err != nil {
@@ -47,11 +48,31 @@ func (s *Server) rateLimitMCP(maxBytes int64, next http.Handler) http.Handler {
 				return
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
-			if n, ok := nonCallMessages(body); ok {
-				others = n
+			if n, names, ok := bodyMessages(body); ok {
+				others, calls = n, names
 			}
 		}
 		rec := &rateRecorder{}
+		// The tool calls are counted here too, each in its tool's class,
+		// before the response starts: its headers carry the verdicts even
+		// when the stream opens before the call runs (the priming event
+		// of a resumable stream). Handle takes each call's verdict from
+		// the recorder rather than counting it again, and answers a
+		// refused one with the tool error RATE_LIMIT_EXCEEDED.
+		for _, name := range calls {
+			class := consent.RateClassDefault
+			if t, ok := s.byName[name]; ok {
+				class = t.RateClass
+			}
+			v, err := s.deps.Limiter.Allow(r.Context(), p.KeyID, class)
+			if err != nil {
+				s.log.Error("rate limit", "err", err)
+				e := newError(http.StatusServiceUnavailable, CodeServiceUnavailable, "the rate limiter is unavailable; retry shortly", nil)
+				sendError(w, e, shape)
+				return
+			}
+			rec.decided(name, v)
+		}
 		for range others {
 			v, err := s.deps.Limiter.Allow(r.Context(), p.KeyID, consent.RateClassDefault)
 			if err != nil {
@@ -72,36 +93,75 @@ func (s *Server) rateLimitMCP(maxBytes int64, next http.Handler) http.Handler {
 	})
 }
 
-// nonCallMessages counts the messages of a POST body, one message or a
-// batch, that are not tools/call requests, decoding them exactly as the SDK
-// will. It reports false when the SDK will refuse the body.
-func nonCallMessages(body []byte) (int, bool) {
+// bodyMessages counts the messages of a POST body, one message or a
+// batch, that are not tools/call requests, and returns the tool names of
+// those that are, in order, decoding them exactly as the SDK will. It
+// reports false when the SDK will refuse the body.
+func bodyMessages(body []byte) (int, []string, bool) {
 	var batch []json.RawMessage
 	msgs := []json.RawMessage{body}
 	if bytes.HasPrefix(bytes.TrimSpace(body), []byte("[")) {
 		if json.Unmarshal(body, &batch) != nil || len(batch) == 0 {
-			return 0, false
+			return 0, nil, false
 		}
 		msgs = batch
 	}
 	n := 0
+	var calls []string
 	for _, raw := range msgs {
 		msg, err := jsonrpc.DecodeMessage(raw)
 		if err != nil {
-			return 0, false
+			return 0, nil, false
 		}
-		if req, ok := msg.(*jsonrpc.Request); !ok || req.Method != "tools/call" {
+		req, ok := msg.(*jsonrpc.Request)
+		if !ok || req.Method != "tools/call" {
 			n++
+			continue
 		}
+		var params struct {
+			Name string `json:"name"`
+		}
+		_ = json.Unmarshal(req.Params, &params) // a call the SDK refuses is never run
+		calls = append(calls, params.Name)
 	}
-	return n, true
+	return n, calls, true
 }
 
-// rateRecorder keeps the tightest rate-limit verdict of one HTTP request.
+// rateRecorder keeps the tightest rate-limit verdict of one HTTP request,
+// and the verdicts the HTTP layer took for its tool calls, by tool name,
+// for Handle to use.
 type rateRecorder struct {
-	mu sync.Mutex
-	v  consent.RateVerdict
-	ok bool
+	mu      sync.Mutex
+	v       consent.RateVerdict
+	ok      bool
+	pending map[string][]consent.RateVerdict
+}
+
+// decided records the verdict taken for a call of tool, for take.
+func (r *rateRecorder) decided(tool string, v consent.RateVerdict) {
+	r.observe(v)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.pending == nil {
+		r.pending = map[string][]consent.RateVerdict{}
+	}
+	r.pending[tool] = append(r.pending[tool], v)
+}
+
+// take returns a verdict decided for a call of tool and forgets it; false
+// when none is left (a nil recorder has none).
+func (r *rateRecorder) take(tool string) (consent.RateVerdict, bool) {
+	if r == nil {
+		return consent.RateVerdict{}, false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	vs := r.pending[tool]
+	if len(vs) == 0 {
+		return consent.RateVerdict{}, false
+	}
+	r.pending[tool] = vs[1:]
+	return vs[0], true
 }
 
 // observe records a verdict; a nil recorder ignores it. A refusal beats an
