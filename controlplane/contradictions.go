@@ -158,14 +158,7 @@ func (s *Store) ForgetContradictions(ctx context.Context, userID string, ids []s
 	err := s.tx(ctx, 0, func(tx *sql.Tx) error {
 		n = 0
 		for start := 0; start < len(ids); start += rejectedChunk {
-			chunk := ids[start:min(start+rejectedChunk, len(ids))]
-			args := []any{userID}
-			ph := make([]string, len(chunk))
-			for i, id := range chunk {
-				args = append(args, id)
-				ph[i] = fmt.Sprintf("$%d", i+2)
-			}
-			in := strings.Join(ph, ", ")
+			in, args := userIDsIn(userID, ids[start:min(start+rejectedChunk, len(ids))])
 			res, err := tx.ExecContext(ctx, `DELETE FROM contradictions WHERE user_id = $1 AND new_observation_id IN (`+in+`)`, args...)
 			if err != nil {
 				return wrap("forget contradictions", err)
@@ -188,6 +181,18 @@ func (s *Store) ForgetContradictions(ctx context.Context, userID string, ids []s
 // SQLite's and PostgreSQL's parameter limits.
 const rejectedChunk = 500
 
+// userIDsIn returns the placeholders of ids, "$2, $3, …", for a statement
+// whose $1 is userID, and the arguments of both.
+func userIDsIn(userID string, ids []string) (string, []any) {
+	args := append(make([]any, 0, 1+len(ids)), userID)
+	ph := make([]string, len(ids))
+	for i, id := range ids {
+		args = append(args, id)
+		ph[i] = fmt.Sprintf("$%d", i+2)
+	}
+	return strings.Join(ph, ", "), args
+}
+
 // RejectedObservations returns which of the given observations a
 // resolution rejected.
 func (s *Store) RejectedObservations(ctx context.Context, userID string, ids []string) (map[string]bool, error) {
@@ -197,15 +202,9 @@ func (s *Store) RejectedObservations(ctx context.Context, userID string, ids []s
 func rejectedObservations(ctx context.Context, db *sql.DB, userID string, ids []string) (map[string]bool, error) {
 	out := map[string]bool{}
 	for start := 0; start < len(ids); start += rejectedChunk {
-		chunk := ids[start:min(start+rejectedChunk, len(ids))]
-		args := []any{userID}
-		ph := make([]string, len(chunk))
-		for i, id := range chunk {
-			args = append(args, id)
-			ph[i] = fmt.Sprintf("$%d", i+2)
-		}
+		in, args := userIDsIn(userID, ids[start:min(start+rejectedChunk, len(ids))])
 		rows, err := db.QueryContext(ctx, `SELECT observation_id FROM rejected_observations
-			WHERE user_id = $1 AND observation_id IN (`+strings.Join(ph, ", ")+`)`, args...)
+			WHERE user_id = $1 AND observation_id IN (`+in+`)`, args...)
 		if err != nil {
 			return nil, wrap("read rejected observations", err)
 		}
