@@ -1,0 +1,534 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/cairnkg/cairn/knowledge"
+)
+
+// ToolsetCompat holds Neotoma v0's action names (neotoma-mcp-v0.md §2–3)
+// for clients written against it. Each one runs the handler of the Cairn
+// tool it stands for, with the v0 arguments translated to Cairn's and the
+// answer to v0's shape; its consent, rate class and budget are that tool's.
+// Not a default toolset: the names cost context and a new client has
+// Cairn's. docs/compat.md lists what maps where, and what has no
+// counterpart.
+const ToolsetCompat Toolset = "compat"
+
+// Error codes of v0 that Cairn's own tools do not answer.
+const (
+	CodeUnknownCapability = "UNKNOWN_CAPABILITY"
+	CodeRecordNotFound    = "RECORD_NOT_FOUND"
+	CodeDBInsertFailed    = "DB_INSERT_FAILED"
+	CodeDBUpdateFailed    = "DB_UPDATE_FAILED"
+	CodeSearchFailed      = "SEARCH_FAILED"
+	CodeUploadFailed      = "UPLOAD_FAILED"
+)
+
+// v0Codes is the one table of how a v0 action names a failure that the
+// Cairn tool behind it names otherwise: action → Cairn code → v0 code. A
+// code not listed is answered as Cairn answers it (v0 has no consent, rate
+// limits or merges, and shares VALIDATION_ERROR, ENTITY_NOT_FOUND,
+// FIELD_NOT_FOUND, FILE_NOT_FOUND, FILE_TOO_LARGE, UNSUPPORTED_FILE_TYPE and
+// SIGNING_FAILED with Cairn). The envelope itself is v0's (§4) already.
+var v0Codes = map[string]map[string]string{
+	"submit_payload":       {CodeInternal: CodeDBInsertFailed},
+	"get_entity_snapshot":  {CodeInternal: CodeDBQueryFailed},
+	"get_field_provenance": {CodeInternal: CodeDBQueryFailed},
+	"retrieve_records":     {CodeInternal: CodeSearchFailed},
+	"update_record":        {CodeEntityNotFound: CodeRecordNotFound, CodeInternal: CodeDBUpdateFailed},
+	"upload_file":          {CodeInternal: CodeUploadFailed, CodeFileReadError: CodeUploadFailed},
+}
+
+// v0Error is a Cairn failure under the code a v0 action gives it. It
+// unwraps to the envelope only, so that toError sends it as it is, and its
+// text keeps the cause for the server log.
+type v0Error struct {
+	env   *Error
+	cause error
+}
+
+func (e *v0Error) Error() string { return e.env.Error() + " (" + e.cause.Error() + ")" }
+func (e *v0Error) Unwrap() error { return e.env }
+
+// v0Failure renames err's code as v0Codes says for action.
+func v0Failure(action string, err error) error {
+	e := toError(err)
+	code, ok := v0Codes[action][e.Body.Code]
+	if !ok {
+		return err
+	}
+	renamed := *e
+	renamed.Body.Code = code
+	return &v0Error{env: &renamed, cause: err}
+}
+
+// compatSpec declares a v0 alias: its name and words, the Cairn tool it
+// stands for (whose consent, rate class, annotations and budget it takes),
+// and any other Cairn tools its translation calls (whose consent it needs
+// too).
+type compatSpec struct {
+	name, title, description string
+	target                   *Tool
+	also                     []*Tool
+	shape                    func(in *jsonschema.Schema)
+}
+
+// compatTool builds a v0 alias around h, which translates and calls the
+// Cairn tools' handlers through runTool; its failures are renamed by
+// v0Codes.
+func compatTool[In, Out any](spec compatSpec, h func(context.Context, *Call, In) (Out, error)) *Tool {
+	requires := slices.Clone(spec.target.Requires)
+	for _, t := range spec.also {
+		for _, r := range t.Requires {
+			if !slices.Contains(requires, r) {
+				requires = append(requires, r)
+			}
+		}
+	}
+	a := spec.target.Def.Annotations
+	return newTool(toolSpec{
+		name: spec.name, title: spec.title, description: spec.description, toolset: ToolsetCompat,
+		ann:    annotations{readOnly: a.ReadOnlyHint, idempotent: a.IdempotentHint, destructive: a.DestructiveHint != nil && *a.DestructiveHint},
+		budget: spec.target.Budget, shape: spec.shape, requires: requires,
+		rateClass: spec.target.RateClass, ownerOnly: spec.target.OwnerOnly,
+	}, func(ctx context.Context, call *Call, in In) (Out, error) {
+		out, err := h(ctx, call, in)
+		if err != nil {
+			return out, v0Failure(spec.name, err)
+		}
+		return out, nil
+	})
+}
+
+// runTool runs a Cairn tool's own handler in a call, as if it had been
+// called with args: they are checked against its input schema, and its
+// typed answer is returned. Consent asks the call's decider, so every
+// decision is the call's and is audited with it.
+func runTool[Out any](ctx context.Context, call *Call, t *Tool, args any) (Out, error) {
+	var zero Out
+	raw, err := json.Marshal(args)
+	if err != nil {
+		return zero, err
+	}
+	res, err := t.handle(ctx, call, raw)
+	if err != nil {
+		return zero, err
+	}
+	out, ok := res.(Out)
+	if !ok {
+		return zero, fmt.Errorf("mcp: %s answered %T, not %T", t.Name(), res, zero)
+	}
+	return out, nil
+}
+
+// compatTools are the v0 aliases of the Cairn tools in cairn, which are
+// the tools AllTools built (the aliases run those very handlers).
+func compatTools(cairn []*Tool) []*Tool {
+	byName := map[string]*Tool{}
+	for _, t := range cairn {
+		byName[t.Name()] = t
+	}
+	tool := func(name string) *Tool {
+		t, ok := byName[name]
+		if !ok {
+			panic("mcp: compat: no tool " + name)
+		}
+		return t
+	}
+	return []*Tool{
+		submitPayloadTool(tool("store")),
+		getEntitySnapshotTool(tool("retrieve_entity_snapshot")),
+		getFieldProvenanceTool(tool("retrieve_field_provenance")),
+		retrieveRecordsTool(tool("retrieve_entities")),
+		updateRecordTool(tool("correct"), tool("retrieve_entity_snapshot")),
+		uploadFileTool(tool("store")),
+		getFileURLTool(tool("retrieve_file_url")),
+	}
+}
+
+// --- submit_payload → store ---
+
+// v0Capabilities are v0's capabilities (§3.1) and the entity type each
+// stores: Cairn's built-in types of the same names.
+var v0Capabilities = map[string]string{
+	"neotoma:store_invoice:v1":     "invoice",
+	"neotoma:store_transaction:v1": "transaction",
+	"neotoma:store_receipt:v1":     "receipt",
+	"neotoma:store_contract:v1":    "contract",
+	"neotoma:store_note:v1":        "note",
+}
+
+// V0Provenance is a v0 payload's provenance.
+type V0Provenance struct {
+	SourceRefs       []string `json:"source_refs" jsonschema:"ids of the payloads this one came from"`
+	ExtractedAt      string   `json:"extracted_at" jsonschema:"ISO 8601"`
+	ExtractorVersion string   `json:"extractor_version"`
+	AgentID          *string  `json:"agent_id,omitempty"`
+}
+
+// SubmitPayloadIn are the arguments of submit_payload.
+type SubmitPayloadIn struct {
+	CapabilityID    string         `json:"capability_id"`
+	Body            map[string]any `json:"body" jsonschema:"the entity's fields"`
+	Provenance      V0Provenance   `json:"provenance"`
+	ClientRequestID *string        `json:"client_request_id,omitempty" jsonschema:"accepted; the same body again is deduplicated by content anyway"`
+}
+
+// SubmitPayloadOut is v0's answer to submit_payload.
+type SubmitPayloadOut struct {
+	PayloadID           string `json:"payload_id" jsonschema:"store's source_id"`
+	PayloadContentID    string `json:"payload_content_id" jsonschema:"store's content_hash"`
+	PayloadSubmissionID string `json:"payload_submission_id" jsonschema:"store's interpretation run_id"`
+	Created             bool   `json:"created" jsonschema:"false for a duplicate"`
+	Message             string `json:"message"`
+}
+
+func submitPayloadTool(store *Tool) *Tool {
+	return compatTool(compatSpec{
+		name: "submit_payload", title: "Submit a payload (v0)",
+		description: "Neotoma v0's submit_payload: store the body as one entity of the capability's type (store).",
+		target:      store,
+		shape: func(s *jsonschema.Schema) {
+			// Not an enum: v0 answers an unknown one UNKNOWN_CAPABILITY.
+			prop(s, "capability_id").Description = "one of " + strings.Join(slices.Sorted(maps.Keys(v0Capabilities)), ", ")
+			maxLen(prop(s, "capability_id"), 128)
+			maxLen(prop(s, "client_request_id"), idLimit)
+		},
+	}, func(ctx context.Context, call *Call, in SubmitPayloadIn) (SubmitPayloadOut, error) {
+		typ, ok := v0Capabilities[in.CapabilityID]
+		if !ok {
+			return SubmitPayloadOut{}, newError(http.StatusBadRequest, CodeUnknownCapability, fmt.Sprintf("unknown capability %q", truncateText(in.CapabilityID, 64)),
+				map[string]any{"capability_id": truncateText(in.CapabilityID, 64), "known": slices.Sorted(maps.Keys(v0Capabilities))})
+		}
+		entity := maps.Clone(in.Body)
+		if entity == nil {
+			entity = map[string]any{}
+		}
+		if t, ok := entity["entity_type"]; ok && t != typ {
+			return SubmitPayloadOut{}, &knowledge.ValidationError{Field: "body.entity_type", Expected: typ + " (the capability's) or nothing", Got: fmt.Sprint(t),
+				Message: "names another type than the capability"}
+		}
+		entity["entity_type"] = typ
+		prov := map[string]any{"source_refs": nonNil(in.Provenance.SourceRefs), "extracted_at": in.Provenance.ExtractedAt,
+			"extractor_version": in.Provenance.ExtractorVersion}
+		if in.Provenance.AgentID != nil {
+			prov["agent_id"] = *in.Provenance.AgentID
+		}
+		out, err := runTool[StoreOut](ctx, call, store, StoreIn{Entities: []map[string]any{entity}, Provenance: prov})
+		if err != nil {
+			return SubmitPayloadOut{}, err
+		}
+		res := SubmitPayloadOut{PayloadID: out.SourceID, PayloadContentID: out.ContentHash, Created: !out.Deduplicated,
+			Message: "payload stored and its observations extracted"}
+		if out.Interpretation != nil {
+			res.PayloadSubmissionID = out.Interpretation.RunID
+		}
+		if out.Deduplicated {
+			res.Message = "the same payload was submitted before; nothing new was stored"
+		}
+		return res, nil
+	})
+}
+
+// --- get_entity_snapshot → retrieve_entity_snapshot ---
+
+// V0SnapshotOut is v0's entity snapshot.
+type V0SnapshotOut struct {
+	EntityID          string            `json:"entity_id"`
+	EntityType        string            `json:"entity_type"`
+	SchemaVersion     string            `json:"schema_version"`
+	Snapshot          map[string]any    `json:"snapshot"`
+	Provenance        map[string]string `json:"provenance" jsonschema:"field → observation id"`
+	ComputedAt        string            `json:"computed_at"`
+	ObservationCount  int               `json:"observation_count"`
+	LastObservationAt string            `json:"last_observation_at"`
+	RawFields         map[string]any    `json:"raw_fields,omitempty" jsonschema:"not v0: fields the schema does not name (yet)"`
+}
+
+func getEntitySnapshotTool(snapshot *Tool) *Tool {
+	return compatTool(compatSpec{
+		name: "get_entity_snapshot", title: "Get entity snapshot (v0)",
+		description: "Neotoma v0's get_entity_snapshot: an entity's current truth and provenance (retrieve_entity_snapshot).",
+		target:      snapshot,
+		shape:       func(s *jsonschema.Schema) { maxLen(prop(s, "entity_id"), idLimit); maxLen(prop(s, "at"), 64) },
+	}, func(ctx context.Context, call *Call, in SnapshotIn) (V0SnapshotOut, error) {
+		out, err := runTool[SnapshotOut](ctx, call, snapshot, in)
+		if err != nil {
+			return V0SnapshotOut{}, err
+		}
+		return V0SnapshotOut{EntityID: out.EntityID, EntityType: out.EntityType, SchemaVersion: out.SchemaVersion, Snapshot: out.Snapshot,
+			Provenance: out.Provenance, ComputedAt: out.ComputedAt, ObservationCount: out.ObservationCount,
+			LastObservationAt: out.LastObservationAt, RawFields: out.RawFields}, nil
+	})
+}
+
+// --- get_field_provenance → retrieve_field_provenance ---
+
+// V0SourceObservation is the observation a field's value came from, as v0
+// names it.
+type V0SourceObservation struct {
+	ID               string  `json:"id"`
+	SourceRecordID   string  `json:"source_record_id"`
+	ObservedAt       string  `json:"observed_at"`
+	SpecificityScore float64 `json:"specificity_score"`
+	SourcePriority   int     `json:"source_priority"`
+}
+
+// V0SourceRecord is the source material a value came from, as v0's record.
+type V0SourceRecord struct {
+	ID        string   `json:"id"`
+	Type      string   `json:"type" jsonschema:"the source's kind: structured, file, correction, …"`
+	FileURLs  []string `json:"file_urls" jsonschema:"ids of the files it was read from, for get_file_url"`
+	CreatedAt string   `json:"created_at"`
+}
+
+// V0FieldProvenanceOut is v0's answer to get_field_provenance.
+type V0FieldProvenanceOut struct {
+	Field             string              `json:"field"`
+	Value             any                 `json:"value"`
+	SourceObservation V0SourceObservation `json:"source_observation"`
+	SourceRecord      V0SourceRecord      `json:"source_record"`
+	ObservedAt        string              `json:"observed_at"`
+}
+
+func getFieldProvenanceTool(provenance *Tool) *Tool {
+	return compatTool(compatSpec{
+		name: "get_field_provenance", title: "Get field provenance (v0)",
+		description: "Neotoma v0's get_field_provenance: the observation and source a field's value came from (retrieve_field_provenance).",
+		target:      provenance,
+		shape:       func(s *jsonschema.Schema) { maxLen(prop(s, "entity_id"), idLimit); maxLen(prop(s, "field"), 128) },
+	}, func(ctx context.Context, call *Call, in FieldProvenanceIn) (V0FieldProvenanceOut, error) {
+		out, err := runTool[FieldProvenanceOut](ctx, call, provenance, in)
+		if err != nil {
+			return V0FieldProvenanceOut{}, err
+		}
+		o, src := out.SourceObservation, out.SourceMaterial
+		rec := V0SourceRecord{ID: src.ID, Type: src.Kind, FileURLs: []string{}, CreatedAt: src.CreatedAt}
+		if out.File != nil {
+			rec.FileURLs = []string{out.File.FileID}
+		}
+		return V0FieldProvenanceOut{
+			Field: out.Field, Value: out.Value, ObservedAt: out.ObservedAt, SourceRecord: rec,
+			SourceObservation: V0SourceObservation{ID: o.ID, SourceRecordID: o.SourceID, ObservedAt: o.ObservedAt,
+				SpecificityScore: o.SpecificityScore, SourcePriority: o.SourcePriority},
+		}, nil
+	})
+}
+
+// --- retrieve_records → retrieve_entities ---
+
+// V0Record is an entity as v0's record.
+type V0Record struct {
+	ID         string         `json:"id"`
+	Type       string         `json:"type"`
+	Properties map[string]any `json:"properties" jsonschema:"the snapshot, with the fields the schema does not name (yet)"`
+	FileURLs   []string       `json:"file_urls" jsonschema:"always empty: files are sources, not attached to entities"`
+	Similarity *float64       `json:"similarity,omitempty"`
+	CreatedAt  string         `json:"created_at"`
+	UpdatedAt  string         `json:"updated_at" jsonschema:"its last observation"`
+}
+
+// v0Record is e as a v0 record: its snapshot and its raw fields (the
+// snapshot wins where both have a field).
+func v0Record(e EntityOut) V0Record {
+	props := maps.Clone(e.RawFields)
+	if props == nil {
+		props = map[string]any{}
+	}
+	maps.Copy(props, e.Snapshot)
+	return V0Record{ID: e.ID, Type: e.EntityType, Properties: props, FileURLs: []string{}, CreatedAt: ts(e.createdAt), UpdatedAt: e.LastObservationAt}
+}
+
+// RetrieveRecordsIn are the arguments of retrieve_records.
+type RetrieveRecordsIn struct {
+	Type                *string        `json:"type,omitempty" jsonschema:"entity type"`
+	Properties          map[string]any `json:"properties,omitempty" jsonschema:"not supported: search instead"`
+	Limit               *int           `json:"limit,omitempty"`
+	Search              []string       `json:"search,omitempty" jsonschema:"words; all must match"`
+	SearchMode          *string        `json:"search_mode,omitempty" jsonschema:"keyword: words only; semantic or both: also by meaning"`
+	SimilarityThreshold *float64       `json:"similarity_threshold,omitempty" jsonschema:"not supported"`
+	QueryEmbedding      []float64      `json:"query_embedding,omitempty" jsonschema:"not supported: Cairn embeds the search itself"`
+}
+
+// RetrieveRecordsOut is v0's answer to retrieve_records.
+type RetrieveRecordsOut struct {
+	Records []V0Record `json:"records"`
+	Total   int        `json:"total"`
+}
+
+// v0Unsupported refuses a v0 argument that Cairn cannot honour, rather
+// than answer as if it had.
+func v0Unsupported(field, why string) error {
+	return &knowledge.ValidationError{Field: field, Expected: "nothing", Got: "a value", Message: "is not supported: " + why}
+}
+
+func retrieveRecordsTool(entities *Tool) *Tool {
+	return compatTool(compatSpec{
+		name: "retrieve_records", title: "Retrieve records (v0)",
+		description: "Neotoma v0's retrieve_records: entities as records, optionally of one type, or searched (retrieve_entities).",
+		target:      entities,
+		shape: func(s *jsonschema.Schema) {
+			maxLen(prop(s, "type"), 128)
+			bounds(prop(s, "limit"), 1, maxLimit)
+			setDefault(prop(s, "limit"), 10)
+			maxItems := 32
+			prop(s, "search").MaxItems = &maxItems
+			maxLen(prop(s, "search").Items, 128)
+			enum(prop(s, "search_mode"), "semantic", "keyword", "both")
+		},
+	}, func(ctx context.Context, call *Call, in RetrieveRecordsIn) (RetrieveRecordsOut, error) {
+		switch {
+		case in.Properties != nil:
+			return RetrieveRecordsOut{}, v0Unsupported("properties", "Cairn does not filter by field values; put the values in search")
+		case in.SimilarityThreshold != nil:
+			return RetrieveRecordsOut{}, v0Unsupported("similarity_threshold", "Cairn ranks by meaning without a cut-off")
+		case in.QueryEmbedding != nil:
+			return RetrieveRecordsOut{}, v0Unsupported("query_embedding", "Cairn embeds the search words itself, in its own space")
+		}
+		limit := 10
+		if in.Limit != nil {
+			limit = *in.Limit
+		}
+		args := EntitiesIn{EntityType: in.Type, Limit: &limit}
+		if q := strings.Join(in.Search, " "); strings.TrimSpace(q) != "" {
+			args.Query = &q
+			if in.SearchMode != nil {
+				meaning := *in.SearchMode != "keyword"
+				args.Meaning = &meaning
+			}
+		}
+		out, err := runTool[EntitiesOut](ctx, call, entities, args)
+		if err != nil {
+			return RetrieveRecordsOut{}, err
+		}
+		return RetrieveRecordsOut{Total: out.Total, Records: mapSlice(out.Entities, func(h EntityHitOut) V0Record {
+			r := v0Record(h.EntityOut)
+			r.Similarity = h.Similarity
+			return r
+		})}, nil
+	})
+}
+
+// --- update_record → correct ---
+
+// UpdateRecordIn are the arguments of update_record.
+type UpdateRecordIn struct {
+	ID         string         `json:"id" jsonschema:"entity id"`
+	Type       *string        `json:"type,omitempty" jsonschema:"must be the entity's type: a type cannot change"`
+	Properties map[string]any `json:"properties,omitempty" jsonschema:"fields to set; each is a correction that wins until corrected again"`
+	FileURLs   []string       `json:"file_urls,omitempty" jsonschema:"not supported"`
+	Embedding  []float64      `json:"embedding,omitempty" jsonschema:"not supported"`
+}
+
+func updateRecordTool(correct, snapshot *Tool) *Tool {
+	return compatTool(compatSpec{
+		name: "update_record", title: "Update a record (v0)",
+		description: "Neotoma v0's update_record: set fields of an entity, each as a correction (correct), and answer the record.",
+		target:      correct, also: []*Tool{snapshot},
+		shape: func(s *jsonschema.Schema) { maxLen(prop(s, "id"), idLimit); maxLen(prop(s, "type"), 128) },
+	}, func(ctx context.Context, call *Call, in UpdateRecordIn) (V0Record, error) {
+		switch {
+		case in.FileURLs != nil:
+			return V0Record{}, v0Unsupported("file_urls", "files are sources that entities are read from, not attached to them")
+		case in.Embedding != nil:
+			return V0Record{}, v0Unsupported("embedding", "Cairn computes embeddings itself")
+		}
+		snap, err := runTool[SnapshotOut](ctx, call, snapshot, SnapshotIn{EntityID: in.ID})
+		if err != nil {
+			return V0Record{}, err
+		}
+		if in.Type != nil && *in.Type != snap.EntityType {
+			return V0Record{}, &knowledge.ValidationError{Field: "type", Expected: snap.EntityType, Got: truncateText(*in.Type, 64),
+				Message: "cannot change: an entity keeps its type"}
+		}
+		// One correction a field, in a stable order; each is idempotent,
+		// so a call that failed half-way completes when repeated.
+		for _, field := range slices.Sorted(maps.Keys(in.Properties)) {
+			if _, err := runTool[CorrectOut](ctx, call, correct, CorrectIn{EntityID: snap.EntityID, EntityType: snap.EntityType,
+				Field: field, Value: in.Properties[field]}); err != nil {
+				return V0Record{}, err
+			}
+		}
+		if len(in.Properties) > 0 {
+			if snap, err = runTool[SnapshotOut](ctx, call, snapshot, SnapshotIn{EntityID: snap.EntityID}); err != nil {
+				return V0Record{}, err
+			}
+		}
+		return v0Record(EntityOut{ID: snap.EntityID, EntityType: snap.EntityType, Snapshot: snap.Snapshot, RawFields: snap.RawFields,
+			LastObservationAt: snap.LastObservationAt, createdAt: snap.createdAt}), nil
+	})
+}
+
+// --- upload_file → store with file_path ---
+
+// UploadFileIn are the arguments of upload_file.
+type UploadFileIn struct {
+	FilePath   string  `json:"file_path" jsonschema:"local file (stdio only, under the server's --file-roots)"`
+	RecordID   *string `json:"record_id,omitempty" jsonschema:"not supported"`
+	Bucket     *string `json:"bucket,omitempty"`
+	Properties *string `json:"properties,omitempty" jsonschema:"not supported: submit_payload the record instead"`
+}
+
+// UploadFileOut is v0's answer to upload_file. No record: the file is
+// interpreted in the background.
+type UploadFileOut struct {
+	Record      *V0Record `json:"record,omitempty" jsonschema:"never: the file's entities are read from it in the background"`
+	FileURL     string    `json:"file_url" jsonschema:"the file's id, for get_file_url"`
+	FileSize    int64     `json:"file_size"`
+	ContentType string    `json:"content_type"`
+}
+
+func uploadFileTool(store *Tool) *Tool {
+	return compatTool(compatSpec{
+		name: "upload_file", title: "Upload a file (v0)",
+		description: "Neotoma v0's upload_file: keep a local file and interpret it in the background (store with file_path).",
+		target:      store,
+		shape: func(s *jsonschema.Schema) {
+			maxLen(prop(s, "file_path"), 4096)
+			maxLen(prop(s, "record_id"), idLimit)
+			enum(prop(s, "bucket"), "files")
+		},
+	}, func(ctx context.Context, call *Call, in UploadFileIn) (UploadFileOut, error) {
+		switch {
+		case in.RecordID != nil:
+			return UploadFileOut{}, v0Unsupported("record_id", "a file is interpreted into entities of its own, not attached to one")
+		case in.Properties != nil:
+			return UploadFileOut{}, v0Unsupported("properties", "submit_payload the record, and upload the file without properties")
+		}
+		out, err := runTool[StoreOut](ctx, call, store, StoreIn{FilePath: &in.FilePath})
+		if err != nil {
+			return UploadFileOut{}, err
+		}
+		return UploadFileOut{FileURL: out.SourceID, FileSize: deref(out.FileSize), ContentType: out.MimeType}, nil
+	})
+}
+
+// --- get_file_url → retrieve_file_url ---
+
+func getFileURLTool(fileURL *Tool) *Tool {
+	return compatTool(compatSpec{
+		name: "get_file_url", title: "Get a file's URL (v0)",
+		description: "Neotoma v0's get_file_url: a time-limited URL to download a stored file (retrieve_file_url, whose answer is v0's).",
+		target:      fileURL,
+		shape:       func(s *jsonschema.Schema) { copyProps(s, fileURL.InputSchema(), "file_path", "expires_in") },
+	}, func(ctx context.Context, call *Call, in FileURLIn) (FileURLOut, error) {
+		return runTool[FileURLOut](ctx, call, fileURL, in)
+	})
+}
+
+// copyProps gives s the bounds and defaults that from declares for the
+// named properties, for an alias that takes the same arguments.
+func copyProps(s, from *jsonschema.Schema, names ...string) {
+	for _, n := range names {
+		s.Properties[n] = prop(from, n).CloneSchemas()
+	}
+}
