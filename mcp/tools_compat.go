@@ -109,6 +109,27 @@ func compatTool[In, Out any](spec compatSpec, h func(context.Context, *Call, In)
 	})
 }
 
+// v0Alias builds the alias of one Cairn tool, spec.target: args turns the
+// v0 arguments into the target's, and answer turns the target's answer into
+// v0's.
+func v0Alias[In, CIn, COut, Out any](spec compatSpec, args func(In) (CIn, error), answer func(COut) Out) *Tool {
+	return compatTool(spec, func(ctx context.Context, call *Call, in In) (Out, error) {
+		var zero Out
+		cin, err := args(in)
+		if err != nil {
+			return zero, err
+		}
+		out, err := runTool[COut](ctx, call, spec.target, cin)
+		if err != nil {
+			return zero, err
+		}
+		return answer(out), nil
+	})
+}
+
+// sameArgs is args for an alias whose arguments are its target's.
+func sameArgs[T any](in T) (T, error) { return in, nil }
+
 // runTool runs a Cairn tool's own handler in a call, as if it had been
 // called with args: they are checked against its input schema, and its
 // typed answer is returned. Consent asks the call's decider, so every
@@ -193,7 +214,7 @@ type SubmitPayloadOut struct {
 }
 
 func submitPayloadTool(store *Tool) *Tool {
-	return compatTool(compatSpec{
+	return v0Alias(compatSpec{
 		name: "submit_payload", title: "Submit a payload (v0)",
 		description: "Neotoma v0's submit_payload: store the body as one entity of the capability's type (store).",
 		target:      store,
@@ -203,10 +224,10 @@ func submitPayloadTool(store *Tool) *Tool {
 			maxLen(prop(s, "capability_id"), 128)
 			maxLen(prop(s, "client_request_id"), idLimit)
 		},
-	}, func(ctx context.Context, call *Call, in SubmitPayloadIn) (SubmitPayloadOut, error) {
+	}, func(in SubmitPayloadIn) (StoreIn, error) {
 		typ, ok := v0Capabilities[in.CapabilityID]
 		if !ok {
-			return SubmitPayloadOut{}, newError(http.StatusBadRequest, CodeUnknownCapability, fmt.Sprintf("unknown capability %q", truncateText(in.CapabilityID, 64)),
+			return StoreIn{}, newError(http.StatusBadRequest, CodeUnknownCapability, fmt.Sprintf("unknown capability %q", truncateText(in.CapabilityID, 64)),
 				map[string]any{"capability_id": truncateText(in.CapabilityID, 64), "known": slices.Sorted(maps.Keys(v0Capabilities))})
 		}
 		entity := maps.Clone(in.Body)
@@ -214,7 +235,7 @@ func submitPayloadTool(store *Tool) *Tool {
 			entity = map[string]any{}
 		}
 		if t, ok := entity["entity_type"]; ok && t != typ {
-			return SubmitPayloadOut{}, &knowledge.ValidationError{Field: "body.entity_type", Expected: typ + " (the capability's) or nothing", Got: fmt.Sprint(t),
+			return StoreIn{}, &knowledge.ValidationError{Field: "body.entity_type", Expected: typ + " (the capability's) or nothing", Got: fmt.Sprint(t),
 				Message: "names another type than the capability"}
 		}
 		entity["entity_type"] = typ
@@ -223,10 +244,8 @@ func submitPayloadTool(store *Tool) *Tool {
 		if in.Provenance.AgentID != nil {
 			prov["agent_id"] = *in.Provenance.AgentID
 		}
-		out, err := runTool[StoreOut](ctx, call, store, StoreIn{Entities: []map[string]any{entity}, Provenance: prov})
-		if err != nil {
-			return SubmitPayloadOut{}, err
-		}
+		return StoreIn{Entities: []map[string]any{entity}, Provenance: prov}, nil
+	}, func(out StoreOut) SubmitPayloadOut {
 		res := SubmitPayloadOut{PayloadID: out.SourceID, PayloadContentID: out.ContentHash, Created: !out.Deduplicated,
 			Message: "payload stored and its observations extracted"}
 		if out.Interpretation != nil {
@@ -235,7 +254,7 @@ func submitPayloadTool(store *Tool) *Tool {
 		if out.Deduplicated {
 			res.Message = "the same payload was submitted before; nothing new was stored"
 		}
-		return res, nil
+		return res
 	})
 }
 
@@ -255,19 +274,15 @@ type V0SnapshotOut struct {
 }
 
 func getEntitySnapshotTool(snapshot *Tool) *Tool {
-	return compatTool(compatSpec{
+	return v0Alias(compatSpec{
 		name: "get_entity_snapshot", title: "Get entity snapshot (v0)",
 		description: "Neotoma v0's get_entity_snapshot: an entity's current truth and provenance (retrieve_entity_snapshot).",
 		target:      snapshot,
 		shape:       func(s *jsonschema.Schema) { maxLen(prop(s, "entity_id"), idLimit); maxLen(prop(s, "at"), 64) },
-	}, func(ctx context.Context, call *Call, in SnapshotIn) (V0SnapshotOut, error) {
-		out, err := runTool[SnapshotOut](ctx, call, snapshot, in)
-		if err != nil {
-			return V0SnapshotOut{}, err
-		}
+	}, sameArgs[SnapshotIn], func(out SnapshotOut) V0SnapshotOut {
 		return V0SnapshotOut{EntityID: out.EntityID, EntityType: out.EntityType, SchemaVersion: out.SchemaVersion, Snapshot: out.Snapshot,
 			Provenance: out.Provenance, ComputedAt: out.ComputedAt, ObservationCount: out.ObservationCount,
-			LastObservationAt: out.LastObservationAt, RawFields: out.RawFields}, nil
+			LastObservationAt: out.LastObservationAt, RawFields: out.RawFields}
 	})
 }
 
@@ -301,16 +316,12 @@ type V0FieldProvenanceOut struct {
 }
 
 func getFieldProvenanceTool(provenance *Tool) *Tool {
-	return compatTool(compatSpec{
+	return v0Alias(compatSpec{
 		name: "get_field_provenance", title: "Get field provenance (v0)",
 		description: "Neotoma v0's get_field_provenance: the observation and source a field's value came from (retrieve_field_provenance).",
 		target:      provenance,
 		shape:       func(s *jsonschema.Schema) { maxLen(prop(s, "entity_id"), idLimit); maxLen(prop(s, "field"), 128) },
-	}, func(ctx context.Context, call *Call, in FieldProvenanceIn) (V0FieldProvenanceOut, error) {
-		out, err := runTool[FieldProvenanceOut](ctx, call, provenance, in)
-		if err != nil {
-			return V0FieldProvenanceOut{}, err
-		}
+	}, sameArgs[FieldProvenanceIn], func(out FieldProvenanceOut) V0FieldProvenanceOut {
 		o, src := out.SourceObservation, out.SourceMaterial
 		rec := V0SourceRecord{ID: src.ID, Type: src.Kind, FileURLs: []string{}, CreatedAt: src.CreatedAt}
 		if out.File != nil {
@@ -320,7 +331,7 @@ func getFieldProvenanceTool(provenance *Tool) *Tool {
 			Field: out.Field, Value: out.Value, ObservedAt: out.ObservedAt, SourceRecord: rec,
 			SourceObservation: V0SourceObservation{ID: o.ID, SourceRecordID: o.SourceID, ObservedAt: o.ObservedAt,
 				SpecificityScore: o.SpecificityScore, SourcePriority: o.SourcePriority},
-		}, nil
+		}
 	})
 }
 
@@ -372,7 +383,7 @@ func v0Unsupported(field, why string) error {
 }
 
 func retrieveRecordsTool(entities *Tool) *Tool {
-	return compatTool(compatSpec{
+	return v0Alias(compatSpec{
 		name: "retrieve_records", title: "Retrieve records (v0)",
 		description: "Neotoma v0's retrieve_records: entities as records, optionally of one type, or searched (retrieve_entities).",
 		target:      entities,
@@ -385,14 +396,14 @@ func retrieveRecordsTool(entities *Tool) *Tool {
 			maxLen(prop(s, "search").Items, 128)
 			enum(prop(s, "search_mode"), "semantic", "keyword", "both")
 		},
-	}, func(ctx context.Context, call *Call, in RetrieveRecordsIn) (RetrieveRecordsOut, error) {
+	}, func(in RetrieveRecordsIn) (EntitiesIn, error) {
 		switch {
 		case in.Properties != nil:
-			return RetrieveRecordsOut{}, v0Unsupported("properties", "Cairn does not filter by field values; put the values in search")
+			return EntitiesIn{}, v0Unsupported("properties", "Cairn does not filter by field values; put the values in search")
 		case in.SimilarityThreshold != nil:
-			return RetrieveRecordsOut{}, v0Unsupported("similarity_threshold", "Cairn ranks by meaning without a cut-off")
+			return EntitiesIn{}, v0Unsupported("similarity_threshold", "Cairn ranks by meaning without a cut-off")
 		case in.QueryEmbedding != nil:
-			return RetrieveRecordsOut{}, v0Unsupported("query_embedding", "Cairn embeds the search words itself, in its own space")
+			return EntitiesIn{}, v0Unsupported("query_embedding", "Cairn embeds the search words itself, in its own space")
 		}
 		limit := 10
 		if in.Limit != nil {
@@ -406,15 +417,13 @@ func retrieveRecordsTool(entities *Tool) *Tool {
 				args.Meaning = &meaning
 			}
 		}
-		out, err := runTool[EntitiesOut](ctx, call, entities, args)
-		if err != nil {
-			return RetrieveRecordsOut{}, err
-		}
+		return args, nil
+	}, func(out EntitiesOut) RetrieveRecordsOut {
 		return RetrieveRecordsOut{Total: out.Total, Records: mapSlice(out.Entities, func(h EntityHitOut) V0Record {
 			r := v0Record(h.EntityOut)
 			r.Similarity = h.Similarity
 			return r
-		})}, nil
+		})}
 	})
 }
 
@@ -488,7 +497,7 @@ type UploadFileOut struct {
 }
 
 func uploadFileTool(store *Tool) *Tool {
-	return compatTool(compatSpec{
+	return v0Alias(compatSpec{
 		name: "upload_file", title: "Upload a file (v0)",
 		description: "Neotoma v0's upload_file: keep a local file and interpret it in the background (store with file_path).",
 		target:      store,
@@ -497,32 +506,28 @@ func uploadFileTool(store *Tool) *Tool {
 			maxLen(prop(s, "record_id"), idLimit)
 			enum(prop(s, "bucket"), "files")
 		},
-	}, func(ctx context.Context, call *Call, in UploadFileIn) (UploadFileOut, error) {
+	}, func(in UploadFileIn) (StoreIn, error) {
 		switch {
 		case in.RecordID != nil:
-			return UploadFileOut{}, v0Unsupported("record_id", "a file is interpreted into entities of its own, not attached to one")
+			return StoreIn{}, v0Unsupported("record_id", "a file is interpreted into entities of its own, not attached to one")
 		case in.Properties != nil:
-			return UploadFileOut{}, v0Unsupported("properties", "submit_payload the record, and upload the file without properties")
+			return StoreIn{}, v0Unsupported("properties", "submit_payload the record, and upload the file without properties")
 		}
-		out, err := runTool[StoreOut](ctx, call, store, StoreIn{FilePath: &in.FilePath})
-		if err != nil {
-			return UploadFileOut{}, err
-		}
-		return UploadFileOut{FileURL: out.SourceID, FileSize: deref(out.FileSize), ContentType: out.MimeType}, nil
+		return StoreIn{FilePath: &in.FilePath}, nil
+	}, func(out StoreOut) UploadFileOut {
+		return UploadFileOut{FileURL: out.SourceID, FileSize: deref(out.FileSize), ContentType: out.MimeType}
 	})
 }
 
 // --- get_file_url → retrieve_file_url ---
 
 func getFileURLTool(fileURL *Tool) *Tool {
-	return compatTool(compatSpec{
+	return v0Alias(compatSpec{
 		name: "get_file_url", title: "Get a file's URL (v0)",
 		description: "Neotoma v0's get_file_url: a time-limited URL to download a stored file (retrieve_file_url, whose answer is v0's).",
 		target:      fileURL,
 		shape:       func(s *jsonschema.Schema) { copyProps(s, fileURL.InputSchema(), "file_path", "expires_in") },
-	}, func(ctx context.Context, call *Call, in FileURLIn) (FileURLOut, error) {
-		return runTool[FileURLOut](ctx, call, fileURL, in)
-	})
+	}, sameArgs[FileURLIn], func(out FileURLOut) FileURLOut { return out })
 }
 
 // copyProps gives s the bounds and defaults that from declares for the
