@@ -352,3 +352,53 @@ func TestCompatConsent(t *testing.T) {
 		}
 	})
 }
+
+// An alias counts against its Cairn tool's rate class, and its answer is
+// fitted to the same budget, continued by the cursor.
+func TestCompatRateLimitAndBudget(t *testing.T) {
+	e := newEnvWith(t, envOptions{limits: map[consent.RateClass]int{consent.RateClassDefault: 1000, consent.RateClassStore: 3}})
+	// Limits are per key: an agent's, as the owner in-process has none.
+	p, _ := e.agent(t, e.owner.UserID, "v0-client", [3]string{"read", "*", "allow"}, [3]string{"write", "*", "allow"})
+	for _, title := range []string{"note a", "note b"} {
+		if _, merr := e.callAs(t, p, "submit_payload", submitArgs("neotoma:store_note:v1", map[string]any{"title": title, "content": "a note long enough to fill some of the budget"})); merr != nil {
+			t.Fatal(merr)
+		}
+	}
+	if _, merr := e.callAs(t, p, "store", map[string]any{"entities": []any{map[string]any{"entity_type": "note", "title": "note c"}}}); merr != nil {
+		t.Fatal(merr)
+	}
+	// The store class is spent by submit_payload and store alike.
+	if _, merr := e.callAs(t, p, "submit_payload", submitArgs("neotoma:store_note:v1", map[string]any{"title": "one too many"})); merr == nil || merr.Body.Code != mcp.CodeRateLimited {
+		t.Errorf("a fourth store-class call through submit_payload: %v, want %s", merr, mcp.CodeRateLimited)
+	}
+
+	var seen []string
+	args := map[string]any{"type": "note", "max_response_bytes": mcp.MinResponseBytes}
+	pages := 0
+	for page := 0; ; page++ {
+		pages++
+		out := e.mustCall(t, "retrieve_records", args)
+		for _, r := range out["records"].([]any) {
+			seen = append(seen, r.(map[string]any)["id"].(string))
+		}
+		next, _ := out["meta"].(map[string]any)["next_cursor"].(string)
+		if next == "" {
+			break
+		}
+		if page > 5 {
+			t.Fatal("the cursor does not end")
+		}
+		args["cursor"] = next
+	}
+	all := e.mustCall(t, "retrieve_records", map[string]any{"type": "note"})
+	var want []string
+	for _, r := range all["records"].([]any) {
+		want = append(want, r.(map[string]any)["id"].(string))
+	}
+	if pages < 2 {
+		t.Errorf("three records fitted one page of %d bytes; the budget was not applied", mcp.MinResponseBytes)
+	}
+	if len(want) != 3 || !cmp.Equal(seen, want) {
+		t.Errorf("retrieve_records paged under the smallest budget gave %v, in one page %v", seen, want)
+	}
+}
