@@ -19,12 +19,16 @@ type EntityOut struct {
 	ObservationCount  int            `json:"observation_count"`
 	LastObservationAt string         `json:"last_observation_at"`
 	MergedInto        string         `json:"merged_into,omitempty" jsonschema:"set when the entity was merged into another"`
+	// createdAt is when the entity was first stored: not on the wire, for
+	// the Neotoma v0 aliases, whose records carry it (tools_compat.go).
+	createdAt time.Time
 }
 
 func entityOut(e graph.Entity, withSnapshot bool) EntityOut {
 	out := EntityOut{
 		ID: e.ID, EntityType: e.Type, CanonicalName: e.CanonicalName,
 		ObservationCount: e.ObservationCount, LastObservationAt: ts(e.LastObservationAt), MergedInto: e.MergedInto,
+		createdAt: e.CreatedAt,
 	}
 	if withSnapshot {
 		out.Snapshot = orEmpty(e.Snapshot)

@@ -279,6 +279,25 @@ var consentMatrix = map[string]matrixCase{
 	"add_record": {args: func(f fixture) map[string]any {
 		return map[string]any{"tableName": "company", "data": map[string]any{"name": "Probe Co"}}
 	}},
+	// The compat toolset's aliases of Neotoma v0 names.
+	"submit_payload": {args: func(f fixture) map[string]any {
+		return submitArgs("neotoma:store_note:v1", map[string]any{"title": "Probe note"})
+	}},
+	"get_entity_snapshot": {args: func(f fixture) map[string]any { return map[string]any{"entity_id": f.company} }},
+	"get_field_provenance": {args: func(f fixture) map[string]any {
+		return map[string]any{"entity_id": f.person, "field": "email"}
+	}},
+	"retrieve_records": {args: func(f fixture) map[string]any { return map[string]any{} }},
+	// An entity the caller may not read is a record not found in v0's words.
+	"update_record": {alsoRefuses: []string{mcp.CodeRecordNotFound}, args: func(f fixture) map[string]any {
+		return map[string]any{"id": f.company, "properties": map[string]any{"name": "Hacked"}}
+	}},
+	// upload_file reads the server's own disk, under --file-roots, which
+	// this server has none of: every caller is refused alike, and
+	// TestCompatUploadFile covers a server with roots.
+	"upload_file": {alsoRefuses: []string{mcp.CodeValidation}, found: []string{mcp.CodeValidation},
+		args: func(f fixture) map[string]any { return map[string]any{"file_path": "/etc/hostname"} }},
+	"get_file_url": {args: func(f fixture) map[string]any { return map[string]any{"file_path": f.file} }},
 }
 
 func TestConsentMatrixCoversEveryTool(t *testing.T) {

@@ -217,6 +217,35 @@ var propertyArgs = map[string]func(r *rand.Rand, ids []string, n int) map[string
 	},
 	"delete_consent_rule": func(*rand.Rand, []string, int) map[string]any { return map[string]any{"rule_id": "rule_x"} },
 	"query_audit_log":     func(*rand.Rand, []string, int) map[string]any { return map[string]any{} },
+	// The compat toolset's aliases of Neotoma v0 names.
+	"submit_payload": func(r *rand.Rand, _ []string, n int) map[string]any {
+		typ := pickString(r, []string{"invoice", "note"})
+		body := randomEntity(typ, n+3000)
+		delete(body, "entity_type")
+		return submitArgs("neotoma:store_"+typ+":v1", body)
+	},
+	"get_entity_snapshot": func(r *rand.Rand, ids []string, _ int) map[string]any {
+		return map[string]any{"entity_id": pick(r, ids)}
+	},
+	"get_field_provenance": func(r *rand.Rand, ids []string, _ int) map[string]any {
+		return map[string]any{"entity_id": pick(r, ids), "field": "name"}
+	},
+	"retrieve_records": func(r *rand.Rand, _ []string, _ int) map[string]any {
+		switch r.IntN(3) {
+		case 0:
+			return map[string]any{"type": propertyTypes[r.IntN(len(propertyTypes))]}
+		case 1:
+			return map[string]any{"search": []any{propertyTypes[r.IntN(len(propertyTypes))]}, "limit": 100}
+		}
+		return map[string]any{"limit": 100}
+	},
+	"update_record": func(r *rand.Rand, ids []string, n int) map[string]any {
+		return map[string]any{"id": pick(r, ids), "properties": map[string]any{"name": fmt.Sprint("updated ", n)}}
+	},
+	"upload_file": func(*rand.Rand, []string, int) map[string]any {
+		return map[string]any{"file_path": "/nonexistent/file.txt"}
+	},
+	"get_file_url": func(*rand.Rand, []string, int) map[string]any { return map[string]any{"file_path": "src_unknown"} },
 }
 
 func pick(r *rand.Rand, ids []string) string { return ids[r.IntN(len(ids))] }

@@ -94,17 +94,18 @@ func AllTools(d Deps) []*Tool {
 	}
 	tools = append(tools, fileTools(d)...)
 	tools = append(tools, consentTools(d)...)
-	return append(tools, tablesTools(d)...)
+	tools = append(tools, tablesTools(d)...)
+	return append(tools, compatTools(tools)...)
 }
 
 // AllToolsets lists every toolset, in a stable order.
 var AllToolsets = []Toolset{ToolsetEntities, ToolsetRelationships, ToolsetTimeline, ToolsetSchema, ToolsetSchemaRegistry,
-	ToolsetMemories, ToolsetContext, ToolsetConsent, ToolsetFiles, ToolsetTables}
+	ToolsetMemories, ToolsetContext, ToolsetConsent, ToolsetFiles, ToolsetTables, ToolsetCompat}
 
 // DefaultToolsets are the toolsets a server exposes unless told otherwise:
 // every toolset but those an agent needs only for some jobs (changing
-// schemas by hand, the Epitome tables view), which would push tools/list
-// past MaxToolsListBytes.
+// schemas by hand, the Epitome tables view, Neotoma v0's names), which
+// would push tools/list past MaxToolsListBytes.
 var DefaultToolsets = []Toolset{ToolsetEntities, ToolsetRelationships, ToolsetTimeline, ToolsetSchema,
 	ToolsetMemories, ToolsetContext, ToolsetConsent, ToolsetFiles}
 
@@ -178,9 +179,14 @@ func NewServer(d Deps, opts Options) (*Server, error) {
 		}
 		s.tools = append(s.tools, t)
 		s.byName[t.Name()] = t
-		// Aliases answer calls but are not listed.
+	}
+	// Aliases answer calls but are not listed. A listed tool of the same
+	// name (the compat toolset lists v0's names) keeps the name.
+	for _, t := range s.tools {
 		for _, a := range t.Aliases {
-			s.byName[a] = t
+			if _, taken := s.byName[a]; !taken {
+				s.byName[a] = t
+			}
 		}
 	}
 	return s, nil

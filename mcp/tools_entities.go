@@ -63,6 +63,9 @@ type SnapshotOut struct {
 	ObservationCount  int               `json:"observation_count"`
 	LastObservationAt string            `json:"last_observation_at"`
 	RawFields         map[string]any    `json:"raw_fields,omitempty" jsonschema:"fields your sources gave that the schema does not name (yet): the latest value of each"`
+	// createdAt is when the entity was first stored: not on the wire, for
+	// the Neotoma v0 aliases (tools_compat.go).
+	createdAt time.Time
 }
 
 func retrieveEntitySnapshotTool(d Deps) *Tool {
@@ -86,7 +89,7 @@ func retrieveEntitySnapshotTool(d Deps) *Tool {
 		out := SnapshotOut{
 			EntityID: e.ID, EntityType: e.Type, CanonicalName: e.CanonicalName, SchemaVersion: e.SchemaVersion,
 			Snapshot: orEmpty(e.Snapshot), Provenance: e.Provenance, ComputedAt: ts(snap.ComputedAt),
-			ObservationCount: e.ObservationCount, LastObservationAt: ts(e.LastObservationAt),
+			ObservationCount: e.ObservationCount, LastObservationAt: ts(e.LastObservationAt), createdAt: e.CreatedAt,
 		}
 		if at.IsZero() {
 			raw, err := d.Knowledge.RawFields(ctx, call.Caller(), e)

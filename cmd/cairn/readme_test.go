@@ -241,7 +241,11 @@ func TestReadmeToolsetTable(t *testing.T) {
 	for _, ts := range mcp.AllToolsets {
 		row("`"+string(ts)+"`", mcp.Options{Toolsets: []mcp.Toolset{ts}}, true)
 	}
-	row("the default (all but `schema_registry` and `tables`)", mcp.Options{}, false)
+	var off []string
+	for _, ts := range optionalToolsets() {
+		off = append(off, "`"+string(ts)+"`")
+	}
+	row("the default (all but "+strings.Join(off[:len(off)-1], ", ")+" and "+off[len(off)-1]+")", mcp.Options{}, false)
 	row("the default, `--read-only`", mcp.Options{ReadOnly: true}, false)
 	row("`all`", mcp.Options{Toolsets: mcp.AllToolsets}, false)
 	if !strings.Contains(string(readme), want.String()) {
