@@ -82,6 +82,9 @@ func TestKilledJobCompletesOnce(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and kills it during a job")
 	}
+	// Parallel: most of its time is waiting for the killed job's lease
+	// to expire.
+	t.Parallel()
 	dataDir := filepath.Join(t.TempDir(), "data")
 	env := []string{"CAIRN_RATE_LIMIT=0", "CAIRN_RATE_LIMIT_STORE=0", "CAIRN_RATE_LIMIT_UPLOAD=0", "CAIRN_JOB_WORKERS=1", "CAIRN_JOB_LEASE=2s"}
 	const rows = 20000

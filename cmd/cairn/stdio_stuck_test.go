@@ -25,6 +25,9 @@ func TestStdioStopsWithStuckWork(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
+	// Parallel: most of its time is waiting for the stuck call and the
+	// stop timeout, which other tests of the package can use.
+	t.Parallel()
 	cmd := exec.Command(cairnBinary(t), "stdio", "--data-dir", filepath.Join(t.TempDir(), "data"))
 	cmd.Env = append(os.Environ(), "CAIRN_DATABASE_URL=")
 	in, err := cmd.StdinPipe()
