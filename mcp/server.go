@@ -237,6 +237,7 @@ func (s *Server) mcpServer(who PrincipalFunc, transport string) *mcpsdk.Server {
 		}
 		r := s.Handle(ctx, Request{Principal: p, Tool: req.Params.Name, Args: req.Params.Arguments, Transport: transport})
 		if r.Err != nil {
+			logDenial(ctx, req, r.Err)
 			return errorResult(r.Err), nil
 		}
 		return &mcpsdk.CallToolResult{
@@ -326,4 +327,20 @@ func truncateText(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// logDenial tells a client that asked for log messages at warning or below
+// (logging/setLevel, or the request's log level in protocols that carry it
+// on each request) that consent refused one of its calls: a
+// notifications/message from the logger "cairn.consent" with the tool, the
+// code, the message and the trace id the call's answer already holds, so
+// that a host can show denials apart from the conversation. The SDK sends
+// nothing to a client that asked for no level or a higher one.
+func logDenial(ctx context.Context, req *mcpsdk.CallToolRequest, e *Error) {
+	if e.Body.Code != CodeConsentDenied || req.Session == nil {
+		return
+	}
+	_ = req.Session.Log(ctx, &mcpsdk.LoggingMessageParams{Level: "warning", Logger: "cairn.consent", Data: map[string]any{
+		"tool": req.Params.Name, "code": e.Body.Code, "message": e.Body.Message, "trace_id": e.Body.TraceID,
+	}})
 }
