@@ -246,26 +246,12 @@ func (s *Service) readableMemories(ctx context.Context, c Caller, ids []string, 
 	out := make([]vector.Memory, len(ids))
 	for i, id := range ids {
 		m, ok := byID[id]
-		if !ok || !c.May(Read, MemoryResource(m.Collection)) || !typesAmong(m.Types, types) {
+		if !ok || !c.May(Read, MemoryResource(m.Collection)) || !(vector.Filter{ReadableTypes: types}).AdmitsTypes(m.Types) {
 			return nil, &NotFoundError{Kind: ErrMemoryNotFound, ID: id}
 		}
 		out[i] = m
 	}
 	return out, nil
-}
-
-// typesAmong reports whether every one of types is among readable, as
-// vector.Filter.ReadableTypes admits a memory; nil readable admits all.
-func typesAmong(types, readable []string) bool {
-	if readable == nil {
-		return true
-	}
-	for _, t := range types {
-		if !slices.Contains(readable, t) {
-			return false
-		}
-	}
-	return true
 }
 
 func checkReason(reason string) error {

@@ -1,6 +1,7 @@
 package vector
 
 import (
+	"slices"
 	"time"
 )
 
@@ -76,6 +77,21 @@ type Filter struct {
 	// among them (a caller's readable entity types); nil means no check. An
 	// empty non-nil slice admits only memories that carry no types.
 	ReadableTypes []string
+}
+
+// AdmitsTypes reports whether a memory carrying types passes
+// f.ReadableTypes: every one of them among the readable ones, or no
+// ReadableTypes at all. The drivers apply the same rule in their queries.
+func (f Filter) AdmitsTypes(types []string) bool {
+	if f.ReadableTypes == nil {
+		return true
+	}
+	for _, t := range types {
+		if !slices.Contains(f.ReadableTypes, t) {
+			return false
+		}
+	}
+	return true
 }
 
 // SortField orders results.

@@ -204,7 +204,7 @@ func (d *Driver) Nearest(ctx context.Context, q vector.VectorQuery) ([]vector.Sc
 			if q.SourceID != "" && sh.sources[i] != q.SourceID {
 				return
 			}
-			if q.ReadableTypes != nil && !allIn(sh.types[i], q.ReadableTypes) {
+			if !q.Filter.AdmitsTypes(sh.types[i]) {
 				return
 			}
 			var sim float32
@@ -312,15 +312,6 @@ func (sh *shard) indexed(tags []string, entityID string) []int32 {
 }
 
 // allIn reports whether every element of s is one of set.
-func allIn(s, set []string) bool {
-	for _, x := range s {
-		if !slices.Contains(set, x) {
-			return false
-		}
-	}
-	return true
-}
-
 func uniq(s []string) []string {
 	if len(s) < 2 {
 		return s
