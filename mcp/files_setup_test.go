@@ -3,7 +3,6 @@ package mcp_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	"gocloud.dev/blob/fileblob"
 
@@ -29,7 +28,7 @@ func newFiles(t testing.TB, control *controlplane.Store, know *knowledge.Service
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		fs.Run(ctx, files.RunnerOptions{Poll: 50 * time.Millisecond, Authorize: mcp.JobCaller(pol, control.OwnerPrincipal),
+		fs.Run(ctx, files.RunnerOptions{Authorize: mcp.JobCaller(pol, control.OwnerPrincipal),
 			AdmitUpload: mcp.UploadAdmitter(limiter)})
 	}()
 	t.Cleanup(func() {
