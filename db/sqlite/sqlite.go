@@ -78,7 +78,7 @@ func OpenFile(ctx context.Context, path string) (_ *DB, err error) {
 		write.Close()
 		return nil, fmt.Errorf("sqlite: %s: %w", path, err)
 	}
-	read, err := sql.Open("sqlite", dsn(path, true))
+	read, err := openCaching(dsn(path, true))
 	if err != nil {
 		write.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)

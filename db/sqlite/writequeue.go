@@ -51,18 +51,15 @@ func (q writeQueue) leave() { <-q }
 // openWriter opens the Write handle of the store at dsn: connections whose
 // writes wait their turn in q.
 func openWriter(dsn string, q writeQueue) (*sql.DB, error) {
-	// The driver modernc.org/sqlite registers as "sqlite", with whatever
-	// was registered on it.
-	db, err := sql.Open("sqlite", dsn)
+	drv, err := sqliteDriver()
 	if err != nil {
 		return nil, err
 	}
-	drv := db.Driver()
-	db.Close()
 	return sql.OpenDB(&queuedConnector{drv: drv, dsn: dsn, q: q}), nil
 }
 
-// queuedConnector opens connections of drv that queue in q.
+// queuedConnector opens connections of drv that queue in q, and keep their
+// compiled statements (stmtcache.go).
 type queuedConnector struct {
 	drv driver.Driver
 	dsn string
@@ -70,16 +67,11 @@ type queuedConnector struct {
 }
 
 func (c *queuedConnector) Connect(context.Context) (driver.Conn, error) {
-	conn, err := c.drv.Open(c.dsn)
+	conn, err := openCachingConn(c.drv, c.dsn)
 	if err != nil {
 		return nil, err
 	}
-	sc, ok := conn.(sqliteConn)
-	if !ok {
-		conn.Close()
-		return nil, fmt.Errorf("sqlite: the driver's connection %T lacks a method the write queue needs", conn)
-	}
-	return &queuedConn{conn: sc, q: c.q}, nil
+	return &queuedConn{conn: conn, q: c.q}, nil
 }
 
 func (c *queuedConnector) Driver() driver.Driver { return c.drv }
