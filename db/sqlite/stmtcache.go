@@ -27,11 +27,16 @@ import (
 // so the cache needs no lock of its own. SQLite recompiles a kept program
 // by itself when the schema changed under it.
 
-// stmtCacheSize is how many statements a connection keeps compiled.
-// Cairn's statements are written with parameters, so their texts are a
-// fixed set; the few built with a varying number of placeholders make the
-// oldest fall out rather than the cache grow.
-const stmtCacheSize = 256
+// Bounds of one connection's cache. Cairn's statements are written with
+// parameters, so their texts are a fixed set, but multi-row statements
+// (a batch's VALUES rows) have one text per row count and some are long:
+// the least recently used fall out rather than the cache grow. SQLite's
+// compiled program grows with its text, so the texts' length stands in for
+// the memory the programs hold.
+const (
+	stmtCacheSize  = 256
+	stmtCacheBytes = 1 << 20
+)
 
 // cachingConnector opens connections of drv that keep their compiled
 // statements.
@@ -88,6 +93,7 @@ type cachingConn struct {
 	sqliteConn
 	byText map[string]*list.Element // of *cachedStmt, in lru
 	lru    list.List
+	bytes  int // of the texts in lru
 }
 
 // cachedStmt is one compiled statement of a cachingConn.
@@ -111,6 +117,11 @@ func (c *cachingConn) take(ctx context.Context, text string) (*cachedStmt, error
 		cs.busy = true
 		return cs, nil
 	}
+	if len(text) > stmtCacheBytes/16 {
+		// A text this long is a bulk statement whose compiling is small
+		// beside its run; keeping it would push out many others.
+		return nil, nil
+	}
 	st, err := c.sqliteConn.PrepareContext(ctx, text)
 	if err != nil {
 		return nil, err
@@ -122,18 +133,20 @@ func (c *cachingConn) take(ctx context.Context, text string) (*cachedStmt, error
 	}
 	cs := &cachedStmt{text: text, stmt: sst, busy: true}
 	c.byText[text] = c.lru.PushFront(cs)
+	c.bytes += len(text)
 	c.evict()
 	return cs, nil
 }
 
 // evict closes the least recently used statements beyond the cache's
-// size that are not busy.
+// bounds that are not busy.
 func (c *cachingConn) evict() {
-	for e := c.lru.Back(); e != nil && c.lru.Len() > stmtCacheSize; {
+	for e := c.lru.Back(); e != nil && (c.lru.Len() > stmtCacheSize || c.bytes > stmtCacheBytes); {
 		prev := e.Prev()
 		if cs := e.Value.(*cachedStmt); !cs.busy {
 			c.lru.Remove(e)
 			delete(c.byText, cs.text)
+			c.bytes -= len(cs.text)
 			_ = cs.stmt.Close()
 		}
 		e = prev
@@ -176,6 +189,7 @@ func (c *cachingConn) Close() error {
 	}
 	c.lru.Init()
 	clear(c.byText)
+	c.bytes = 0
 	errs = append(errs, c.sqliteConn.Close())
 	return errors.Join(errs...)
 }

@@ -181,3 +181,28 @@ func TestStatementCacheSchemaChangeAndBound(t *testing.T) {
 		t.Fatalf("cache holds %d statements (%d by text), want %d", n, len(c.byText), stmtCacheSize)
 	}
 }
+
+// Long texts (bulk statements) are run but not kept, and the texts kept
+// stay within the cache's bytes.
+func TestStatementCacheBytes(t *testing.T) {
+	db, conn := openCachedForTest(t)
+	ctx := t.Context()
+	pad := func(n int) string { return "/*" + strings.Repeat("x", n) + "*/" }
+	long := `SELECT 1 ` + pad(stmtCacheBytes/16)
+	var n int
+	if err := db.QueryRowContext(ctx, long).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("long text: %d, %v", n, err)
+	}
+	if _, ok := conn().byText[long]; ok {
+		t.Error("a text longer than a sixteenth of the cache is kept")
+	}
+	for i := range 40 {
+		if err := db.QueryRowContext(ctx, fmt.Sprintf(`SELECT %d `, i)+pad(stmtCacheBytes/20)).Scan(&n); err != nil || n != i {
+			t.Fatalf("SELECT %d: %d, %v", i, n, err)
+		}
+	}
+	c := conn()
+	if c.bytes > stmtCacheBytes || c.lru.Len() >= 40 {
+		t.Fatalf("cache holds %d statements of %d bytes, want at most %d bytes", c.lru.Len(), c.bytes, stmtCacheBytes)
+	}
+}
