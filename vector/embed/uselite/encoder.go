@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"sync"
+
+	"github.com/cairnkg/cairn/vector/embed/internal/gemm"
 )
 
 // Sizes of the model.
@@ -24,17 +26,17 @@ const (
 type layer struct {
 	in                  int // width of the layer's input: 256, then 512
 	attnScale, attnBias []float32
-	qkv                 *packed // in × 3·in
+	qkv                 *gemm.Packed // in × 3·in
 	qkvBias             []float32
-	out                 *packed // in × 512
+	out                 *gemm.Packed // in × 512
 	outBias             []float32
 	qScale              float32
-	residual            *packed // layer 0: 256 × 512; nil in layer 1
+	residual            *gemm.Packed // layer 0: 256 × 512; nil in layer 1
 	residualBias        []float32
 	ffnScale, ffnBias   []float32
-	ffn1                *packed // 512 × 1536
+	ffn1                *gemm.Packed // 512 × 1536
 	ffn1Bias            []float32
-	ffn2                *packed // 1536 × 512
+	ffn2                *gemm.Packed // 1536 × 512
 	ffn2Bias            []float32
 }
 
@@ -45,7 +47,7 @@ type Encoder struct {
 	vocab      int
 	timing     []float32 // 128 inverse timescales
 	layers     [2]layer
-	tanh       *packed // 512 × 512
+	tanh       *gemm.Packed // 512 × 512
 	tanhBias   []float32
 }
 
@@ -72,12 +74,12 @@ func newEncoder(w map[string]tensor) (*Encoder, error) {
 		}
 		return d
 	}
-	mat := func(name string, k, n int) *packed {
+	mat := func(name string, k, n int) *gemm.Packed {
 		d := must(name, k, n)
 		if d == nil {
 			return nil
 		}
-		return pack(d, k, n)
+		return gemm.Pack(d, k, n)
 	}
 	e := &Encoder{}
 	e.embeddings = must(wEmbeddings, len(w[wEmbeddings].data)/embedDim, embedDim)
@@ -115,19 +117,13 @@ func newEncoder(w map[string]tensor) (*Encoder, error) {
 	return e, nil
 }
 
-// roundUp rounds m up to a multiple of tileRows.
-func roundUp(m int) int { return (m + tileRows - 1) / tileRows * tileRows }
-
-// roundUp16 rounds n up to a multiple of panelWidth.
-func roundUp16(n int) int { return (n + panelWidth - 1) / panelWidth * panelWidth }
-
 // workspace holds the activations of one Encode call, kept in a pool so
 // that a busy embedder does not allocate megabytes per batch.
 type workspace struct {
 	x, y, z, norm, qkv, att, ffn []float32
 	// attention scratch: the keys transposed and the values, packed;
 	// the scores; one head's output.
-	keys, values packed
+	keys, values gemm.Packed
 	scores, head []float32
 	pooled, out  []float32
 }
@@ -159,7 +155,7 @@ func (e *Encoder) Encode(seqs [][]int32) [][]float32 {
 	}
 	ws := workspaces.Get().(*workspace)
 	defer workspaces.Put(ws)
-	m := roundUp(rows)
+	m := gemm.RoundUp(rows)
 	// x: the layer input; the token embeddings, twice (the graph adds the
 	// scattered embeddings to the scattered embeddings-plus-timing), plus
 	// the sinusoidal timing signal of each position.
@@ -189,7 +185,7 @@ func (e *Encoder) Encode(seqs [][]int32) [][]float32 {
 	h := ws.z
 	// Mean over each sequence's positions, then tanh(mean·W + b), then L2
 	// normalisation.
-	ps := roundUp(len(seqs))
+	ps := gemm.RoundUp(len(seqs))
 	ws.pooled = grow(ws.pooled, ps*hidden)
 	pooled := ws.pooled
 	r = 0
@@ -210,7 +206,7 @@ func (e *Encoder) Encode(seqs [][]int32) [][]float32 {
 	ws.out = grow(ws.out, ps*Dimension)
 	out := ws.out
 	addBias(out, e.tanhBias, len(seqs))
-	gemm(out, Dimension, pooled, hidden, e.tanh, ps)
+	gemm.MulAdd(out, Dimension, pooled, hidden, e.tanh, ps)
 	vecs := make([][]float32, len(seqs))
 	all := make([]float32, len(seqs)*Dimension)
 	for i := range seqs {
@@ -236,17 +232,17 @@ func (e *Encoder) layer(ws *workspace, l *layer, x, y []float32, seqs [][]int32,
 	// The residual path: x itself in layer 1, x·W + b in layer 0.
 	if l.residual != nil {
 		addBias(y, l.residualBias, m)
-		gemm(y, hidden, x, in, l.residual, m)
+		gemm.MulAdd(y, hidden, x, in, l.residual, m)
 	} else {
 		copy(y, x[:m*hidden])
 	}
-	// Self-attention on the normalised input. qkv has tileRows spare rows,
+	// Self-attention on the normalised input. qkv has gemm.TileRows spare rows,
 	// since a sequence's attention reads whole tiles of rows.
 	ws.norm = grow(ws.norm, m*hidden)
 	layerNorm(ws.norm, x, l.attnScale, l.attnBias, m, in)
-	ws.qkv = grow(ws.qkv, (m+tileRows)*3*in)
+	ws.qkv = grow(ws.qkv, (m+gemm.TileRows)*3*in)
 	addBias(ws.qkv, l.qkvBias, m)
-	gemm(ws.qkv, 3*in, ws.norm, in, l.qkv, m)
+	gemm.MulAdd(ws.qkv, 3*in, ws.norm, in, l.qkv, m)
 	ws.att = grow(ws.att, m*in)
 	start := 0
 	for _, s := range seqs {
@@ -255,20 +251,20 @@ func (e *Encoder) layer(ws *workspace, l *layer, x, y []float32, seqs [][]int32,
 	}
 	// The attention output projection is added to the residual.
 	addBias(y, l.outBias, m)
-	gemm(y, hidden, ws.att, in, l.out, m)
+	gemm.MulAdd(y, hidden, ws.att, in, l.out, m)
 	// The feed-forward block on the normalised sum, added to it.
 	layerNorm(ws.norm, y, l.ffnScale, l.ffnBias, m, hidden)
 	ws.ffn = grow(ws.ffn, m*ffnDim)
 	f := ws.ffn
 	addBias(f, l.ffn1Bias, m)
-	gemm(f, ffnDim, ws.norm, hidden, l.ffn1, m)
+	gemm.MulAdd(f, ffnDim, ws.norm, hidden, l.ffn1, m)
 	for i, v := range f {
 		if v < 0 {
 			f[i] = 0
 		}
 	}
 	addBias(y, l.ffn2Bias, m)
-	gemm(y, hidden, f, ffnDim, l.ffn2, m)
+	gemm.MulAdd(y, hidden, f, ffnDim, l.ffn2, m)
 }
 
 // addBias adds bias to each of the m rows of dst.
@@ -313,8 +309,8 @@ func layerNorm(dst, src, scale, bias []float32, m, n int) {
 func (ws *workspace) attention(start, n, in int, qScale float32) {
 	d := in / heads
 	stride := 3 * in
-	np := roundUp16(n) // key positions, padded to whole panels
-	mp := roundUp(n)   // query positions, padded to whole tiles
+	np := gemm.RoundUp16(n) // key positions, padded to whole panels
+	mp := gemm.RoundUp(n)   // query positions, padded to whole tiles
 	qkv := ws.qkv[start*stride:]
 	for h := range heads {
 		// The graph scales the queries before the product.
@@ -325,17 +321,17 @@ func (ws *workspace) attention(start, n, in int, qScale float32) {
 			}
 		}
 		// Keys, transposed into panels of 16 positions (zero past n).
-		ws.keys.k, ws.keys.n = d, np
-		ws.keys.data = grow(ws.keys.data, d*np)
+		ws.keys.K, ws.keys.N = d, np
+		ws.keys.Data = grow(ws.keys.Data, d*np)
 		for j := range n {
 			k := qkv[j*stride+in+h*d : j*stride+in+(h+1)*d]
-			dst := ws.keys.data[(j/panelWidth)*d*panelWidth+j%panelWidth:]
+			dst := ws.keys.Data[(j/gemm.PanelWidth)*d*gemm.PanelWidth+j%gemm.PanelWidth:]
 			for t, v := range k {
-				dst[t*panelWidth] = v
+				dst[t*gemm.PanelWidth] = v
 			}
 		}
 		ws.scores = grow(ws.scores, mp*np)
-		gemm(ws.scores, np, qkv[h*d:], stride, &ws.keys, mp)
+		gemm.MulAdd(ws.scores, np, qkv[h*d:], stride, &ws.keys, mp)
 		// Softmax over the n keys of each query; the padding gets weight 0.
 		for i := range n {
 			row := ws.scores[i*np : i*np+n]
@@ -354,16 +350,16 @@ func (ws *workspace) attention(start, n, in int, qScale float32) {
 			clear(ws.scores[i*np+n : (i+1)*np])
 		}
 		// Values, in panels of 16 of their d columns.
-		ws.values.k, ws.values.n = n, d
-		ws.values.data = grow(ws.values.data, n*d)
+		ws.values.K, ws.values.N = n, d
+		ws.values.Data = grow(ws.values.Data, n*d)
 		for j := range n {
 			v := qkv[j*stride+2*in+h*d : j*stride+2*in+(h+1)*d]
-			for p := range d / panelWidth {
-				copy(ws.values.data[p*n*panelWidth+j*panelWidth:], v[p*panelWidth:(p+1)*panelWidth])
+			for p := range d / gemm.PanelWidth {
+				copy(ws.values.Data[p*n*gemm.PanelWidth+j*gemm.PanelWidth:], v[p*gemm.PanelWidth:(p+1)*gemm.PanelWidth])
 			}
 		}
 		ws.head = grow(ws.head, mp*d)
-		gemm(ws.head, d, ws.scores, np, &ws.values, mp)
+		gemm.MulAdd(ws.head, d, ws.scores, np, &ws.values, mp)
 		for i := range n {
 			copy(ws.att[(start+i)*in+h*d:(start+i)*in+(h+1)*d], ws.head[i*d:(i+1)*d])
 		}

@@ -1,4 +1,4 @@
-package uselite
+package gemm
 
 import (
 	"math"
@@ -34,10 +34,10 @@ func TestGemm(t *testing.T) {
 				want[i*n+j] = s
 			}
 		}
-		gemm(c, n, a, k, pack(b, k, n), m)
+		MulAdd(c, n, a, k, Pack(b, k, n), m)
 		for i := range c {
 			if d := math.Abs(float64(c[i]) - want[i]); d > 1e-4*math.Sqrt(float64(k)) {
-				t.Fatalf("%dx%dx%d (%s kernel): element %d = %g, want %g", m, k, n, kernelName, i, c[i], want[i])
+				t.Fatalf("%dx%dx%d (%s kernel): element %d = %g, want %g", m, k, n, KernelName, i, c[i], want[i])
 			}
 		}
 	}
