@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/cairnkg/cairn/vector/embed/internal/gemm"
+	"github.com/cairnkg/cairn/vector/embed/internal/transformer"
 )
 
 // Sizes of the model.
@@ -121,25 +122,11 @@ func newEncoder(w map[string]tensor) (*Encoder, error) {
 // that a busy embedder does not allocate megabytes per batch.
 type workspace struct {
 	x, y, z, norm, qkv, att, ffn []float32
-	// attention scratch: the keys transposed and the values, packed;
-	// the scores; one head's output.
-	keys, values gemm.Packed
-	scores, head []float32
-	pooled, out  []float32
+	attn                         transformer.Attention
+	pooled, out                  []float32
 }
 
 var workspaces = sync.Pool{New: func() any { return new(workspace) }}
-
-// grow returns buf resliced to n zeroed values, reallocating only when its
-// capacity is short.
-func grow(buf []float32, n int) []float32 {
-	if cap(buf) < n {
-		return make([]float32, n)
-	}
-	buf = buf[:n]
-	clear(buf)
-	return buf
-}
 
 // Encode returns the unit vector of each sequence of token ids, as the
 // reference graph computes it for a batch of one. Every sequence must hold
@@ -159,7 +146,7 @@ func (e *Encoder) Encode(seqs [][]int32) [][]float32 {
 	// x: the layer input; the token embeddings, twice (the graph adds the
 	// scattered embeddings to the scattered embeddings-plus-timing), plus
 	// the sinusoidal timing signal of each position.
-	ws.x = grow(ws.x, m*embedDim)
+	ws.x = transformer.Grow(ws.x, m*embedDim)
 	x := ws.x
 	r := 0
 	half := embedDim / 2
@@ -178,15 +165,15 @@ func (e *Encoder) Encode(seqs [][]int32) [][]float32 {
 			r++
 		}
 	}
-	ws.y = grow(ws.y, m*hidden)
+	ws.y = transformer.Grow(ws.y, m*hidden)
 	e.layer(ws, &e.layers[0], ws.x, ws.y, seqs, m)
-	ws.z = grow(ws.z, m*hidden)
+	ws.z = transformer.Grow(ws.z, m*hidden)
 	e.layer(ws, &e.layers[1], ws.y, ws.z, seqs, m)
 	h := ws.z
 	// Mean over each sequence's positions, then tanh(mean·W + b), then L2
 	// normalisation.
 	ps := gemm.RoundUp(len(seqs))
-	ws.pooled = grow(ws.pooled, ps*hidden)
+	ws.pooled = transformer.Grow(ws.pooled, ps*hidden)
 	pooled := ws.pooled
 	r = 0
 	for i, s := range seqs {
@@ -203,9 +190,9 @@ func (e *Encoder) Encode(seqs [][]int32) [][]float32 {
 			dst[j] /= n
 		}
 	}
-	ws.out = grow(ws.out, ps*Dimension)
+	ws.out = transformer.Grow(ws.out, ps*Dimension)
 	out := ws.out
-	addBias(out, e.tanhBias, len(seqs))
+	transformer.AddBias(out, e.tanhBias, len(seqs))
 	gemm.MulAdd(out, Dimension, pooled, hidden, e.tanh, ps)
 	vecs := make([][]float32, len(seqs))
 	all := make([]float32, len(seqs)*Dimension)
@@ -231,137 +218,38 @@ func (e *Encoder) layer(ws *workspace, l *layer, x, y []float32, seqs [][]int32,
 	in := l.in
 	// The residual path: x itself in layer 1, x·W + b in layer 0.
 	if l.residual != nil {
-		addBias(y, l.residualBias, m)
+		transformer.AddBias(y, l.residualBias, m)
 		gemm.MulAdd(y, hidden, x, in, l.residual, m)
 	} else {
 		copy(y, x[:m*hidden])
 	}
 	// Self-attention on the normalised input. qkv has gemm.TileRows spare rows,
 	// since a sequence's attention reads whole tiles of rows.
-	ws.norm = grow(ws.norm, m*hidden)
-	layerNorm(ws.norm, x, l.attnScale, l.attnBias, m, in)
-	ws.qkv = grow(ws.qkv, (m+gemm.TileRows)*3*in)
-	addBias(ws.qkv, l.qkvBias, m)
+	ws.norm = transformer.Grow(ws.norm, m*hidden)
+	transformer.LayerNorm(ws.norm, x, l.attnScale, l.attnBias, m, in, 1e-6)
+	ws.qkv = transformer.Grow(ws.qkv, (m+gemm.TileRows)*3*in)
+	transformer.AddBias(ws.qkv, l.qkvBias, m)
 	gemm.MulAdd(ws.qkv, 3*in, ws.norm, in, l.qkv, m)
-	ws.att = grow(ws.att, m*in)
+	ws.att = transformer.Grow(ws.att, m*in)
 	start := 0
 	for _, s := range seqs {
-		ws.attention(start, len(s), in, l.qScale)
+		ws.attn.SelfAttention(ws.qkv, ws.att, in, start, len(s), heads, l.qScale)
 		start += len(s)
 	}
 	// The attention output projection is added to the residual.
-	addBias(y, l.outBias, m)
+	transformer.AddBias(y, l.outBias, m)
 	gemm.MulAdd(y, hidden, ws.att, in, l.out, m)
 	// The feed-forward block on the normalised sum, added to it.
-	layerNorm(ws.norm, y, l.ffnScale, l.ffnBias, m, hidden)
-	ws.ffn = grow(ws.ffn, m*ffnDim)
+	transformer.LayerNorm(ws.norm, y, l.ffnScale, l.ffnBias, m, hidden, 1e-6)
+	ws.ffn = transformer.Grow(ws.ffn, m*ffnDim)
 	f := ws.ffn
-	addBias(f, l.ffn1Bias, m)
+	transformer.AddBias(f, l.ffn1Bias, m)
 	gemm.MulAdd(f, ffnDim, ws.norm, hidden, l.ffn1, m)
 	for i, v := range f {
 		if v < 0 {
 			f[i] = 0
 		}
 	}
-	addBias(y, l.ffn2Bias, m)
+	transformer.AddBias(y, l.ffn2Bias, m)
 	gemm.MulAdd(y, hidden, f, ffnDim, l.ffn2, m)
-}
-
-// addBias adds bias to each of the m rows of dst.
-func addBias(dst, bias []float32, m int) {
-	n := len(bias)
-	for i := range m {
-		row := dst[i*n : (i+1)*n]
-		for j, b := range bias {
-			row[j] += b
-		}
-	}
-}
-
-// layerNorm normalises each of the m rows of src (width n) to zero mean
-// and unit variance (ε = 1e-6), then scales and shifts it.
-func layerNorm(dst, src, scale, bias []float32, m, n int) {
-	for i := range m {
-		s := src[i*n : (i+1)*n]
-		d := dst[i*n : (i+1)*n]
-		var sum float64
-		for _, v := range s {
-			sum += float64(v)
-		}
-		mean := float32(sum / float64(n))
-		var sq float64
-		for _, v := range s {
-			c := v - mean
-			sq += float64(c * c)
-		}
-		inv := float32(1 / math.Sqrt(float64(float32(sq/float64(n))+1e-6)))
-		for j, v := range s {
-			d[j] = scale[j]*inv*(v-mean) + bias[j]
-		}
-	}
-}
-
-// attention computes multi-head self-attention for the sequence of n rows
-// that starts at row start of ws.qkv, which holds per row the queries,
-// keys and values (each of width in: 4 heads of in/4 values); the
-// concatenated heads go to the same rows of ws.att (width in). Both
-// products (queries × keys, weights × values) run on gemm.
-func (ws *workspace) attention(start, n, in int, qScale float32) {
-	d := in / heads
-	stride := 3 * in
-	np := gemm.RoundUp16(n) // key positions, padded to whole panels
-	mp := gemm.RoundUp(n)   // query positions, padded to whole tiles
-	qkv := ws.qkv[start*stride:]
-	for h := range heads {
-		// The graph scales the queries before the product.
-		for i := range n {
-			q := qkv[i*stride+h*d : i*stride+(h+1)*d]
-			for t := range q {
-				q[t] *= qScale
-			}
-		}
-		// Keys, transposed into panels of 16 positions (zero past n).
-		ws.keys.K, ws.keys.N = d, np
-		ws.keys.Data = grow(ws.keys.Data, d*np)
-		for j := range n {
-			k := qkv[j*stride+in+h*d : j*stride+in+(h+1)*d]
-			dst := ws.keys.Data[(j/gemm.PanelWidth)*d*gemm.PanelWidth+j%gemm.PanelWidth:]
-			for t, v := range k {
-				dst[t*gemm.PanelWidth] = v
-			}
-		}
-		ws.scores = grow(ws.scores, mp*np)
-		gemm.MulAdd(ws.scores, np, qkv[h*d:], stride, &ws.keys, mp)
-		// Softmax over the n keys of each query; the padding gets weight 0.
-		for i := range n {
-			row := ws.scores[i*np : i*np+n]
-			top := float32(math.Inf(-1))
-			for _, s := range row {
-				top = max(top, s)
-			}
-			var sum float32
-			for j, s := range row {
-				row[j] = float32(math.Exp(float64(s - top)))
-				sum += row[j]
-			}
-			for j := range row {
-				row[j] /= sum
-			}
-			clear(ws.scores[i*np+n : (i+1)*np])
-		}
-		// Values, in panels of 16 of their d columns.
-		ws.values.K, ws.values.N = n, d
-		ws.values.Data = grow(ws.values.Data, n*d)
-		for j := range n {
-			v := qkv[j*stride+2*in+h*d : j*stride+2*in+(h+1)*d]
-			for p := range d / gemm.PanelWidth {
-				copy(ws.values.Data[p*n*gemm.PanelWidth+j*gemm.PanelWidth:], v[p*gemm.PanelWidth:(p+1)*gemm.PanelWidth])
-			}
-		}
-		ws.head = grow(ws.head, mp*d)
-		gemm.MulAdd(ws.head, d, ws.scores, np, &ws.values, mp)
-		for i := range n {
-			copy(ws.att[(start+i)*in+h*d:(start+i)*in+(h+1)*d], ws.head[i*d:(i+1)*d])
-		}
-	}
 }

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/cairnkg/cairn/vector/embed/internal/batch"
 )
 
 // fixture is testdata/fixture.json, written by testdata/gen-fixture.js
@@ -148,7 +150,7 @@ func TestEmbedMatchesReference(t *testing.T) {
 					want[j] += float32(len(chunks[k])) * v[j]
 				}
 			}
-			want = normalize(want)
+			want = batch.Normalize(want)
 			if d := maxDiff(got[i], want); d > 1e-6 {
 				t.Errorf("%q: differs by %.3g from the weighted mean of its chunks", c.Text, d)
 			}
