@@ -52,19 +52,6 @@ type Encoder struct {
 	layers    [layers]layer
 }
 
-// transpose returns the row-major cols × rows transpose of the row-major
-// rows × cols matrix m: PyTorch stores a linear layer as out × in, gemm
-// wants in × out.
-func transpose(m []float32, rows, cols int) []float32 {
-	t := make([]float32, len(m))
-	for i := range rows {
-		for j := range cols {
-			t[j*rows+i] = m[i*cols+j]
-		}
-	}
-	return t
-}
-
 func newEncoder(w map[string]tensor) (*Encoder, error) {
 	var errs []error
 	must := func(name string, shape ...int) []float32 {
@@ -83,14 +70,14 @@ func newEncoder(w map[string]tensor) (*Encoder, error) {
 		}
 		return t.data
 	}
-	// linear returns the weight of a PyTorch linear layer (out × in),
-	// transposed to in × out.
-	linear := func(name string, in, out int) []float32 {
+	// linear packs the weight of a PyTorch linear layer, stored out ×
+	// in, as the in × out matrix gemm multiplies by.
+	linear := func(name string, in, out int) *gemm.Packed {
 		d := must(name, out, in)
 		if d == nil {
-			return make([]float32, in*out)
+			return nil
 		}
-		return transpose(d, out, in)
+		return gemm.PackTransposed(d, in, out)
 	}
 	e := &Encoder{}
 	words := w["embeddings.word_embeddings.weight"]
@@ -105,29 +92,23 @@ func newEncoder(w map[string]tensor) (*Encoder, error) {
 	for i := range e.layers {
 		p := fmt.Sprintf("encoder.layer.%d.", i)
 		l := &e.layers[i]
-		// Queries, keys and values side by side, so that one product
-		// makes all three.
-		q := linear(p+"attention.self.query.weight", hidden, hidden)
-		k := linear(p+"attention.self.key.weight", hidden, hidden)
-		v := linear(p+"attention.self.value.weight", hidden, hidden)
-		qkv := make([]float32, hidden*3*hidden)
-		for r := range hidden {
-			copy(qkv[r*3*hidden:], q[r*hidden:(r+1)*hidden])
-			copy(qkv[r*3*hidden+hidden:], k[r*hidden:(r+1)*hidden])
-			copy(qkv[r*3*hidden+2*hidden:], v[r*hidden:(r+1)*hidden])
+		// Queries, keys and values side by side (the rows of the stored
+		// 1152 × 384 matrix), so that one product makes all three.
+		var qkv []float32
+		for _, part := range []string{"query", "key", "value"} {
+			qkv = append(qkv, must(p+"attention.self."+part+".weight", hidden, hidden)...)
+			l.qkvBias = append(l.qkvBias, must(p+"attention.self."+part+".bias", hidden)...)
 		}
-		l.qkv = gemm.Pack(qkv, hidden, 3*hidden)
-		l.qkvBias = append(append(append([]float32(nil),
-			must(p+"attention.self.query.bias", hidden)...),
-			must(p+"attention.self.key.bias", hidden)...),
-			must(p+"attention.self.value.bias", hidden)...)
-		l.out = gemm.Pack(linear(p+"attention.output.dense.weight", hidden, hidden), hidden, hidden)
+		if len(qkv) == 3*hidden*hidden {
+			l.qkv = gemm.PackTransposed(qkv, hidden, 3*hidden)
+		}
+		l.out = linear(p+"attention.output.dense.weight", hidden, hidden)
 		l.outBias = must(p+"attention.output.dense.bias", hidden)
 		l.attnScale = must(p+"attention.output.LayerNorm.weight", hidden)
 		l.attnBias = must(p+"attention.output.LayerNorm.bias", hidden)
-		l.ffn1 = gemm.Pack(linear(p+"intermediate.dense.weight", hidden, ffnDim), hidden, ffnDim)
+		l.ffn1 = linear(p+"intermediate.dense.weight", hidden, ffnDim)
 		l.ffn1Bias = must(p+"intermediate.dense.bias", ffnDim)
-		l.ffn2 = gemm.Pack(linear(p+"output.dense.weight", ffnDim, hidden), ffnDim, hidden)
+		l.ffn2 = linear(p+"output.dense.weight", ffnDim, hidden)
 		l.ffn2Bias = must(p+"output.dense.bias", hidden)
 		l.ffnScale = must(p+"output.LayerNorm.weight", hidden)
 		l.ffnBias = must(p+"output.LayerNorm.bias", hidden)

@@ -8,7 +8,12 @@ import (
 	"io"
 	"io/fs"
 	"math"
+	"unsafe"
 )
+
+// littleEndian is set on hosts that store a float32 as safetensors does,
+// which can then copy a tensor's bytes as they are.
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
 // tensor is one float32 weight of model.safetensors.
 type tensor struct {
@@ -83,8 +88,12 @@ func readSafetensors(fsys fs.FS, name string) (map[string]tensor, error) {
 			return nil, fmt.Errorf("%s: tensor %s: %w", name, key, err)
 		}
 		data := make([]float32, count)
-		for i := range data {
-			data[i] = math.Float32frombits(binary.LittleEndian.Uint32(buf[4*i:]))
+		if littleEndian {
+			copy(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(data))), 4*count), buf)
+		} else {
+			for i := range data {
+				data[i] = math.Float32frombits(binary.LittleEndian.Uint32(buf[4*i:]))
+			}
 		}
 		out[key] = tensor{shape: e.Shape, data: data}
 	}

@@ -40,6 +40,23 @@ func Pack(b []float32, k, n int) *Packed {
 	return p
 }
 
+// PackTransposed lays out in panels the K×N matrix whose transpose, the
+// row-major N×K matrix bt, is given (PyTorch stores a linear layer's
+// weight as out × in); n must be a multiple of 16.
+func PackTransposed(bt []float32, k, n int) *Packed {
+	if n%PanelWidth != 0 || len(bt) != k*n {
+		panic("gemm: pack: bad shape")
+	}
+	p := &Packed{K: k, N: n, Data: make([]float32, k*n)}
+	for col := range n {
+		dst := p.Data[(col/PanelWidth)*k*PanelWidth+col%PanelWidth:]
+		for kk, v := range bt[col*k : (col+1)*k] {
+			dst[kk*PanelWidth] = v
+		}
+	}
+	return p
+}
+
 // MulAdd adds A·B to C for the first m rows, A and C row-major with row
 // strides lda and ldc; m must be a multiple of TileRows (callers pad their
 // activations) and A has b.K columns.

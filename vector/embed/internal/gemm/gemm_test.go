@@ -3,6 +3,7 @@ package gemm
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -40,5 +41,22 @@ func TestGemm(t *testing.T) {
 				t.Fatalf("%dx%dx%d (%s kernel): element %d = %g, want %g", m, k, n, KernelName, i, c[i], want[i])
 			}
 		}
+	}
+}
+
+// TestPackTransposed checks that packing a matrix from its transpose
+// gives the same panels as packing it directly.
+func TestPackTransposed(t *testing.T) {
+	k, n := 5, 32
+	b := make([]float32, k*n)
+	bt := make([]float32, k*n)
+	for i := range k {
+		for j := range n {
+			b[i*n+j] = float32(i*1000 + j)
+			bt[j*k+i] = b[i*n+j]
+		}
+	}
+	if got, want := PackTransposed(bt, k, n).Data, Pack(b, k, n).Data; !slices.Equal(got, want) {
+		t.Errorf("PackTransposed gives %v, Pack %v", got, want)
 	}
 }
