@@ -11,6 +11,7 @@ import (
 
 	"github.com/cairnkg/cairn/vector"
 	"github.com/cairnkg/cairn/vector/embed"
+	"github.com/cairnkg/cairn/vector/embed/minilm"
 	"github.com/cairnkg/cairn/vector/embed/uselite"
 )
 
@@ -31,7 +32,7 @@ type embedFlags struct {
 }
 
 func (e *embedFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&e.provider, "embed-provider", "", "embedding provider: use-lite (the built-in sentence model, offline), local (lexical: shared words, offline, deterministic) or openai (any OpenAI-compatible /embeddings API: OpenAI, Ollama, vLLM, TEI); empty: use-lite when built in, except on a store whose memories are in the local space, else local")
+	fs.StringVar(&e.provider, "embed-provider", "", "embedding provider: use-lite (the built-in sentence model, offline), minilm (the built-in all-MiniLM-L6-v2, offline, stronger and slower), local (lexical: shared words, offline, deterministic) or openai (any OpenAI-compatible /embeddings API: OpenAI, Ollama, vLLM, TEI); empty: "+defaultModel+" when built in, except on a store whose memories are in the local space, else local")
 	fs.StringVar(&e.baseURL, "embed-base-url", "", "API root of the openai provider, e.g. https://api.openai.com/v1 or http://localhost:11434/v1; the key comes from "+embedAPIKeyEnv)
 	fs.StringVar(&e.model, "embed-model", "", "embedding model of the openai provider, e.g. text-embedding-3-small or nomic-embed-text")
 	fs.IntVar(&e.dimensions, "embed-dimensions", 0, "expected vector length of the openai provider; 0 learns it from the provider")
@@ -51,8 +52,53 @@ const (
 	providerAuto    = ""
 	providerLocal   = "local"
 	providerUSELite = "use-lite"
+	providerMiniLM  = "minilm"
 	providerOpenAI  = "openai"
 )
+
+// defaultModel is the built-in model used when no provider is named
+// (providerUSELite or providerMiniLM): changing this line switches the
+// default embedder. A store whose memories are in another space keeps
+// working only with that space's embedder named (memory tools refuse a
+// collection of another space) until `cairn reembed` moves it.
+const defaultModel = providerUSELite
+
+// errNotBuiltIn is what openModel returns for a model whose files the
+// binary lacks.
+var errNotBuiltIn = errors.New("model not built in")
+
+// openModel returns the built-in model provider names (providerUSELite
+// or providerMiniLM), or errNotBuiltIn.
+func openModel(provider string) (embed.Embedder, error) {
+	if provider == providerMiniLM {
+		m, err := minilm.New()
+		if errors.Is(err, minilm.ErrUnavailable) {
+			return nil, errNotBuiltIn
+		}
+		if err != nil {
+			return nil, err
+		}
+		return m, nil
+	}
+	m, err := uselite.New()
+	if errors.Is(err, uselite.ErrUnavailable) {
+		return nil, errNotBuiltIn
+	}
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// inProcess reports whether e is one of the built-in models, which embed
+// on the machine's own cores.
+func inProcess(e embed.Embedder) bool {
+	switch e.(type) {
+	case *uselite.Embedder, *minilm.Embedder:
+		return true
+	}
+	return false
+}
 
 // embedChoice is the embedder the flags chose, and what serve reports
 // about it.
@@ -70,6 +116,9 @@ type embedChoice struct {
 // modelMissing is the note of a binary built without the model files.
 const modelMissing = "the sentence-embedding model is not built into this binary, so memory search matches words, not meaning; build with ./scripts/serve (or run scripts/provision-model.sh before go build)"
 
+// miniLMMissing says how to build the MiniLM model in.
+const miniLMMissing = "the MiniLM model is not built into this binary; run scripts/provision-minilm.sh before go build (./scripts/serve does)"
+
 // open builds the embedder the flags name. A remote provider is probed
 // once: if it does not answer, serving goes on and memory tools report
 // SERVICE_UNAVAILABLE until it does, since the graph tools do not need it.
@@ -77,7 +126,7 @@ const modelMissing = "the sentence-embedding model is not built into this binary
 // (said once in the log) when the binary has no model files.
 func (e *embedFlags) open(ctx context.Context, getenv func(string) string, log *slog.Logger) (embedChoice, error) {
 	provider := strings.ToLower(strings.TrimSpace(e.provider))
-	if provider == providerAuto || provider == providerLocal || provider == providerUSELite {
+	if provider == providerAuto || provider == providerLocal || provider == providerUSELite || provider == providerMiniLM {
 		if e.baseURL != "" || e.model != "" || e.dimensions != 0 {
 			return embedChoice{}, usageError{"--embed-base-url, --embed-model and --embed-dimensions apply to --embed-provider openai only"}
 		}
@@ -85,14 +134,21 @@ func (e *embedFlags) open(ctx context.Context, getenv func(string) string, log *
 	switch provider {
 	case providerLocal:
 		return embedChoice{Embedder: embed.NewLocal()}, nil
-	case providerUSELite, providerAuto:
-		m, err := uselite.New()
-		if errors.Is(err, uselite.ErrUnavailable) && provider == providerAuto {
+	case providerUSELite, providerMiniLM, providerAuto:
+		name := provider
+		if provider == providerAuto {
+			name = defaultModel
+		}
+		m, err := openModel(name)
+		if errors.Is(err, errNotBuiltIn) && provider == providerAuto {
 			log.Warn(modelMissing, "embedder", embed.NewLocal().Name())
 			return embedChoice{Embedder: embed.NewLocal(), note: modelMissing}, nil
 		}
 		if err != nil {
-			if errors.Is(err, uselite.ErrUnavailable) {
+			if errors.Is(err, errNotBuiltIn) {
+				if name == providerMiniLM {
+					return embedChoice{}, usageError{"--embed-provider minilm: " + miniLMMissing}
+				}
 				return embedChoice{}, usageError{"--embed-provider use-lite: " + modelMissing}
 			}
 			return embedChoice{}, err
@@ -108,7 +164,7 @@ func (e *embedFlags) open(ctx context.Context, getenv func(string) string, log *
 	}})
 	if err != nil {
 		if provider != providerOpenAI {
-			return embedChoice{}, usageError{fmt.Sprintf("unknown --embed-provider %q (valid: %s, %s, %s)", e.provider, providerUSELite, providerLocal, providerOpenAI)}
+			return embedChoice{}, usageError{fmt.Sprintf("unknown --embed-provider %q (valid: %s, %s, %s, %s)", e.provider, providerUSELite, providerMiniLM, providerLocal, providerOpenAI)}
 		}
 		return embedChoice{}, usageError{err.Error()}
 	}
