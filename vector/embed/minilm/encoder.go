@@ -224,16 +224,42 @@ func (e *Encoder) layer(ws *workspace, l *layer, seqs [][]int32, m int) {
 	gemm.MulAdd(ws.y, hidden, ws.att, hidden, l.out, m)
 	ws.norm = transformer.Grow(ws.norm, m*hidden)
 	transformer.LayerNorm(ws.norm, ws.y, l.attnScale, l.attnBias, m, hidden, eps)
-	// The feed-forward block (GELU, exact) plus its input, normalised.
+	// The feed-forward block (GELU with erf, as PyTorch's default) plus its input, normalised.
 	ws.ffn = transformer.Grow(ws.ffn, m*ffnDim)
 	f := ws.ffn
 	transformer.AddBias(f, l.ffn1Bias, m)
 	gemm.MulAdd(f, ffnDim, ws.norm, hidden, l.ffn1, m)
 	for i, v := range f {
-		f[i] = float32(0.5 * float64(v) * (1 + math.Erf(float64(v)/math.Sqrt2)))
+		f[i] = 0.5 * v * (1 + erf(v*(1/math.Sqrt2)))
 	}
 	copy(ws.y, ws.norm[:m*hidden])
 	transformer.AddBias(ws.y, l.ffn2Bias, m)
 	gemm.MulAdd(ws.y, hidden, f, ffnDim, l.ffn2, m)
 	transformer.LayerNorm(ws.x, ws.y, l.ffnScale, l.ffnBias, m, hidden, eps)
+}
+
+// erf is the error function to within 4.2e-7 (TestErf), a rational
+// approximation (Eigen's for float32) that costs about a thirteenth of
+// math.Erf, which otherwise takes 40% of the encoder's time in the GELUs.
+// The clamp is written out: the min and max built-ins, which order NaNs
+// and signed zeros, are much slower here.
+func erf(x float32) float32 {
+	if x > 4 {
+		x = 4
+	} else if x < -4 {
+		x = -4
+	}
+	x2 := x * x
+	p := x2*-2.72614225801306e-10 + 2.77068142495902e-08
+	p = p*x2 + -2.10102402082508e-06
+	p = p*x2 + -5.69250639462346e-05
+	p = p*x2 + -7.34990630326855e-04
+	p = p*x2 + -2.95459980854025e-03
+	p = p*x2 + -1.60960333262415e-02
+	p *= x
+	q := x2*-1.45660718464996e-05 + -2.13374055278905e-04
+	q = q*x2 + -1.68282697438203e-03
+	q = q*x2 + -7.37332916720468e-03
+	q = q*x2 + -1.42647390514189e-02
+	return p / q
 }
