@@ -71,17 +71,16 @@ var errNotBuiltIn = errors.New("model not built in")
 // or providerMiniLM), or errNotBuiltIn.
 func openModel(provider string) (embed.Embedder, error) {
 	if provider == providerMiniLM {
-		m, err := minilm.New()
-		if errors.Is(err, minilm.ErrUnavailable) {
-			return nil, errNotBuiltIn
-		}
-		if err != nil {
-			return nil, err
-		}
-		return m, nil
+		return builtIn(minilm.New, minilm.ErrUnavailable)
 	}
-	m, err := uselite.New()
-	if errors.Is(err, uselite.ErrUnavailable) {
+	return builtIn(uselite.New, uselite.ErrUnavailable)
+}
+
+// builtIn calls a model's New, whose unavailable error becomes
+// errNotBuiltIn (and whose nil model is never an embedder).
+func builtIn[M embed.Embedder](open func() (M, error), unavailable error) (embed.Embedder, error) {
+	m, err := open()
+	if errors.Is(err, unavailable) {
 		return nil, errNotBuiltIn
 	}
 	if err != nil {

@@ -2,12 +2,11 @@ package minilm
 
 import (
 	"context"
-	"encoding/json"
-	"math"
-	"os"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/cairnkg/cairn/vector/embed/internal/modeltest"
 )
 
 // fixture is testdata/fixture.json, written by testdata/gen-fixture.py
@@ -31,48 +30,17 @@ const tolerance = 1e-4
 func model(t testing.TB) *Embedder {
 	t.Helper()
 	e, err := New()
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%v; CI needs the model (scripts/provision-minilm.sh)", err)
-		}
-		t.Skip("model files not built in; run scripts/provision-minilm.sh")
-	}
+	modeltest.Require(t, err, "scripts/provision-minilm.sh")
 	return e
-}
-
-func readFixture(t *testing.T) fixture {
-	t.Helper()
-	raw, err := os.ReadFile("testdata/fixture.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var f fixture
-	if err := json.Unmarshal(raw, &f); err != nil {
-		t.Fatal(err)
-	}
-	if len(f.Cases) == 0 {
-		t.Fatal("the fixture has no cases")
-	}
-	return f
-}
-
-// maxDiff is the largest absolute difference between two vectors' components.
-func maxDiff(a, b []float32) float64 {
-	if len(a) != len(b) {
-		return math.Inf(1)
-	}
-	var d float64
-	for i := range a {
-		d = max(d, math.Abs(float64(a[i])-float64(b[i])))
-	}
-	return d
 }
 
 // TestTokenizerMatchesReference compares the token ids with those of the
 // reference tokenizer, exactly.
 func TestTokenizerMatchesReference(t *testing.T) {
 	e := model(t)
-	for _, c := range readFixture(t).Cases {
+	var f fixture
+	modeltest.ReadFixture(t, "testdata/fixture.json", &f)
+	for _, c := range f.Cases {
 		got := e.Tokenizer().Encode(c.Text)
 		if !slices.Equal(got, c.IDs) && !(len(got) == 0 && len(c.IDs) == 0) {
 			t.Errorf("Encode(%q)\n got %v\nwant %v", c.Text, got, c.IDs)
@@ -88,7 +56,8 @@ func TestTokenizerMatchesReference(t *testing.T) {
 // text, encoded alone, is the reference vector (which reads only it).
 func TestEmbedMatchesReference(t *testing.T) {
 	e := model(t)
-	f := readFixture(t)
+	var f fixture
+	modeltest.ReadFixture(t, "testdata/fixture.json", &f)
 	texts := make([]string, len(f.Cases))
 	for i, c := range f.Cases {
 		texts[i] = c.Text
@@ -99,7 +68,7 @@ func TestEmbedMatchesReference(t *testing.T) {
 	}
 	long, worst := 0, 0.0
 	check := func(text, what string, got, want []float32) {
-		d := maxDiff(got, want)
+		d := modeltest.MaxDiff(got, want)
 		worst = max(worst, d)
 		if d > tolerance {
 			t.Errorf("%.40q: %s: a component differs by %.3g from the reference (%s)", text, what, d, f.Reference)

