@@ -13,7 +13,8 @@ import (
 // TestReembedIntoMiniLM saves memories with the default model, moves the
 // store into the MiniLM space with cairn reembed --embed-provider minilm
 // (which reports progress and what it moved), and searches it by meaning
-// with --embed-provider minilm. It needs both models built in
+// with --embed-provider minilm, and with no provider named, when the store
+// keeps the space it is in. It needs both models built in
 // (scripts/provision-model.sh, scripts/provision-minilm.sh); it skips with
 // one line without them, and fails under CI=true.
 func TestReembedIntoMiniLM(t *testing.T) {
@@ -48,5 +49,9 @@ func TestReembedIntoMiniLM(t *testing.T) {
 	}
 
 	cs = connectStdio(t, dataDir, "CAIRN_EMBED_PROVIDER=minilm")
+	findsLasagna(t, cs)
+	cs.Close()
+	// Without a provider named, the store keeps the space it is in.
+	cs = connectStdio(t, dataDir)
 	findsLasagna(t, cs)
 }

@@ -58,9 +58,9 @@ const (
 
 // defaultModel is the built-in model used when no provider is named
 // (providerUSELite or providerMiniLM): changing this line switches the
-// default embedder. A store whose memories are in another space keeps
-// working only with that space's embedder named (memory tools refuse a
-// collection of another space) until `cairn reembed` moves it.
+// default embedder. A store whose memories are in another offline
+// embedder's space keeps that embedder when no provider is named
+// (keepRecordedSpace) until `cairn reembed` moves it.
 const defaultModel = providerUSELite
 
 // errNotBuiltIn is what openModel returns for a model whose files the
@@ -181,12 +181,12 @@ func (e *embedFlags) open(ctx context.Context, getenv func(string) string, log *
 
 // keepRecordedSpace returns the embedder to serve a store with: the chosen
 // one, except that without a named provider a store whose memory
-// collections are in the lexical embedder's space keeps the lexical
-// embedder, so that it goes on working as before (memory tools refuse a
-// collection of another space); `cairn reembed` moves it to the model.
+// collections are in the space of another offline embedder this binary
+// has (local, use-lite or minilm) keeps that embedder, so that it goes on
+// working as before (memory tools refuse a collection of another space)
+// when the default changes; `cairn reembed` moves it to the default.
 func keepRecordedSpace(ctx context.Context, c embedChoice, memories *vector.Store, log *slog.Logger) (embedChoice, error) {
-	local := embed.NewLocal()
-	if !c.auto || c.Name() == local.Name() {
+	if !c.auto {
 		return c, nil
 	}
 	all, err := memories.AllCollections(ctx)
@@ -194,13 +194,36 @@ func keepRecordedSpace(ctx context.Context, c embedChoice, memories *vector.Stor
 		return c, err
 	}
 	for _, col := range all {
-		if col.Space.Embedder == local.Name() {
-			note := "this store's memories are in the lexical embedder's space, so it is kept; `cairn reembed` moves them to " + c.Name()
-			log.Info(note, "embedder", local.Name())
-			return embedChoice{Embedder: local, note: note}, nil
+		if col.Space.Embedder == c.Name() {
+			continue
 		}
+		kept, ok := offlineEmbedder(col.Space.Embedder)
+		if !ok {
+			continue
+		}
+		note := "this store's memories are in the space of " + kept.Name() + ", so it is kept; `cairn reembed` moves them to " + c.Name()
+		log.Info(note, "embedder", kept.Name())
+		return embedChoice{Embedder: kept, note: note}, nil
 	}
 	return c, nil
+}
+
+// offlineEmbedder returns the offline embedder whose space is named name,
+// when this binary has it.
+func offlineEmbedder(name string) (embed.Embedder, bool) {
+	var provider string
+	switch name {
+	case embed.NewLocal().Name():
+		return embed.NewLocal(), true
+	case uselite.Name:
+		provider = providerUSELite
+	case minilm.Name:
+		provider = providerMiniLM
+	default:
+		return nil, false
+	}
+	m, err := openModel(provider)
+	return m, err == nil
 }
 
 // readyDetails are what /readyz says about the embedder of memories.
