@@ -69,22 +69,19 @@ func (t *Tokenizer) VocabularySize() int { return len(t.vocab) }
 func (t *Tokenizer) Encode(text string) []int32 {
 	var ids []int32
 	for text != "" {
-		at, special := len(text), int32(-1)
-		for _, s := range specialTokens {
-			if i := strings.Index(text, s.text); i >= 0 && i < at {
-				at, special = i, s.id
+		// The earliest special token in what is left, if any.
+		at, found := len(text), -1
+		for i, s := range specialTokens {
+			if j := strings.Index(text[:at], s.text); j >= 0 {
+				at, found = j, i
 			}
 		}
 		ids = t.encodePlain(ids, text[:at])
-		if special < 0 {
+		if found < 0 {
 			break
 		}
-		ids = append(ids, special)
-		for _, s := range specialTokens {
-			if s.id == special {
-				text = text[at+len(s.text):]
-			}
-		}
+		ids = append(ids, specialTokens[found].id)
+		text = text[at+len(specialTokens[found].text):]
 	}
 	return ids
 }
