@@ -112,11 +112,14 @@ type embedChoice struct {
 	note string
 }
 
-// modelMissing is the note of a binary built without the model files.
-const modelMissing = "the sentence-embedding model is not built into this binary, so memory search matches words, not meaning; build with ./scripts/serve (or run scripts/provision-model.sh before go build)"
-
-// miniLMMissing says how to build the MiniLM model in.
-const miniLMMissing = "the MiniLM model is not built into this binary; run scripts/provision-minilm.sh before go build (./scripts/serve does)"
+// modelMissing is the note of a binary built without the files of the
+// built-in model provider names, which says how to build them in.
+func modelMissing(provider string) string {
+	if provider == providerMiniLM {
+		return "the MiniLM sentence-embedding model is not built into this binary, so memory search matches words, not meaning; build with ./scripts/serve (or run scripts/provision-minilm.sh before go build)"
+	}
+	return "the sentence-embedding model is not built into this binary, so memory search matches words, not meaning; build with ./scripts/serve (or run scripts/provision-model.sh before go build)"
+}
 
 // open builds the embedder the flags name. A remote provider is probed
 // once: if it does not answer, serving goes on and memory tools report
@@ -140,15 +143,12 @@ func (e *embedFlags) open(ctx context.Context, getenv func(string) string, log *
 		}
 		m, err := openModel(name)
 		if errors.Is(err, errNotBuiltIn) && provider == providerAuto {
-			log.Warn(modelMissing, "embedder", embed.NewLocal().Name())
-			return embedChoice{Embedder: embed.NewLocal(), note: modelMissing}, nil
+			log.Warn(modelMissing(name), "embedder", embed.NewLocal().Name())
+			return embedChoice{Embedder: embed.NewLocal(), note: modelMissing(name)}, nil
 		}
 		if err != nil {
 			if errors.Is(err, errNotBuiltIn) {
-				if name == providerMiniLM {
-					return embedChoice{}, usageError{"--embed-provider minilm: " + miniLMMissing}
-				}
-				return embedChoice{}, usageError{"--embed-provider use-lite: " + modelMissing}
+				return embedChoice{}, usageError{"--embed-provider " + name + ": " + modelMissing(name)}
 			}
 			return embedChoice{}, err
 		}
