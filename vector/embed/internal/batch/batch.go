@@ -95,6 +95,11 @@ func Embed(ctx context.Context, m Model, texts []string, workers int) ([][]float
 	var err error
 feed:
 	for b := range batches {
+		// A done context stops the feed even when a worker is ready too
+		// (select would pick either).
+		if err = ctx.Err(); err != nil {
+			break
+		}
 		select {
 		case next <- b:
 		case <-ctx.Done():
