@@ -1,7 +1,6 @@
 package minilm
 
 import (
-	"context"
 	"embed"
 	"errors"
 	"fmt"
@@ -29,12 +28,18 @@ func Available() bool {
 	return err == nil
 }
 
-// Embedder is the embed.Embedder of all-MiniLM-L6-v2.
+// Embedder is the embed.Embedder of all-MiniLM-L6-v2. Its Embed tokenizes
+// each text; an empty or whitespace-only text, or one with no tokens, gets
+// a zero vector. A text of more than MaxTokens tokens is cut into
+// consecutive chunks of MaxTokens tokens (the last one shorter), each
+// encoded as [CLS] chunk [SEP]; its vector is the mean of the chunks'
+// vectors weighted by their token counts, normalised to unit length. The
+// chunks of all texts are encoded in batches spread over GOMAXPROCS
+// goroutines (batch.Embed).
 type Embedder struct {
+	batch.Embedder
 	tok *Tokenizer
 	enc *Encoder
-	// workers bounds the goroutines of one Embed call.
-	workers int
 }
 
 // New returns the embedder of the built-in model, loading it on the first
@@ -71,14 +76,24 @@ func Load(fsys fs.FS, dir string) (*Embedder, error) {
 	if tok.VocabularySize() != enc.vocab {
 		return nil, fmt.Errorf("minilm: %d pieces but %d embeddings", tok.VocabularySize(), enc.vocab)
 	}
-	return &Embedder{tok: tok, enc: enc, workers: runtime.GOMAXPROCS(0)}, nil
+	return &Embedder{
+		Embedder: batch.Embedder{
+			Model: batch.Model{
+				Tokenize:    tok.Encode,
+				Encode:      enc.Encode,
+				MaxTokens:   MaxTokens,
+				BatchTokens: batchTokens,
+				Dimension:   Dimension,
+			},
+			Workers: runtime.GOMAXPROCS(0),
+		},
+		tok: tok,
+		enc: enc,
+	}, nil
 }
 
 // Name implements embed.Embedder.
 func (e *Embedder) Name() string { return Name }
-
-// Dimension implements embed.Embedder: 384.
-func (e *Embedder) Dimension() int { return Dimension }
 
 // Tokenizer returns the embedder's tokenizer.
 func (e *Embedder) Tokenizer() *Tokenizer { return e.tok }
@@ -88,23 +103,6 @@ func (e *Embedder) Encoder() *Encoder { return e.enc }
 
 // batchTokens is about how many tokens one worker encodes at a time.
 const batchTokens = 256
-
-// Embed implements embed.Embedder. Each text is tokenized; an empty or
-// whitespace-only text, or one with no tokens, gets a zero vector. A text
-// of more than MaxTokens tokens is cut into consecutive chunks of
-// MaxTokens tokens (the last one shorter), each encoded as [CLS] chunk
-// [SEP]; its vector is the mean of the chunks' vectors weighted by their
-// token counts, normalised to unit length. The chunks of all texts are
-// encoded in batches spread over GOMAXPROCS goroutines (batch.Embed).
-func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	return batch.Embed(ctx, batch.Model{
-		Tokenize:    e.tok.Encode,
-		Encode:      e.enc.Encode,
-		MaxTokens:   MaxTokens,
-		BatchTokens: batchTokens,
-		Dimension:   Dimension,
-	}, texts, e.workers)
-}
 
 // minSimilarity is the default threshold of memory search with this
 // embedder; see MinSimilarity.

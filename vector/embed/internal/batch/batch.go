@@ -148,3 +148,19 @@ func Normalize(v []float32) []float32 {
 	}
 	return v
 }
+
+// Embedder is the part of embed.Embedder that the in-process models
+// share: Embed runs Embed over Model with Workers goroutines, and
+// Dimension is Model's. A model's embedder embeds it and adds Name.
+type Embedder struct {
+	Model   Model
+	Workers int
+}
+
+// Embed implements embed.Embedder with Embed (see there).
+func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	return Embed(ctx, e.Model, texts, e.Workers)
+}
+
+// Dimension implements embed.Embedder: the length of Model's vectors.
+func (e *Embedder) Dimension() int { return e.Model.Dimension }
