@@ -19,7 +19,6 @@ import (
 	"github.com/cairnkg/cairn/telemetry"
 	"github.com/cairnkg/cairn/vector"
 	"github.com/cairnkg/cairn/vector/embed"
-	"github.com/cairnkg/cairn/vector/embed/uselite"
 )
 
 // app is a wired Cairn: stores, services and the MCP server.
@@ -219,7 +218,7 @@ func (a *app) Close() {
 // embedders (the lexical one is cheap, a remote provider uses no local
 // cores) are used as they are: nil.
 func backgroundEmbedder(e embed.Embedder, activity *mcp.Activity, cores int) embed.Embedder {
-	if _, ok := e.(*uselite.Embedder); !ok {
+	if !inProcess(e) {
 		return nil
 	}
 	if cores > 2 {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cairnkg/cairn/vector"
 	"github.com/cairnkg/cairn/vector/embed"
+	"github.com/cairnkg/cairn/vector/embed/minilm"
 	"github.com/cairnkg/cairn/vector/embed/uselite"
 )
 
@@ -31,7 +32,7 @@ type embedFlags struct {
 }
 
 func (e *embedFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&e.provider, "embed-provider", "", "embedding provider: use-lite (the built-in sentence model, offline), local (lexical: shared words, offline, deterministic) or openai (any OpenAI-compatible /embeddings API: OpenAI, Ollama, vLLM, TEI); empty: use-lite when built in, except on a store whose memories are in the local space, else local")
+	fs.StringVar(&e.provider, "embed-provider", "", "embedding provider: use-lite (the built-in sentence model, offline), minilm (the built-in all-MiniLM-L6-v2, offline, stronger and slower), local (lexical: shared words, offline, deterministic) or openai (any OpenAI-compatible /embeddings API: OpenAI, Ollama, vLLM, TEI); empty: "+defaultModel+" when built in, except on a store whose memories are in the local space, else local")
 	fs.StringVar(&e.baseURL, "embed-base-url", "", "API root of the openai provider, e.g. https://api.openai.com/v1 or http://localhost:11434/v1; the key comes from "+embedAPIKeyEnv)
 	fs.StringVar(&e.model, "embed-model", "", "embedding model of the openai provider, e.g. text-embedding-3-small or nomic-embed-text")
 	fs.IntVar(&e.dimensions, "embed-dimensions", 0, "expected vector length of the openai provider; 0 learns it from the provider")
@@ -51,8 +52,52 @@ const (
 	providerAuto    = ""
 	providerLocal   = "local"
 	providerUSELite = "use-lite"
+	providerMiniLM  = "minilm"
 	providerOpenAI  = "openai"
 )
+
+// defaultModel is the built-in model used when no provider is named
+// (providerUSELite or providerMiniLM): changing this line switches the
+// default embedder. A store whose memories are in another offline
+// embedder's space keeps that embedder when no provider is named
+// (keepRecordedSpace) until `cairn reembed` moves it.
+const defaultModel = providerUSELite
+
+// errNotBuiltIn is what openModel returns for a model whose files the
+// binary lacks.
+var errNotBuiltIn = errors.New("model not built in")
+
+// openModel returns the built-in model provider names (providerUSELite
+// or providerMiniLM), or errNotBuiltIn.
+func openModel(provider string) (embed.Embedder, error) {
+	if provider == providerMiniLM {
+		return builtIn(minilm.New, minilm.ErrUnavailable)
+	}
+	return builtIn(uselite.New, uselite.ErrUnavailable)
+}
+
+// builtIn calls a model's New, whose unavailable error becomes
+// errNotBuiltIn (and whose nil model is never an embedder).
+func builtIn[M embed.Embedder](open func() (M, error), unavailable error) (embed.Embedder, error) {
+	m, err := open()
+	if errors.Is(err, unavailable) {
+		return nil, errNotBuiltIn
+	}
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// inProcess reports whether e is one of the built-in models, which embed
+// on the machine's own cores.
+func inProcess(e embed.Embedder) bool {
+	switch e.(type) {
+	case *uselite.Embedder, *minilm.Embedder:
+		return true
+	}
+	return false
+}
 
 // embedChoice is the embedder the flags chose, and what serve reports
 // about it.
@@ -67,8 +112,14 @@ type embedChoice struct {
 	note string
 }
 
-// modelMissing is the note of a binary built without the model files.
-const modelMissing = "the sentence-embedding model is not built into this binary, so memory search matches words, not meaning; build with ./scripts/serve (or run scripts/provision-model.sh before go build)"
+// modelMissing is the note of a binary built without the files of the
+// built-in model provider names, which says how to build them in.
+func modelMissing(provider string) string {
+	if provider == providerMiniLM {
+		return "the MiniLM sentence-embedding model is not built into this binary, so memory search matches words, not meaning; build with ./scripts/serve (or run scripts/provision-minilm.sh before go build)"
+	}
+	return "the sentence-embedding model is not built into this binary, so memory search matches words, not meaning; build with ./scripts/serve (or run scripts/provision-model.sh before go build)"
+}
 
 // open builds the embedder the flags name. A remote provider is probed
 // once: if it does not answer, serving goes on and memory tools report
@@ -77,7 +128,7 @@ const modelMissing = "the sentence-embedding model is not built into this binary
 // (said once in the log) when the binary has no model files.
 func (e *embedFlags) open(ctx context.Context, getenv func(string) string, log *slog.Logger) (embedChoice, error) {
 	provider := strings.ToLower(strings.TrimSpace(e.provider))
-	if provider == providerAuto || provider == providerLocal || provider == providerUSELite {
+	if provider == providerAuto || provider == providerLocal || provider == providerUSELite || provider == providerMiniLM {
 		if e.baseURL != "" || e.model != "" || e.dimensions != 0 {
 			return embedChoice{}, usageError{"--embed-base-url, --embed-model and --embed-dimensions apply to --embed-provider openai only"}
 		}
@@ -85,15 +136,19 @@ func (e *embedFlags) open(ctx context.Context, getenv func(string) string, log *
 	switch provider {
 	case providerLocal:
 		return embedChoice{Embedder: embed.NewLocal()}, nil
-	case providerUSELite, providerAuto:
-		m, err := uselite.New()
-		if errors.Is(err, uselite.ErrUnavailable) && provider == providerAuto {
-			log.Warn(modelMissing, "embedder", embed.NewLocal().Name())
-			return embedChoice{Embedder: embed.NewLocal(), note: modelMissing}, nil
+	case providerUSELite, providerMiniLM, providerAuto:
+		name := provider
+		if provider == providerAuto {
+			name = defaultModel
+		}
+		m, err := openModel(name)
+		if errors.Is(err, errNotBuiltIn) && provider == providerAuto {
+			log.Warn(modelMissing(name), "embedder", embed.NewLocal().Name())
+			return embedChoice{Embedder: embed.NewLocal(), note: modelMissing(name)}, nil
 		}
 		if err != nil {
-			if errors.Is(err, uselite.ErrUnavailable) {
-				return embedChoice{}, usageError{"--embed-provider use-lite: " + modelMissing}
+			if errors.Is(err, errNotBuiltIn) {
+				return embedChoice{}, usageError{"--embed-provider " + name + ": " + modelMissing(name)}
 			}
 			return embedChoice{}, err
 		}
@@ -108,7 +163,7 @@ func (e *embedFlags) open(ctx context.Context, getenv func(string) string, log *
 	}})
 	if err != nil {
 		if provider != providerOpenAI {
-			return embedChoice{}, usageError{fmt.Sprintf("unknown --embed-provider %q (valid: %s, %s, %s)", e.provider, providerUSELite, providerLocal, providerOpenAI)}
+			return embedChoice{}, usageError{fmt.Sprintf("unknown --embed-provider %q (valid: %s, %s, %s, %s)", e.provider, providerUSELite, providerMiniLM, providerLocal, providerOpenAI)}
 		}
 		return embedChoice{}, usageError{err.Error()}
 	}
@@ -126,12 +181,12 @@ func (e *embedFlags) open(ctx context.Context, getenv func(string) string, log *
 
 // keepRecordedSpace returns the embedder to serve a store with: the chosen
 // one, except that without a named provider a store whose memory
-// collections are in the lexical embedder's space keeps the lexical
-// embedder, so that it goes on working as before (memory tools refuse a
-// collection of another space); `cairn reembed` moves it to the model.
+// collections are in the space of another offline embedder this binary
+// has (local, use-lite or minilm) keeps that embedder, so that it goes on
+// working as before (memory tools refuse a collection of another space)
+// when the default changes; `cairn reembed` moves it to the default.
 func keepRecordedSpace(ctx context.Context, c embedChoice, memories *vector.Store, log *slog.Logger) (embedChoice, error) {
-	local := embed.NewLocal()
-	if !c.auto || c.Name() == local.Name() {
+	if !c.auto {
 		return c, nil
 	}
 	all, err := memories.AllCollections(ctx)
@@ -139,13 +194,36 @@ func keepRecordedSpace(ctx context.Context, c embedChoice, memories *vector.Stor
 		return c, err
 	}
 	for _, col := range all {
-		if col.Space.Embedder == local.Name() {
-			note := "this store's memories are in the lexical embedder's space, so it is kept; `cairn reembed` moves them to " + c.Name()
-			log.Info(note, "embedder", local.Name())
-			return embedChoice{Embedder: local, note: note}, nil
+		if col.Space.Embedder == c.Name() {
+			continue
 		}
+		kept, ok := offlineEmbedder(col.Space.Embedder)
+		if !ok {
+			continue
+		}
+		note := "this store's memories are in the space of " + kept.Name() + ", so it is kept; `cairn reembed` moves them to " + c.Name()
+		log.Info(note, "embedder", kept.Name())
+		return embedChoice{Embedder: kept, note: note}, nil
 	}
 	return c, nil
+}
+
+// offlineEmbedder returns the offline embedder whose space is named name,
+// when this binary has it.
+func offlineEmbedder(name string) (embed.Embedder, bool) {
+	var provider string
+	switch name {
+	case embed.NewLocal().Name():
+		return embed.NewLocal(), true
+	case uselite.Name:
+		provider = providerUSELite
+	case minilm.Name:
+		provider = providerMiniLM
+	default:
+		return nil, false
+	}
+	m, err := openModel(provider)
+	return m, err == nil
 }
 
 // readyDetails are what /readyz says about the embedder of memories.

@@ -119,18 +119,32 @@ type reembedProgress struct {
 	printed time.Time
 }
 
+// reembedStep is how many texts reembedProgress hands the embedder at a
+// time: reembed embeds pages of 1,000 memories, which the built-in MiniLM
+// model takes some 12 s for on two cores, and progress is to show every
+// few seconds. A step still spreads over every core, and the openai
+// provider sends 64 texts a request anyway.
+const reembedStep = 128
+
+// Embed embeds texts reembedStep at a time, counting each step.
 func (p *reembedProgress) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	vecs, err := p.Embedder.Embed(ctx, texts)
-	if err == nil {
+	out := make([][]float32, 0, len(texts))
+	for start := 0; start < len(texts); start += reembedStep {
+		step := texts[start:min(start+reembedStep, len(texts))]
+		vecs, err := p.Embedder.Embed(ctx, step)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, vecs...)
 		p.mu.Lock()
-		p.texts += len(texts)
+		p.texts += len(step)
 		if now := time.Now(); now.Sub(p.printed) >= p.every {
 			p.printed = now
 			p.line(now)
 		}
 		p.mu.Unlock()
 	}
-	return vecs, err
+	return out, nil
 }
 
 func (p *reembedProgress) line(now time.Time) {

@@ -93,7 +93,7 @@ func TestNeo4jStartupErrors(t *testing.T) {
 func withoutModelWarning(stderr string) string {
 	var lines []string
 	for line := range strings.Lines(stderr) {
-		if strings.Contains(line, "level=WARN") && strings.Contains(line, modelMissing) {
+		if strings.Contains(line, "level=WARN") && strings.Contains(line, modelMissing(defaultModel)) {
 			continue
 		}
 		lines = append(lines, line)

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"math"
 	"sync"
+
+	"github.com/cairnkg/cairn/vector/embed/internal/gemm"
+	"github.com/cairnkg/cairn/vector/embed/internal/transformer"
 )
 
 // Sizes of the model.
@@ -24,17 +27,17 @@ const (
 type layer struct {
 	in                  int // width of the layer's input: 256, then 512
 	attnScale, attnBias []float32
-	qkv                 *packed // in × 3·in
+	qkv                 *gemm.Packed // in × 3·in
 	qkvBias             []float32
-	out                 *packed // in × 512
+	out                 *gemm.Packed // in × 512
 	outBias             []float32
 	qScale              float32
-	residual            *packed // layer 0: 256 × 512; nil in layer 1
+	residual            *gemm.Packed // layer 0: 256 × 512; nil in layer 1
 	residualBias        []float32
 	ffnScale, ffnBias   []float32
-	ffn1                *packed // 512 × 1536
+	ffn1                *gemm.Packed // 512 × 1536
 	ffn1Bias            []float32
-	ffn2                *packed // 1536 × 512
+	ffn2                *gemm.Packed // 1536 × 512
 	ffn2Bias            []float32
 }
 
@@ -45,7 +48,7 @@ type Encoder struct {
 	vocab      int
 	timing     []float32 // 128 inverse timescales
 	layers     [2]layer
-	tanh       *packed // 512 × 512
+	tanh       *gemm.Packed // 512 × 512
 	tanhBias   []float32
 }
 
@@ -72,12 +75,12 @@ func newEncoder(w map[string]tensor) (*Encoder, error) {
 		}
 		return d
 	}
-	mat := func(name string, k, n int) *packed {
+	mat := func(name string, k, n int) *gemm.Packed {
 		d := must(name, k, n)
 		if d == nil {
 			return nil
 		}
-		return pack(d, k, n)
+		return gemm.Pack(d, k, n)
 	}
 	e := &Encoder{}
 	e.embeddings = must(wEmbeddings, len(w[wEmbeddings].data)/embedDim, embedDim)
@@ -115,35 +118,15 @@ func newEncoder(w map[string]tensor) (*Encoder, error) {
 	return e, nil
 }
 
-// roundUp rounds m up to a multiple of tileRows.
-func roundUp(m int) int { return (m + tileRows - 1) / tileRows * tileRows }
-
-// roundUp16 rounds n up to a multiple of panelWidth.
-func roundUp16(n int) int { return (n + panelWidth - 1) / panelWidth * panelWidth }
-
 // workspace holds the activations of one Encode call, kept in a pool so
 // that a busy embedder does not allocate megabytes per batch.
 type workspace struct {
 	x, y, z, norm, qkv, att, ffn []float32
-	// attention scratch: the keys transposed and the values, packed;
-	// the scores; one head's output.
-	keys, values packed
-	scores, head []float32
-	pooled, out  []float32
+	attn                         transformer.Attention
+	pooled, out                  []float32
 }
 
 var workspaces = sync.Pool{New: func() any { return new(workspace) }}
-
-// grow returns buf resliced to n zeroed values, reallocating only when its
-// capacity is short.
-func grow(buf []float32, n int) []float32 {
-	if cap(buf) < n {
-		return make([]float32, n)
-	}
-	buf = buf[:n]
-	clear(buf)
-	return buf
-}
 
 // Encode returns the unit vector of each sequence of token ids, as the
 // reference graph computes it for a batch of one. Every sequence must hold
@@ -159,11 +142,11 @@ func (e *Encoder) Encode(seqs [][]int32) [][]float32 {
 	}
 	ws := workspaces.Get().(*workspace)
 	defer workspaces.Put(ws)
-	m := roundUp(rows)
+	m := gemm.RoundUp(rows)
 	// x: the layer input; the token embeddings, twice (the graph adds the
 	// scattered embeddings to the scattered embeddings-plus-timing), plus
 	// the sinusoidal timing signal of each position.
-	ws.x = grow(ws.x, m*embedDim)
+	ws.x = transformer.Grow(ws.x, m*embedDim)
 	x := ws.x
 	r := 0
 	half := embedDim / 2
@@ -182,15 +165,15 @@ func (e *Encoder) Encode(seqs [][]int32) [][]float32 {
 			r++
 		}
 	}
-	ws.y = grow(ws.y, m*hidden)
+	ws.y = transformer.Grow(ws.y, m*hidden)
 	e.layer(ws, &e.layers[0], ws.x, ws.y, seqs, m)
-	ws.z = grow(ws.z, m*hidden)
+	ws.z = transformer.Grow(ws.z, m*hidden)
 	e.layer(ws, &e.layers[1], ws.y, ws.z, seqs, m)
 	h := ws.z
 	// Mean over each sequence's positions, then tanh(mean·W + b), then L2
 	// normalisation.
-	ps := roundUp(len(seqs))
-	ws.pooled = grow(ws.pooled, ps*hidden)
+	ps := gemm.RoundUp(len(seqs))
+	ws.pooled = transformer.Grow(ws.pooled, ps*hidden)
 	pooled := ws.pooled
 	r = 0
 	for i, s := range seqs {
@@ -207,10 +190,10 @@ func (e *Encoder) Encode(seqs [][]int32) [][]float32 {
 			dst[j] /= n
 		}
 	}
-	ws.out = grow(ws.out, ps*Dimension)
+	ws.out = transformer.Grow(ws.out, ps*Dimension)
 	out := ws.out
-	addBias(out, e.tanhBias, len(seqs))
-	gemm(out, Dimension, pooled, hidden, e.tanh, ps)
+	transformer.AddBias(out, e.tanhBias, len(seqs))
+	gemm.MulAdd(out, Dimension, pooled, hidden, e.tanh, ps)
 	vecs := make([][]float32, len(seqs))
 	all := make([]float32, len(seqs)*Dimension)
 	for i := range seqs {
@@ -235,137 +218,38 @@ func (e *Encoder) layer(ws *workspace, l *layer, x, y []float32, seqs [][]int32,
 	in := l.in
 	// The residual path: x itself in layer 1, x·W + b in layer 0.
 	if l.residual != nil {
-		addBias(y, l.residualBias, m)
-		gemm(y, hidden, x, in, l.residual, m)
+		transformer.AddBias(y, l.residualBias, m)
+		gemm.MulAdd(y, hidden, x, in, l.residual, m)
 	} else {
 		copy(y, x[:m*hidden])
 	}
-	// Self-attention on the normalised input. qkv has tileRows spare rows,
+	// Self-attention on the normalised input. qkv has gemm.TileRows spare rows,
 	// since a sequence's attention reads whole tiles of rows.
-	ws.norm = grow(ws.norm, m*hidden)
-	layerNorm(ws.norm, x, l.attnScale, l.attnBias, m, in)
-	ws.qkv = grow(ws.qkv, (m+tileRows)*3*in)
-	addBias(ws.qkv, l.qkvBias, m)
-	gemm(ws.qkv, 3*in, ws.norm, in, l.qkv, m)
-	ws.att = grow(ws.att, m*in)
+	ws.norm = transformer.Grow(ws.norm, m*hidden)
+	transformer.LayerNorm(ws.norm, x, l.attnScale, l.attnBias, m, in, 1e-6)
+	ws.qkv = transformer.Grow(ws.qkv, (m+gemm.TileRows)*3*in)
+	transformer.AddBias(ws.qkv, l.qkvBias, m)
+	gemm.MulAdd(ws.qkv, 3*in, ws.norm, in, l.qkv, m)
+	ws.att = transformer.Grow(ws.att, m*in)
 	start := 0
 	for _, s := range seqs {
-		ws.attention(start, len(s), in, l.qScale)
+		ws.attn.SelfAttention(ws.qkv, ws.att, in, start, len(s), heads, l.qScale)
 		start += len(s)
 	}
 	// The attention output projection is added to the residual.
-	addBias(y, l.outBias, m)
-	gemm(y, hidden, ws.att, in, l.out, m)
+	transformer.AddBias(y, l.outBias, m)
+	gemm.MulAdd(y, hidden, ws.att, in, l.out, m)
 	// The feed-forward block on the normalised sum, added to it.
-	layerNorm(ws.norm, y, l.ffnScale, l.ffnBias, m, hidden)
-	ws.ffn = grow(ws.ffn, m*ffnDim)
+	transformer.LayerNorm(ws.norm, y, l.ffnScale, l.ffnBias, m, hidden, 1e-6)
+	ws.ffn = transformer.Grow(ws.ffn, m*ffnDim)
 	f := ws.ffn
-	addBias(f, l.ffn1Bias, m)
-	gemm(f, ffnDim, ws.norm, hidden, l.ffn1, m)
+	transformer.AddBias(f, l.ffn1Bias, m)
+	gemm.MulAdd(f, ffnDim, ws.norm, hidden, l.ffn1, m)
 	for i, v := range f {
 		if v < 0 {
 			f[i] = 0
 		}
 	}
-	addBias(y, l.ffn2Bias, m)
-	gemm(y, hidden, f, ffnDim, l.ffn2, m)
-}
-
-// addBias adds bias to each of the m rows of dst.
-func addBias(dst, bias []float32, m int) {
-	n := len(bias)
-	for i := range m {
-		row := dst[i*n : (i+1)*n]
-		for j, b := range bias {
-			row[j] += b
-		}
-	}
-}
-
-// layerNorm normalises each of the m rows of src (width n) to zero mean
-// and unit variance (ε = 1e-6), then scales and shifts it.
-func layerNorm(dst, src, scale, bias []float32, m, n int) {
-	for i := range m {
-		s := src[i*n : (i+1)*n]
-		d := dst[i*n : (i+1)*n]
-		var sum float64
-		for _, v := range s {
-			sum += float64(v)
-		}
-		mean := float32(sum / float64(n))
-		var sq float64
-		for _, v := range s {
-			c := v - mean
-			sq += float64(c * c)
-		}
-		inv := float32(1 / math.Sqrt(float64(float32(sq/float64(n))+1e-6)))
-		for j, v := range s {
-			d[j] = scale[j]*inv*(v-mean) + bias[j]
-		}
-	}
-}
-
-// attention computes multi-head self-attention for the sequence of n rows
-// that starts at row start of ws.qkv, which holds per row the queries,
-// keys and values (each of width in: 4 heads of in/4 values); the
-// concatenated heads go to the same rows of ws.att (width in). Both
-// products (queries × keys, weights × values) run on gemm.
-func (ws *workspace) attention(start, n, in int, qScale float32) {
-	d := in / heads
-	stride := 3 * in
-	np := roundUp16(n) // key positions, padded to whole panels
-	mp := roundUp(n)   // query positions, padded to whole tiles
-	qkv := ws.qkv[start*stride:]
-	for h := range heads {
-		// The graph scales the queries before the product.
-		for i := range n {
-			q := qkv[i*stride+h*d : i*stride+(h+1)*d]
-			for t := range q {
-				q[t] *= qScale
-			}
-		}
-		// Keys, transposed into panels of 16 positions (zero past n).
-		ws.keys.k, ws.keys.n = d, np
-		ws.keys.data = grow(ws.keys.data, d*np)
-		for j := range n {
-			k := qkv[j*stride+in+h*d : j*stride+in+(h+1)*d]
-			dst := ws.keys.data[(j/panelWidth)*d*panelWidth+j%panelWidth:]
-			for t, v := range k {
-				dst[t*panelWidth] = v
-			}
-		}
-		ws.scores = grow(ws.scores, mp*np)
-		gemm(ws.scores, np, qkv[h*d:], stride, &ws.keys, mp)
-		// Softmax over the n keys of each query; the padding gets weight 0.
-		for i := range n {
-			row := ws.scores[i*np : i*np+n]
-			top := float32(math.Inf(-1))
-			for _, s := range row {
-				top = max(top, s)
-			}
-			var sum float32
-			for j, s := range row {
-				row[j] = float32(math.Exp(float64(s - top)))
-				sum += row[j]
-			}
-			for j := range row {
-				row[j] /= sum
-			}
-			clear(ws.scores[i*np+n : (i+1)*np])
-		}
-		// Values, in panels of 16 of their d columns.
-		ws.values.k, ws.values.n = n, d
-		ws.values.data = grow(ws.values.data, n*d)
-		for j := range n {
-			v := qkv[j*stride+2*in+h*d : j*stride+2*in+(h+1)*d]
-			for p := range d / panelWidth {
-				copy(ws.values.data[p*n*panelWidth+j*panelWidth:], v[p*panelWidth:(p+1)*panelWidth])
-			}
-		}
-		ws.head = grow(ws.head, mp*d)
-		gemm(ws.head, d, ws.scores, np, &ws.values, mp)
-		for i := range n {
-			copy(ws.att[(start+i)*in+h*d:(start+i)*in+(h+1)*d], ws.head[i*d:(i+1)*d])
-		}
-	}
+	transformer.AddBias(y, l.ffn2Bias, m)
+	gemm.MulAdd(y, hidden, f, ffnDim, l.ffn2, m)
 }

@@ -2,12 +2,12 @@ package uselite
 
 import (
 	"context"
-	"encoding/json"
-	"math"
-	"os"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/cairnkg/cairn/vector/embed/internal/batch"
+	"github.com/cairnkg/cairn/vector/embed/internal/modeltest"
 )
 
 // fixture is testdata/fixture.json, written by testdata/gen-fixture.js
@@ -30,25 +30,14 @@ const tolerance = 1e-5
 func model(t testing.TB) *Embedder {
 	t.Helper()
 	e, err := New()
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%v; CI needs the model (scripts/provision-model.sh)", err)
-		}
-		t.Skip("model files not built in; run scripts/provision-model.sh")
-	}
+	modeltest.Require(t, err, "scripts/provision-model.sh")
 	return e
 }
 
 func readFixture(t *testing.T) fixture {
 	t.Helper()
-	raw, err := os.ReadFile("testdata/fixture.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var f fixture
-	if err := json.Unmarshal(raw, &f); err != nil {
-		t.Fatal(err)
-	}
+	modeltest.ReadFixture(t, "testdata/fixture.json", &f)
 	if len(f.Cases) == 0 {
 		t.Fatal("the fixture has no cases")
 	}
@@ -65,18 +54,6 @@ func TestTokenizerMatchesReference(t *testing.T) {
 			t.Errorf("Encode(%q)\n got %v\nwant %v", c.Text, got, c.IDs)
 		}
 	}
-}
-
-// maxDiff is the largest absolute difference between two vectors' components.
-func maxDiff(a, b []float32) float64 {
-	if len(a) != len(b) {
-		return math.Inf(1)
-	}
-	var d float64
-	for i := range a {
-		d = max(d, math.Abs(float64(a[i])-float64(b[i])))
-	}
-	return d
 }
 
 // TestEncoderMatchesReference runs the encoder on the reference token ids
@@ -100,7 +77,7 @@ func TestEncoderMatchesReference(t *testing.T) {
 	got := e.Encoder().Encode(seqs)
 	worst := 0.0
 	for i := range got {
-		d := maxDiff(got[i], want[i])
+		d := modeltest.MaxDiff(got[i], want[i])
 		worst = max(worst, d)
 		if d > tolerance {
 			t.Errorf("%q: a component differs by %.3g from the reference (%s backend)", texts[i], d, f.Backend)
@@ -132,7 +109,7 @@ func TestEmbedMatchesReference(t *testing.T) {
 				t.Errorf("%q: want a zero vector", c.Text)
 			}
 		case len(c.IDs) <= MaxTokens:
-			if d := maxDiff(got[i], c.Vector); d > tolerance {
+			if d := modeltest.MaxDiff(got[i], c.Vector); d > tolerance {
 				t.Errorf("%q: a component differs by %.3g from the reference", c.Text, d)
 			}
 		default:
@@ -148,11 +125,11 @@ func TestEmbedMatchesReference(t *testing.T) {
 					want[j] += float32(len(chunks[k])) * v[j]
 				}
 			}
-			want = normalize(want)
-			if d := maxDiff(got[i], want); d > 1e-6 {
+			want = batch.Normalize(want)
+			if d := modeltest.MaxDiff(got[i], want); d > 1e-6 {
 				t.Errorf("%q: differs by %.3g from the weighted mean of its chunks", c.Text, d)
 			}
-			if d := maxDiff(vecs[0], c.Vector); d > tolerance {
+			if d := modeltest.MaxDiff(vecs[0], c.Vector); d > tolerance {
 				t.Errorf("%q: the first chunk differs by %.3g from the reference", c.Text, d)
 			}
 		}

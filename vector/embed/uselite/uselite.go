@@ -1,15 +1,14 @@
 package uselite
 
 import (
-	"context"
 	"embed"
 	"errors"
 	"fmt"
 	"io/fs"
-	"math"
 	"runtime"
-	"strings"
 	"sync"
+
+	"github.com/cairnkg/cairn/vector/embed/internal/batch"
 )
 
 // Name identifies this embedder and its vector space; it is recorded with
@@ -29,12 +28,17 @@ func Available() bool {
 	return err == nil
 }
 
-// Embedder is the embed.Embedder of Universal Sentence Encoder Lite.
+// Embedder is the embed.Embedder of Universal Sentence Encoder Lite. Its
+// Embed tokenizes each text; an empty or whitespace-only text gets a zero
+// vector. A text of more than MaxTokens tokens is cut into consecutive
+// chunks of MaxTokens tokens (the last one shorter); its vector is the
+// mean of the chunks' vectors weighted by their token counts, normalised
+// to unit length. The chunks of all texts are encoded in batches spread
+// over GOMAXPROCS goroutines (batch.Embed).
 type Embedder struct {
+	batch.Embedder
 	tok *Tokenizer
 	enc *Encoder
-	// workers bounds the goroutines of one Embed call.
-	workers int
 }
 
 var (
@@ -79,14 +83,24 @@ func Load(fsys fs.FS, dir string) (*Embedder, error) {
 	if tok.VocabularySize() > enc.vocab {
 		return nil, fmt.Errorf("uselite: %d pieces but %d embeddings", tok.VocabularySize(), enc.vocab)
 	}
-	return &Embedder{tok: tok, enc: enc, workers: runtime.GOMAXPROCS(0)}, nil
+	return &Embedder{
+		Embedder: batch.Embedder{
+			Model: batch.Model{
+				Tokenize:    tok.Encode,
+				Encode:      enc.Encode,
+				MaxTokens:   MaxTokens,
+				BatchTokens: batchTokens,
+				Dimension:   Dimension,
+			},
+			Workers: runtime.GOMAXPROCS(0),
+		},
+		tok: tok,
+		enc: enc,
+	}, nil
 }
 
 // Name implements embed.Embedder.
 func (e *Embedder) Name() string { return Name }
-
-// Dimension implements embed.Embedder: 512.
-func (e *Embedder) Dimension() int { return Dimension }
 
 // Tokenizer returns the embedder's tokenizer.
 func (e *Embedder) Tokenizer() *Tokenizer { return e.tok }
@@ -98,113 +112,6 @@ func (e *Embedder) Encoder() *Encoder { return e.enc }
 // enough that the weights are reused across many rows, small enough that
 // the activations stay in cache-friendly sizes.
 const batchTokens = 256
-
-// chunk is one sequence of at most MaxTokens ids of text t.
-type chunk struct {
-	text int
-	ids  []int32
-}
-
-// Embed implements embed.Embedder. Each text is tokenized; an empty or
-// whitespace-only text gets a zero vector. A text of more than MaxTokens
-// tokens is cut into consecutive chunks of MaxTokens tokens (the last one
-// shorter); its vector is the mean of the chunks' vectors weighted by their
-// token counts, normalised to unit length. The chunks of all texts are
-// encoded in batches spread over GOMAXPROCS goroutines.
-func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	out := make([][]float32, len(texts))
-	var chunks []chunk
-	for i, t := range texts {
-		if strings.TrimSpace(t) == "" {
-			out[i] = make([]float32, Dimension)
-			continue
-		}
-		ids := e.tok.Encode(t)
-		for start := 0; start < len(ids); start += MaxTokens {
-			chunks = append(chunks, chunk{text: i, ids: ids[start:min(start+MaxTokens, len(ids))]})
-		}
-	}
-	// Cut the chunks into batches of about batchTokens tokens.
-	var batches [][]chunk
-	for first, tokens := 0, 0; first < len(chunks); {
-		last := first
-		tokens = 0
-		for last < len(chunks) && (last == first || tokens+len(chunks[last].ids) <= batchTokens) {
-			tokens += len(chunks[last].ids)
-			last++
-		}
-		batches = append(batches, chunks[first:last])
-		first = last
-	}
-	vecs := make([][]float32, len(chunks))
-	offsets := make([]int, len(batches))
-	for b := 1; b < len(batches); b++ {
-		offsets[b] = offsets[b-1] + len(batches[b-1])
-	}
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range min(e.workers, len(batches)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for b := range next {
-				seqs := make([][]int32, len(batches[b]))
-				for i, c := range batches[b] {
-					seqs[i] = c.ids
-				}
-				copy(vecs[offsets[b]:], e.enc.Encode(seqs))
-			}
-		}()
-	}
-	var err error
-feed:
-	for b := range batches {
-		select {
-		case next <- b:
-		case <-ctx.Done():
-			err = ctx.Err()
-			break feed
-		}
-	}
-	close(next)
-	wg.Wait()
-	if err != nil {
-		return nil, err
-	}
-	// Combine the chunks of each text.
-	for ci := 0; ci < len(chunks); {
-		t := chunks[ci].text
-		if ci+1 == len(chunks) || chunks[ci+1].text != t {
-			out[t] = vecs[ci]
-			ci++
-			continue
-		}
-		sum := make([]float32, Dimension)
-		for ; ci < len(chunks) && chunks[ci].text == t; ci++ {
-			w := float32(len(chunks[ci].ids))
-			for j, v := range vecs[ci] {
-				sum[j] += w * v
-			}
-		}
-		out[t] = normalize(sum)
-	}
-	return out, nil
-}
-
-func normalize(v []float32) []float32 {
-	var sum float64
-	for _, x := range v {
-		sum += float64(x) * float64(x)
-	}
-	if sum == 0 {
-		return v
-	}
-	inv := float32(1 / math.Sqrt(sum))
-	for j := range v {
-		v[j] *= inv
-	}
-	return v
-}
 
 // minSimilarity is the default threshold of memory search with this
 // embedder; see MinSimilarity.

@@ -1,6 +1,6 @@
 //go:build amd64 && !purego
 
-package uselite
+package gemm
 
 import "golang.org/x/sys/cpu"
 
@@ -8,8 +8,8 @@ import "golang.org/x/sys/cpu"
 // since 2013, AMD since 2015); other CPUs run the portable one.
 var useAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 
-// kernelName names the micro-kernel in use, for benchmarks and logs.
-var kernelName = map[bool]string{true: "avx2-fma", false: "go"}[useAVX2]
+// KernelName names the micro-kernel in use, for benchmarks and logs.
+var KernelName = map[bool]string{true: "avx2-fma", false: "go"}[useAVX2]
 
 func kernel6x16(a *float32, lda int, b *float32, kb int, c *float32, ldc int) {
 	if useAVX2 {

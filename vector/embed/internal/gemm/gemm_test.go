@@ -1,8 +1,9 @@
-package uselite
+package gemm
 
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -34,11 +35,28 @@ func TestGemm(t *testing.T) {
 				want[i*n+j] = s
 			}
 		}
-		gemm(c, n, a, k, pack(b, k, n), m)
+		MulAdd(c, n, a, k, Pack(b, k, n), m)
 		for i := range c {
 			if d := math.Abs(float64(c[i]) - want[i]); d > 1e-4*math.Sqrt(float64(k)) {
-				t.Fatalf("%dx%dx%d (%s kernel): element %d = %g, want %g", m, k, n, kernelName, i, c[i], want[i])
+				t.Fatalf("%dx%dx%d (%s kernel): element %d = %g, want %g", m, k, n, KernelName, i, c[i], want[i])
 			}
 		}
+	}
+}
+
+// TestPackTransposed checks that packing a matrix from its transpose
+// gives the same panels as packing it directly.
+func TestPackTransposed(t *testing.T) {
+	k, n := 5, 32
+	b := make([]float32, k*n)
+	bt := make([]float32, k*n)
+	for i := range k {
+		for j := range n {
+			b[i*n+j] = float32(i*1000 + j)
+			bt[j*k+i] = b[i*n+j]
+		}
+	}
+	if got, want := PackTransposed(bt, k, n).Data, Pack(b, k, n).Data; !slices.Equal(got, want) {
+		t.Errorf("PackTransposed gives %v, Pack %v", got, want)
 	}
 }

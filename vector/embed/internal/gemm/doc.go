@@ -1,0 +1,11 @@
+// Package gemm is the float32 matrix product Cairn's in-process embedding
+// models spend their time in: C += A·B (MulAdd), A row-major (M×K), B
+// packed once in panels of 16 columns (Pack), C row-major (M×N). The work
+// is cut in blocks of 256 rows of B (which then stay in the first-level
+// cache while every row block of A passes) and in micro-tiles of 6 rows ×
+// 16 columns, computed by an AVX2/FMA assembly kernel on amd64 CPUs that
+// have them, plain Go elsewhere (and with the purego build tag).
+//
+// It is internal to vector/embed so that every model (uselite, minilm)
+// runs on one copy of the kernel.
+package gemm
