@@ -126,6 +126,10 @@ type Options struct {
 	// context is cancelled and it answers TIMEOUT. 0 means
 	// DefaultCallTimeout.
 	CallTimeout time.Duration
+	// ProgressEvery is how often a call that a client asked progress of
+	// (a progressToken) says it is still working; 0 means
+	// DefaultProgressEvery.
+	ProgressEvery time.Duration
 }
 
 // DefaultCallTimeout is the deadline of a tool call unless
@@ -141,6 +145,8 @@ type Server struct {
 	log     *slog.Logger
 	version string
 	timeout time.Duration
+	// progressEvery is Options.ProgressEvery.
+	progressEvery time.Duration
 	// tracer makes the spans of calls; traced says whether they are
 	// exported, which is when consent decisions get spans of their own.
 	tracer trace.Tracer
@@ -163,7 +169,7 @@ func NewServer(d Deps, opts Options) (*Server, error) {
 	if d.Tracing == nil {
 		d.Tracing = telemetry.Off()
 	}
-	s := &Server{deps: d, byName: map[string]*Tool{}, log: d.Logger, version: opts.Version, timeout: cmp.Or(opts.CallTimeout, DefaultCallTimeout),
+	s := &Server{deps: d, byName: map[string]*Tool{}, log: d.Logger, version: opts.Version, timeout: cmp.Or(opts.CallTimeout, DefaultCallTimeout), progressEvery: cmp.Or(max(opts.ProgressEvery, 0), DefaultProgressEvery),
 		tracer: d.Tracing.Tracer(), traced: d.Tracing.Enabled}
 	d.allowGlobalSchemas = opts.AllowGlobalSchemas
 	toolsets := opts.Toolsets
@@ -231,9 +237,11 @@ func (s *Server) mcpServer(who PrincipalFunc, transport string) *mcpsdk.Server {
 			ctx = withRateRecorder(ctx, rec)
 		}
 		if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
-			ctx = withProgress(ctx, func(progress, total float64, msg string) {
+			r := &progressReporter{send: func(progress, total float64, msg string) {
 				_ = req.Session.NotifyProgress(ctx, &mcpsdk.ProgressNotificationParams{ProgressToken: tok, Progress: progress, Total: total, Message: msg})
-			})
+			}}
+			ctx = withProgress(ctx, r.report)
+			defer r.run(s.progressEvery)()
 		}
 		r := s.Handle(ctx, Request{Principal: p, Tool: req.Params.Name, Args: req.Params.Arguments, Transport: transport})
 		if r.Err != nil {

@@ -191,21 +191,3 @@ func intOf(v any) (int, bool) {
 	}
 	return 0, false
 }
-
-// progressKey carries a progress reporter in a call's context.
-type progressKey struct{}
-
-// progressFunc reports progress to the client that asked for it (a
-// progressToken); it does nothing otherwise.
-type progressFunc func(progress, total float64, message string)
-
-func withProgress(ctx context.Context, f progressFunc) context.Context {
-	return context.WithValue(ctx, progressKey{}, f)
-}
-
-func progressFrom(ctx context.Context) progressFunc {
-	if f, ok := ctx.Value(progressKey{}).(progressFunc); ok {
-		return f
-	}
-	return func(float64, float64, string) {}
-}
