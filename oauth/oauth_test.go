@@ -1,0 +1,545 @@
+package oauth_test
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/cairnkg/cairn/consent"
+	"github.com/cairnkg/cairn/controlplane"
+	"github.com/cairnkg/cairn/db/postgres"
+	"github.com/cairnkg/cairn/db/postgres/pgtest"
+	"github.com/cairnkg/cairn/db/sqlite/sqlitetest"
+	"github.com/cairnkg/cairn/migrations"
+	"github.com/cairnkg/cairn/oauth"
+)
+
+// ownerKey is the owner's API key in every test.
+const ownerKey = "cairn_sk_testownerkeytestownerkeytestownerkey00"
+
+// backends open a fresh, migrated control plane on each backend; the
+// PostgreSQL one skips (or fails under CI) without a server, as pgtest
+// decides.
+var backends = []struct {
+	name string
+	open func(t testing.TB) *controlplane.Store
+}{
+	{"SQLite", func(t testing.TB) *controlplane.Store {
+		return controlplane.New(sqlitetest.Open(t).Write, migrations.SQLite)
+	}},
+	{"Postgres", func(t testing.TB) *controlplane.Store {
+		db, err := postgres.Open(t.Context(), pgtest.URL(t), postgres.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		return controlplane.New(db.SQL, migrations.Postgres)
+	}},
+}
+
+// harness is an authorization server and a protected /mcp over one store.
+type harness struct {
+	t      *testing.T
+	store  *controlplane.Store
+	server *oauth.Server
+	url    string
+	owner  consent.User
+	client *http.Client
+	logs   *lockedBuffer
+}
+
+// lockedBuffer collects the server's log lines.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// noSecretsLogged fails if a token or code appears in the server's log.
+func (h *harness) noSecretsLogged(secrets ...string) {
+	h.t.Helper()
+	logs := h.logs.String()
+	for _, s := range secrets {
+		if s != "" && strings.Contains(logs, s) {
+			h.t.Errorf("the server logged a token or code")
+		}
+	}
+}
+
+func newHarness(t *testing.T, store *controlplane.Store) *harness {
+	t.Helper()
+	ctx := t.Context()
+	b, err := store.EnsureOwner(ctx, "owner", consent.HashKey(ownerKey), consent.DisplayPrefix(ownerKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	audit := consent.NewAuditLog(store, consent.AuditLogOptions{})
+	t.Cleanup(func() { _ = audit.Close() })
+	auth := consent.NewAuthenticator(store, nil)
+	logs := &lockedBuffer{}
+	log := slog.New(slog.NewTextHandler(io.MultiWriter(t.Output(), logs), nil))
+	srv, err := oauth.New(ctx, oauth.Options{Store: store, Audit: audit, SignIn: auth.Authenticate, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/", srv.Handler())
+	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
+		p, err := srv.Verify(r, strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusUnauthorized)
+			return
+		}
+		_, _ = io.WriteString(w, p.AgentName)
+	})
+	ts := httptest.NewServer(mux)
+	t.Cleanup(ts.Close)
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	return &harness{t: t, store: store, server: srv, url: ts.URL, owner: b.User, client: c, logs: logs}
+}
+
+func forEachBackend(t *testing.T, test func(t *testing.T, h *harness)) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			test(t, newHarness(t, b.open(t)))
+		})
+	}
+}
+
+const redirect = "http://127.0.0.1:9999/callback"
+
+// register registers a public client and returns its id.
+func (h *harness) register() string {
+	h.t.Helper()
+	body := `{"redirect_uris":["` + redirect + `"],"token_endpoint_auth_method":"none","client_name":"Test Host"}`
+	resp, err := h.client.Post(h.url+oauth.RegisterPath, "application/json", strings.NewReader(body))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	var out struct {
+		ClientID string `json:"client_id"`
+	}
+	decode(h.t, resp, http.StatusCreated, &out)
+	return out.ClientID
+}
+
+// pkce returns a verifier and its S256 challenge.
+func pkce(seed string) (verifier, challenge string) {
+	verifier = strings.Repeat(seed, 50)[:50]
+	sum := sha256.Sum256([]byte(verifier))
+	return verifier, base64.RawURLEncoding.EncodeToString(sum[:])
+}
+
+func (h *harness) authorizeQuery(clientID, redirectURI, challenge, resource string) url.Values {
+	q := url.Values{"response_type": {"code"}, "client_id": {clientID}, "redirect_uri": {redirectURI},
+		"code_challenge": {challenge}, "code_challenge_method": {"S256"}, "state": {"state-12345"}, "scope": {oauth.ScopeRead}}
+	if resource != "" {
+		q.Set("resource", resource)
+	}
+	return q
+}
+
+var csrfField = regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`)
+
+// approve opens the consent page, approves with the preset "read
+// everything but invoices" and returns the redirect the client gets.
+func (h *harness) approve(q url.Values, preset string) *url.URL {
+	h.t.Helper()
+	resp, err := h.client.Get(h.url + oauth.AuthorizePath + "?" + q.Encode())
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		h.t.Fatalf("consent page: %d %s", resp.StatusCode, page)
+	}
+	if resp.Header.Get("X-Frame-Options") != "DENY" || !strings.Contains(resp.Header.Get("Content-Security-Policy"), "frame-ancestors 'none'") {
+		h.t.Errorf("consent page headers: %v", resp.Header)
+	}
+	m := csrfField.FindSubmatch(page)
+	if m == nil {
+		h.t.Fatalf("no CSRF field on the consent page")
+	}
+	form := url.Values{}
+	for k, v := range q {
+		form[k] = v
+	}
+	form.Set("csrf", string(m[1]))
+	form.Set("preset", preset)
+	form.Set("owner_key", ownerKey)
+	form.Set("decision", "approve")
+	resp, err = h.client.PostForm(h.url+oauth.AuthorizePath, form)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther && resp.StatusCode != http.StatusFound {
+		h.t.Fatalf("approve: %d", resp.StatusCode)
+	}
+	loc, err := url.Parse(resp.Header.Get("Location"))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return loc
+}
+
+type tokens struct {
+	Access  string `json:"access_token"`
+	Refresh string `json:"refresh_token"`
+	Error   string `json:"error"`
+}
+
+func (h *harness) tokenRequest(form url.Values) (int, tokens) {
+	h.t.Helper()
+	resp, err := h.client.PostForm(h.url+oauth.TokenPath, form)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	var out tokens
+	decode(h.t, resp, 0, &out)
+	return resp.StatusCode, out
+}
+
+func (h *harness) exchange(clientID, code, verifier string) (int, tokens) {
+	return h.tokenRequest(url.Values{"grant_type": {"authorization_code"}, "client_id": {clientID}, "code": {code},
+		"redirect_uri": {redirect}, "code_verifier": {verifier}, "resource": {h.url + "/mcp"}})
+}
+
+func (h *harness) refresh(clientID, rt string) (int, tokens) {
+	return h.tokenRequest(url.Values{"grant_type": {"refresh_token"}, "client_id": {clientID}, "refresh_token": {rt},
+		"resource": {h.url + "/mcp"}})
+}
+
+// connect registers a client and runs the whole flow to its first tokens.
+func (h *harness) connect() (clientID string, tk tokens) {
+	h.t.Helper()
+	clientID = h.register()
+	verifier, challenge := pkce("v")
+	loc := h.approve(h.authorizeQuery(clientID, redirect, challenge, h.url+"/mcp"), "read-but-invoices")
+	status, tk := h.exchange(clientID, loc.Query().Get("code"), verifier)
+	if status != http.StatusOK || tk.Access == "" || tk.Refresh == "" {
+		h.t.Fatalf("exchange: %d %+v", status, tk)
+	}
+	return clientID, tk
+}
+
+// call returns the status of /mcp with a token, and the agent it acted as.
+func (h *harness) call(token string) (int, string) {
+	h.t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, h.url+"/mcp", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := h.client.Do(req)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, strings.TrimSpace(string(b))
+}
+
+// audited fails unless the audit log holds a refusal of tool with code.
+func (h *harness) audited(tool, code string) {
+	h.t.Helper()
+	recs, err := h.store.QueryAudit(h.t.Context(), consent.AuditQuery{UserID: h.owner.ID, Tool: tool, Decision: consent.Deny, Limit: 100})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	for _, r := range recs {
+		if r.ResultCode == code {
+			return
+		}
+	}
+	h.t.Errorf("no refusal of %s with %s in the audit log (%d refusals of it)", tool, code, len(recs))
+}
+
+func decode(t *testing.T, resp *http.Response, want int, v any) {
+	t.Helper()
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if want != 0 && resp.StatusCode != want {
+		t.Fatalf("status %d, want %d: %s", resp.StatusCode, want, b)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("%s: %v", b, err)
+	}
+}
+
+func TestOAuthGrantActsAsConsentedAgent(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, h *harness) {
+		clientID, tk := h.connect()
+		status, agent := h.call(tk.Access)
+		if status != http.StatusOK || agent != "oauth-test-host" {
+			t.Fatalf("call: %d %q", status, agent)
+		}
+		c, err := h.store.OAuthClient(t.Context(), clientID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rules, err := h.store.ListRules(t.Context(), h.owner.ID, c.AgentID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, r := range rules {
+			got = append(got, r.Pattern+" "+string(r.Action)+" "+string(r.Effect))
+		}
+		slices.Sort(got)
+		if want := "* read allow,entities/invoice read deny"; strings.Join(got, ",") != want {
+			t.Errorf("rules %q, want %q", strings.Join(got, ","), want)
+		}
+		// A refresh gives a working token, and the one it replaced no
+		// longer works.
+		status, tk2 := h.refresh(clientID, tk.Refresh)
+		if status != http.StatusOK {
+			t.Fatalf("refresh: %d %+v", status, tk2)
+		}
+		if s, _ := h.call(tk2.Access); s != http.StatusOK {
+			t.Errorf("refreshed token: %d", s)
+		}
+		if s, _ := h.call(tk.Access); s != http.StatusUnauthorized {
+			t.Errorf("replaced token: %d", s)
+		}
+	})
+}
+
+func TestOAuthWrongRedirectURI(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, h *harness) {
+		clientID := h.register()
+		_, challenge := pkce("w")
+		resp, err := h.client.Get(h.url + oauth.AuthorizePath + "?" + h.authorizeQuery(clientID, "https://evil.example/callback", challenge, "").Encode())
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || resp.Header.Get("Location") != "" || !strings.Contains(string(body), "invalid_request") {
+			t.Errorf("wrong redirect: %d %q %s", resp.StatusCode, resp.Header.Get("Location"), body)
+		}
+		h.audited("oauth.authorize", "invalid_request")
+		// A loopback redirect URI may change its port (RFC 8252).
+		resp, err = h.client.Get(h.url + oauth.AuthorizePath + "?" + h.authorizeQuery(clientID, "http://127.0.0.1:51234/callback", challenge, "").Encode())
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("loopback port: %d", resp.StatusCode)
+		}
+	})
+}
+
+func TestOAuthReplayedCode(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, h *harness) {
+		clientID := h.register()
+		verifier, challenge := pkce("r")
+		code := h.approve(h.authorizeQuery(clientID, redirect, challenge, ""), "read").Query().Get("code")
+		status, tk := h.exchange(clientID, code, verifier)
+		if status != http.StatusOK {
+			t.Fatalf("exchange: %d %+v", status, tk)
+		}
+		status, again := h.exchange(clientID, code, verifier)
+		if status != http.StatusBadRequest || again.Error != "invalid_grant" {
+			t.Errorf("replay: %d %+v", status, again)
+		}
+		h.audited("oauth.token", "invalid_grant")
+		h.noSecretsLogged(code, tk.Access, tk.Refresh)
+		// The replay revokes what the code gave.
+		if s, _ := h.call(tk.Access); s != http.StatusUnauthorized {
+			t.Errorf("access token after replay: %d", s)
+		}
+	})
+}
+
+func TestOAuthReusedRefreshTokenRevokesFamily(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, h *harness) {
+		clientID, tk := h.connect()
+		status, tk2 := h.refresh(clientID, tk.Refresh)
+		if status != http.StatusOK {
+			t.Fatalf("refresh: %d %+v", status, tk2)
+		}
+		status, reused := h.refresh(clientID, tk.Refresh)
+		if status != http.StatusBadRequest || reused.Error != "invalid_grant" {
+			t.Errorf("reuse: %d %+v", status, reused)
+		}
+		h.audited("oauth.token", "invalid_grant")
+		if s, _ := h.call(tk2.Access); s != http.StatusUnauthorized {
+			t.Errorf("access token of the family after reuse: %d", s)
+		}
+		if status, _ := h.refresh(clientID, tk2.Refresh); status != http.StatusBadRequest {
+			t.Errorf("newest refresh token after reuse: %d", status)
+		}
+		if !strings.Contains(h.logs.String(), "oauth request refused") {
+			t.Errorf("the refusals were not logged")
+		}
+		h.noSecretsLogged(tk.Access, tk.Refresh, tk2.Access, tk2.Refresh)
+	})
+}
+
+func TestOAuthTokenForAnotherResource(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, h *harness) {
+		clientID := h.register()
+		_, challenge := pkce("a")
+		resp, err := h.client.Get(h.url + oauth.AuthorizePath + "?" + h.authorizeQuery(clientID, redirect, challenge, "https://other.example/mcp").Encode())
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		loc, _ := url.Parse(resp.Header.Get("Location"))
+		if resp.StatusCode != http.StatusSeeOther || loc.Query().Get("error") != "invalid_target" {
+			t.Errorf("another resource: %d %v", resp.StatusCode, loc)
+		}
+		h.audited("oauth.authorize", "invalid_target")
+
+		// A token of this server, shown to the same server under another
+		// public URL (another resource), is refused there and audited.
+		_, tk := h.connect()
+		audit := consent.NewAuditLog(h.store, consent.AuditLogOptions{})
+		t.Cleanup(func() { _ = audit.Close() })
+		other, err := oauth.New(t.Context(), oauth.Options{Store: h.store, Audit: audit, PublicURL: "https://cairn.example",
+			SignIn: consent.NewAuthenticator(h.store, nil).Authenticate})
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := httptest.NewRequestWithContext(t.Context(), http.MethodPost, "https://cairn.example/mcp", nil)
+		if _, err := other.Verify(req, tk.Access); err == nil {
+			t.Errorf("a token for %s/mcp was accepted by https://cairn.example/mcp", h.url)
+		}
+		h.audited("oauth.verify", "invalid_target")
+	})
+}
+
+func TestOAuthTokenAfterRevocation(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, h *harness) {
+		clientID, tk := h.connect()
+		resp, err := h.client.PostForm(h.url+oauth.RevokePath, url.Values{"client_id": {clientID}, "token": {tk.Access}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("revoke: %d", resp.StatusCode)
+		}
+		if s, _ := h.call(tk.Access); s != http.StatusUnauthorized {
+			t.Errorf("access token after revocation: %d", s)
+		}
+		// Revoking the refresh token ends the grant.
+		resp, err = h.client.PostForm(h.url+oauth.RevokePath, url.Values{"client_id": {clientID}, "token": {tk.Refresh}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if status, out := h.refresh(clientID, tk.Refresh); status != http.StatusBadRequest || out.Error != "invalid_grant" {
+			t.Errorf("refresh after revocation: %d %+v", status, out)
+		}
+		h.audited("oauth.token", "invalid_grant")
+
+		// Disconnecting the client from the owner view revokes at once.
+		_, tk2 := h.connect()
+		c, err := h.store.ListOAuthClients(t.Context(), h.owner.ID)
+		if err != nil || len(c) < 1 {
+			t.Fatalf("clients: %v %v", c, err)
+		}
+		owner, err := h.store.OwnerPrincipal(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s, _ := h.call(tk2.Access); s != http.StatusOK {
+			t.Fatalf("before disconnect: %d", s)
+		}
+		for _, cl := range c {
+			if err := h.server.Disconnect(t.Context(), owner, cl.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if s, _ := h.call(tk2.Access); s != http.StatusUnauthorized {
+			t.Errorf("after disconnect: %d", s)
+		}
+		if status, _ := h.refresh(c[0].ID, tk2.Refresh); status != http.StatusBadRequest {
+			t.Errorf("refresh after disconnect: %d", status)
+		}
+	})
+}
+
+func TestOAuthPKCEVerifierMismatch(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, h *harness) {
+		clientID := h.register()
+		_, challenge := pkce("p")
+		code := h.approve(h.authorizeQuery(clientID, redirect, challenge, ""), "read").Query().Get("code")
+		wrong, _ := pkce("q")
+		status, out := h.exchange(clientID, code, wrong)
+		if status != http.StatusBadRequest || out.Error != "invalid_grant" {
+			t.Errorf("wrong verifier: %d %+v", status, out)
+		}
+		h.audited("oauth.token", "invalid_grant")
+		// plain is refused, and so is a request without a challenge.
+		for _, q := range []url.Values{
+			func() url.Values {
+				q := h.authorizeQuery(clientID, redirect, challenge, "")
+				q.Set("code_challenge_method", "plain")
+				return q
+			}(),
+			func() url.Values {
+				q := h.authorizeQuery(clientID, redirect, "", "")
+				q.Del("code_challenge")
+				return q
+			}(),
+		} {
+			resp, err := h.client.Get(h.url + oauth.AuthorizePath + "?" + q.Encode())
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			loc, _ := url.Parse(resp.Header.Get("Location"))
+			if loc.Query().Get("error") != "invalid_request" {
+				t.Errorf("%s: %d %v", q.Get("code_challenge_method"), resp.StatusCode, loc)
+			}
+		}
+		h.audited("oauth.authorize", "invalid_request")
+	})
+}
+
+func TestOAuthConsentFormNeedsCSRFAndOwner(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, h *harness) {
+		clientID := h.register()
+		_, challenge := pkce("c")
+		form := h.authorizeQuery(clientID, redirect, challenge, "")
+		form.Set("preset", "read")
+		form.Set("owner_key", ownerKey)
+		form.Set("decision", "approve")
+		form.Set("csrf", strings.Repeat("0", 64))
+		resp, err := h.client.PostForm(h.url+oauth.AuthorizePath, form)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Errorf("forged form: %d", resp.StatusCode)
+		}
+		h.audited("oauth.authorize", "csrf")
+	})
+}
