@@ -95,7 +95,7 @@ Scopes asked: {{range .Scopes}}<code>{{.}}</code> {{else}}none (read and write m
 <button type="submit" name="decision" value="deny" formnovalidate>Deny</button>
 </form>
 <p>Approving creates an agent for this client with exactly these consent rules; its tokens act as that agent.
-Disconnect it any time in the console or with <code>cairn admin oauth disconnect</code>.</p>
+Disconnect it any time in the console, under <em>Connected clients</em>.</p>
 </body></html>`))
 
 // pageHeaders forbid framing (clickjacking), caching and referrers, and

@@ -356,6 +356,11 @@ func (s *Server) touch(ctx context.Context, clientID string) {
 	}
 }
 
+// ListOAuthClients returns the clients a user approved.
+func (s *Server) ListOAuthClients(ctx context.Context, userID string) ([]controlplane.OAuthClient, error) {
+	return s.opts.Store.ListOAuthClients(ctx, userID)
+}
+
 // Disconnect revokes every token of a client of a user at once and removes
 // its agent's rules; the next call with one of its tokens is refused.
 func (s *Server) Disconnect(ctx context.Context, p consent.Principal, clientID string) error {

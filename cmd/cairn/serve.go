@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairnkg/cairn/console"
 	"github.com/cairnkg/cairn/mcp"
 	"github.com/cairnkg/cairn/telemetry"
 )
@@ -175,8 +176,9 @@ OTLP/HTTP, and a call's trace id is its request id (docs/operations.md).`,
 					allowed = append(allowed, strings.TrimSuffix(*publicURL, "/"))
 				}
 				var authOpt mcp.OAuthServer
+				var clients console.OAuthClients
 				if authServer != nil {
-					authOpt = authServer
+					authOpt, clients = authServer, authServer
 				}
 				bodyTimeout := *readTimeout
 				if bodyTimeout == 0 {
@@ -184,7 +186,7 @@ OTLP/HTTP, and a call's trace id is its request id (docs/operations.md).`,
 				}
 				stopping := make(chan struct{})
 				srv := httpServer(a.mcp.HTTPHandler(mcp.HTTPOptions{Auth: a.auth, Ready: a.ready, ReadyDetails: a.readyDetails(), MaxRequestBytes: *maxBody,
-					OAuth: authOpt, AllowedOrigins: allowed, ReadTimeout: bodyTimeout, Console: a.console(), Stopping: stopping}))
+					OAuth: authOpt, AllowedOrigins: allowed, ReadTimeout: bodyTimeout, Console: a.console(clients), Stopping: stopping}))
 				srv.RegisterOnShutdown(func() { close(stopping) })
 				// Background work starts once the start has succeeded, so
 				// that a failed start leaves nothing running and writes
