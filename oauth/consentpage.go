@@ -105,7 +105,7 @@ func pageHeaders(w http.ResponseWriter, nonce string) {
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'nonce-"+nonce+"'; frame-ancestors 'none'; base-uri 'none'")
 	h.Set("Cache-Control", "no-store")
-	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Referrer-Policy", "same-origin") // no-referrer would make the form post Origin: null
 	h.Set("X-Content-Type-Options", "nosniff")
 }
 
