@@ -240,11 +240,17 @@ func (s *Store) DeleteOAuthToken(ctx context.Context, kind, signatureHash string
 	return wrap("delete oauth token", err)
 }
 
-// DeactivateOAuthToken marks one token used (an authorization code once
-// exchanged), keeping it so that a replay is recognised.
-func (s *Store) DeactivateOAuthToken(ctx context.Context, kind, signatureHash string) error {
-	_, err := s.db.ExecContext(ctx, `UPDATE oauth_tokens SET active = FALSE WHERE signature_hash = $1 AND kind = $2`, signatureHash, kind)
-	return wrap("deactivate oauth token", err)
+// DeactivateOAuthToken marks one active token used (an authorization code
+// once exchanged, a refresh token once rotated), keeping it so that a replay
+// is recognised. It reports whether this call did it: of two concurrent
+// callers, one only sees true.
+func (s *Store) DeactivateOAuthToken(ctx context.Context, kind, signatureHash string) (bool, error) {
+	res, err := s.db.ExecContext(ctx, `UPDATE oauth_tokens SET active = FALSE WHERE signature_hash = $1 AND kind = $2 AND active`, signatureHash, kind)
+	if err != nil {
+		return false, wrap("deactivate oauth token", err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, wrap("deactivate oauth token", err)
 }
 
 // DeactivateOAuthFamily marks every token of a kind of one grant inactive

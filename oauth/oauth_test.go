@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/cairnkg/cairn/consent"
 	"github.com/cairnkg/cairn/controlplane"
@@ -100,7 +101,10 @@ func newHarness(t *testing.T, store *controlplane.Store) *harness {
 	auth := consent.NewAuthenticator(store, nil)
 	logs := &lockedBuffer{}
 	log := slog.New(slog.NewTextHandler(io.MultiWriter(t.Output(), logs), nil))
-	srv, err := oauth.New(ctx, oauth.Options{Store: store, Audit: audit, SignIn: auth.Authenticate, Logger: log})
+	// Limits high enough for every case of a backend from one address;
+	// testRateLimits checks them with its own.
+	limiter := consent.NewLimiter(store, consent.LimiterOptions{Limits: map[consent.RateClass]int{oauth.RateClassToken: 1000, oauth.RateClassRegister: 1000}})
+	srv, err := oauth.New(ctx, oauth.Options{Store: store, Audit: audit, SignIn: auth.Authenticate, Logger: log, Limiter: limiter})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,13 +125,43 @@ func newHarness(t *testing.T, store *controlplane.Store) *harness {
 	return &harness{t: t, store: store, server: srv, url: ts.URL, owner: b.User, client: c, logs: logs}
 }
 
-func forEachBackend(t *testing.T, test func(t *testing.T, h *harness)) {
+// TestOAuth runs the authorization server's cases on each backend, one
+// store per backend (a PostgreSQL schema is costly to migrate), each case
+// with clients of its own.
+func TestOAuth(t *testing.T) {
+	cases := []struct {
+		name string
+		run  func(t *testing.T, h *harness)
+	}{
+		{"GrantActsAsConsentedAgent", testGrantActsAsConsentedAgent},
+		{"WrongRedirectURI", testWrongRedirectURI},
+		{"ReplayedCode", testReplayedCode},
+		{"ReusedRefreshTokenRevokesFamily", testReusedRefreshTokenRevokesFamily},
+		{"TokenForAnotherResource", testTokenForAnotherResource},
+		{"TokenAfterRevocation", testTokenAfterRevocation},
+		{"PKCEVerifierMismatch", testPKCEVerifierMismatch},
+		{"ConsentFormNeedsCSRFAndOwner", testConsentFormNeedsCSRFAndOwner},
+	}
+	cases = append(cases, struct {
+		name string
+		run  func(t *testing.T, h *harness)
+	}{"RateLimits", testRateLimits})
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()
-			test(t, newHarness(t, b.open(t)))
+			h := newHarness(t, b.open(t))
+			for _, c := range cases {
+				t.Run(c.name, func(t *testing.T) { c.run(t, h.with(t)) })
+			}
 		})
 	}
+}
+
+// with returns the harness for a subtest.
+func (h *harness) with(t *testing.T) *harness {
+	c := *h
+	c.t = t
+	return &c
 }
 
 const redirect = "http://127.0.0.1:9999/callback"
@@ -262,15 +296,16 @@ func (h *harness) call(token string) (int, string) {
 	return resp.StatusCode, strings.TrimSpace(string(b))
 }
 
-// audited fails unless the audit log holds a refusal of tool with code.
-func (h *harness) audited(tool, code string) {
+// audited fails unless the audit log holds a refusal of tool with code
+// (of a client, when clientID is not empty).
+func (h *harness) audited(clientID, tool, code string) {
 	h.t.Helper()
 	recs, err := h.store.QueryAudit(h.t.Context(), consent.AuditQuery{UserID: h.owner.ID, Tool: tool, Decision: consent.Deny, Limit: 100})
 	if err != nil {
 		h.t.Fatal(err)
 	}
 	for _, r := range recs {
-		if r.ResultCode == code {
+		if r.ResultCode == code && (clientID == "" || r.KeyID == clientID) {
 			return
 		}
 	}
@@ -289,257 +324,288 @@ func decode(t *testing.T, resp *http.Response, want int, v any) {
 	}
 }
 
-func TestOAuthGrantActsAsConsentedAgent(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, h *harness) {
-		clientID, tk := h.connect()
-		status, agent := h.call(tk.Access)
-		if status != http.StatusOK || agent != "oauth-test-host" {
-			t.Fatalf("call: %d %q", status, agent)
-		}
-		c, err := h.store.OAuthClient(t.Context(), clientID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rules, err := h.store.ListRules(t.Context(), h.owner.ID, c.AgentID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got []string
-		for _, r := range rules {
-			got = append(got, r.Pattern+" "+string(r.Action)+" "+string(r.Effect))
-		}
-		slices.Sort(got)
-		if want := "* read allow,entities/invoice read deny"; strings.Join(got, ",") != want {
-			t.Errorf("rules %q, want %q", strings.Join(got, ","), want)
-		}
-		// A refresh gives a working token, and the one it replaced no
-		// longer works.
-		status, tk2 := h.refresh(clientID, tk.Refresh)
-		if status != http.StatusOK {
-			t.Fatalf("refresh: %d %+v", status, tk2)
-		}
-		if s, _ := h.call(tk2.Access); s != http.StatusOK {
-			t.Errorf("refreshed token: %d", s)
-		}
-		if s, _ := h.call(tk.Access); s != http.StatusUnauthorized {
-			t.Errorf("replaced token: %d", s)
-		}
-	})
+func testGrantActsAsConsentedAgent(t *testing.T, h *harness) {
+	clientID, tk := h.connect()
+	status, agent := h.call(tk.Access)
+	if status != http.StatusOK || agent != "oauth-test-host" {
+		t.Fatalf("call: %d %q", status, agent)
+	}
+	c, err := h.store.OAuthClient(t.Context(), clientID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules, err := h.store.ListRules(t.Context(), h.owner.ID, c.AgentID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range rules {
+		got = append(got, r.Pattern+" "+string(r.Action)+" "+string(r.Effect))
+	}
+	slices.Sort(got)
+	if want := "* read allow,entities/invoice read deny"; strings.Join(got, ",") != want {
+		t.Errorf("rules %q, want %q", strings.Join(got, ","), want)
+	}
+	// A refresh gives a working token, and the one it replaced no
+	// longer works.
+	status, tk2 := h.refresh(clientID, tk.Refresh)
+	if status != http.StatusOK {
+		t.Fatalf("refresh: %d %+v", status, tk2)
+	}
+	if s, _ := h.call(tk2.Access); s != http.StatusOK {
+		t.Errorf("refreshed token: %d", s)
+	}
+	if s, _ := h.call(tk.Access); s != http.StatusUnauthorized {
+		t.Errorf("replaced token: %d", s)
+	}
 }
 
-func TestOAuthWrongRedirectURI(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, h *harness) {
-		clientID := h.register()
-		_, challenge := pkce("w")
-		resp, err := h.client.Get(h.url + oauth.AuthorizePath + "?" + h.authorizeQuery(clientID, "https://evil.example/callback", challenge, "").Encode())
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusBadRequest || resp.Header.Get("Location") != "" || !strings.Contains(string(body), "invalid_request") {
-			t.Errorf("wrong redirect: %d %q %s", resp.StatusCode, resp.Header.Get("Location"), body)
-		}
-		h.audited("oauth.authorize", "invalid_request")
-		// A loopback redirect URI may change its port (RFC 8252).
-		resp, err = h.client.Get(h.url + oauth.AuthorizePath + "?" + h.authorizeQuery(clientID, "http://127.0.0.1:51234/callback", challenge, "").Encode())
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Errorf("loopback port: %d", resp.StatusCode)
-		}
-	})
+func testWrongRedirectURI(t *testing.T, h *harness) {
+	clientID := h.register()
+	_, challenge := pkce("w")
+	resp, err := h.client.Get(h.url + oauth.AuthorizePath + "?" + h.authorizeQuery(clientID, "https://evil.example/callback", challenge, "").Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest || resp.Header.Get("Location") != "" || !strings.Contains(string(body), "invalid_request") {
+		t.Errorf("wrong redirect: %d %q %s", resp.StatusCode, resp.Header.Get("Location"), body)
+	}
+	h.audited(clientID, "oauth.authorize", "invalid_request")
+	// A loopback redirect URI may change its port (RFC 8252).
+	resp, err = h.client.Get(h.url + oauth.AuthorizePath + "?" + h.authorizeQuery(clientID, "http://127.0.0.1:51234/callback", challenge, "").Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("loopback port: %d", resp.StatusCode)
+	}
 }
 
-func TestOAuthReplayedCode(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, h *harness) {
-		clientID := h.register()
-		verifier, challenge := pkce("r")
-		code := h.approve(h.authorizeQuery(clientID, redirect, challenge, ""), "read").Query().Get("code")
-		status, tk := h.exchange(clientID, code, verifier)
-		if status != http.StatusOK {
-			t.Fatalf("exchange: %d %+v", status, tk)
-		}
-		status, again := h.exchange(clientID, code, verifier)
-		if status != http.StatusBadRequest || again.Error != "invalid_grant" {
-			t.Errorf("replay: %d %+v", status, again)
-		}
-		h.audited("oauth.token", "invalid_grant")
-		h.noSecretsLogged(code, tk.Access, tk.Refresh)
-		// The replay revokes what the code gave.
-		if s, _ := h.call(tk.Access); s != http.StatusUnauthorized {
-			t.Errorf("access token after replay: %d", s)
-		}
-	})
+func testReplayedCode(t *testing.T, h *harness) {
+	clientID := h.register()
+	verifier, challenge := pkce("r")
+	code := h.approve(h.authorizeQuery(clientID, redirect, challenge, ""), "read").Query().Get("code")
+	status, tk := h.exchange(clientID, code, verifier)
+	if status != http.StatusOK {
+		t.Fatalf("exchange: %d %+v", status, tk)
+	}
+	status, again := h.exchange(clientID, code, verifier)
+	if status != http.StatusBadRequest || again.Error != "invalid_grant" {
+		t.Errorf("replay: %d %+v", status, again)
+	}
+	h.audited(clientID, "oauth.token", "invalid_grant")
+	h.noSecretsLogged(code, tk.Access, tk.Refresh)
+	// The replay revokes what the code gave.
+	if s, _ := h.call(tk.Access); s != http.StatusUnauthorized {
+		t.Errorf("access token after replay: %d", s)
+	}
 }
 
-func TestOAuthReusedRefreshTokenRevokesFamily(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, h *harness) {
-		clientID, tk := h.connect()
-		status, tk2 := h.refresh(clientID, tk.Refresh)
-		if status != http.StatusOK {
-			t.Fatalf("refresh: %d %+v", status, tk2)
-		}
-		status, reused := h.refresh(clientID, tk.Refresh)
-		if status != http.StatusBadRequest || reused.Error != "invalid_grant" {
-			t.Errorf("reuse: %d %+v", status, reused)
-		}
-		h.audited("oauth.token", "invalid_grant")
-		if s, _ := h.call(tk2.Access); s != http.StatusUnauthorized {
-			t.Errorf("access token of the family after reuse: %d", s)
-		}
-		if status, _ := h.refresh(clientID, tk2.Refresh); status != http.StatusBadRequest {
-			t.Errorf("newest refresh token after reuse: %d", status)
-		}
-		if !strings.Contains(h.logs.String(), "oauth request refused") {
-			t.Errorf("the refusals were not logged")
-		}
-		h.noSecretsLogged(tk.Access, tk.Refresh, tk2.Access, tk2.Refresh)
-	})
+func testReusedRefreshTokenRevokesFamily(t *testing.T, h *harness) {
+	clientID, tk := h.connect()
+	status, tk2 := h.refresh(clientID, tk.Refresh)
+	if status != http.StatusOK {
+		t.Fatalf("refresh: %d %+v", status, tk2)
+	}
+	status, reused := h.refresh(clientID, tk.Refresh)
+	if status != http.StatusBadRequest || reused.Error != "invalid_grant" {
+		t.Errorf("reuse: %d %+v", status, reused)
+	}
+	h.audited(clientID, "oauth.token", "invalid_grant")
+	if s, _ := h.call(tk2.Access); s != http.StatusUnauthorized {
+		t.Errorf("access token of the family after reuse: %d", s)
+	}
+	if status, _ := h.refresh(clientID, tk2.Refresh); status != http.StatusBadRequest {
+		t.Errorf("newest refresh token after reuse: %d", status)
+	}
+	if !strings.Contains(h.logs.String(), "oauth request refused") {
+		t.Errorf("the refusals were not logged")
+	}
+	h.noSecretsLogged(tk.Access, tk.Refresh, tk2.Access, tk2.Refresh)
+
+	// Two refreshes with one token at once: at most one succeeds.
+	clientID, tk = h.connect()
+	statuses := make(chan int, 2)
+	for range 2 {
+		go func() {
+			// Not h.refresh: t.Fatal must not run off the test's goroutine.
+			resp, err := h.client.PostForm(h.url+oauth.TokenPath, url.Values{"grant_type": {"refresh_token"},
+				"client_id": {clientID}, "refresh_token": {tk.Refresh}})
+			if err != nil {
+				statuses <- 0
+				return
+			}
+			resp.Body.Close()
+			statuses <- resp.StatusCode
+		}()
+	}
+	if a, b := <-statuses, <-statuses; a == http.StatusOK && b == http.StatusOK {
+		t.Errorf("one refresh token was rotated twice")
+	}
 }
 
-func TestOAuthTokenForAnotherResource(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, h *harness) {
-		clientID := h.register()
-		_, challenge := pkce("a")
-		resp, err := h.client.Get(h.url + oauth.AuthorizePath + "?" + h.authorizeQuery(clientID, redirect, challenge, "https://other.example/mcp").Encode())
+func testTokenForAnotherResource(t *testing.T, h *harness) {
+	clientID := h.register()
+	_, challenge := pkce("a")
+	resp, err := h.client.Get(h.url + oauth.AuthorizePath + "?" + h.authorizeQuery(clientID, redirect, challenge, "https://other.example/mcp").Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	loc, _ := url.Parse(resp.Header.Get("Location"))
+	if resp.StatusCode != http.StatusSeeOther || loc.Query().Get("error") != "invalid_target" {
+		t.Errorf("another resource: %d %v", resp.StatusCode, loc)
+	}
+	h.audited(clientID, "oauth.authorize", "invalid_target")
+
+	// A token of this server, shown to the same server under another
+	// public URL (another resource), is refused there and audited.
+	otherClient, tk := h.connect()
+	audit := consent.NewAuditLog(h.store, consent.AuditLogOptions{})
+	t.Cleanup(func() { _ = audit.Close() })
+	other, err := oauth.New(t.Context(), oauth.Options{Store: h.store, Audit: audit, PublicURL: "https://cairn.example",
+		SignIn: consent.NewAuthenticator(h.store, nil).Authenticate})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := httptest.NewRequestWithContext(t.Context(), http.MethodPost, "https://cairn.example/mcp", nil)
+	if _, err := other.Verify(req, tk.Access); err == nil {
+		t.Errorf("a token for %s/mcp was accepted by https://cairn.example/mcp", h.url)
+	}
+	h.audited(otherClient, "oauth.verify", "invalid_target")
+}
+
+func testTokenAfterRevocation(t *testing.T, h *harness) {
+	clientID, tk := h.connect()
+	resp, err := h.client.PostForm(h.url+oauth.RevokePath, url.Values{"client_id": {clientID}, "token": {tk.Access}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("revoke: %d", resp.StatusCode)
+	}
+	if s, _ := h.call(tk.Access); s != http.StatusUnauthorized {
+		t.Errorf("access token after revocation: %d", s)
+	}
+	// Revoking the refresh token ends the grant.
+	resp, err = h.client.PostForm(h.url+oauth.RevokePath, url.Values{"client_id": {clientID}, "token": {tk.Refresh}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if status, out := h.refresh(clientID, tk.Refresh); status != http.StatusBadRequest || out.Error != "invalid_grant" {
+		t.Errorf("refresh after revocation: %d %+v", status, out)
+	}
+	h.audited(clientID, "oauth.token", "invalid_grant")
+
+	// Disconnecting the client from the owner view revokes at once.
+	client2, tk2 := h.connect()
+	owner, err := h.store.OwnerPrincipal(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := h.call(tk2.Access); s != http.StatusOK {
+		t.Fatalf("before disconnect: %d", s)
+	}
+	if err := h.server.Disconnect(t.Context(), owner, client2); err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := h.call(tk2.Access); s != http.StatusUnauthorized {
+		t.Errorf("after disconnect: %d", s)
+	}
+	if status, _ := h.refresh(client2, tk2.Refresh); status != http.StatusBadRequest {
+		t.Errorf("refresh after disconnect: %d", status)
+	}
+}
+
+func testPKCEVerifierMismatch(t *testing.T, h *harness) {
+	clientID := h.register()
+	_, challenge := pkce("p")
+	code := h.approve(h.authorizeQuery(clientID, redirect, challenge, ""), "read").Query().Get("code")
+	wrong, _ := pkce("q")
+	status, out := h.exchange(clientID, code, wrong)
+	if status != http.StatusBadRequest || out.Error != "invalid_grant" {
+		t.Errorf("wrong verifier: %d %+v", status, out)
+	}
+	h.audited(clientID, "oauth.token", "invalid_grant")
+	// plain is refused, and so is a request without a challenge.
+	for _, q := range []url.Values{
+		func() url.Values {
+			q := h.authorizeQuery(clientID, redirect, challenge, "")
+			q.Set("code_challenge_method", "plain")
+			return q
+		}(),
+		func() url.Values {
+			q := h.authorizeQuery(clientID, redirect, "", "")
+			q.Del("code_challenge")
+			return q
+		}(),
+	} {
+		resp, err := h.client.Get(h.url + oauth.AuthorizePath + "?" + q.Encode())
 		if err != nil {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
 		loc, _ := url.Parse(resp.Header.Get("Location"))
-		if resp.StatusCode != http.StatusSeeOther || loc.Query().Get("error") != "invalid_target" {
-			t.Errorf("another resource: %d %v", resp.StatusCode, loc)
+		if loc.Query().Get("error") != "invalid_request" {
+			t.Errorf("%s: %d %v", q.Get("code_challenge_method"), resp.StatusCode, loc)
 		}
-		h.audited("oauth.authorize", "invalid_target")
-
-		// A token of this server, shown to the same server under another
-		// public URL (another resource), is refused there and audited.
-		_, tk := h.connect()
-		audit := consent.NewAuditLog(h.store, consent.AuditLogOptions{})
-		t.Cleanup(func() { _ = audit.Close() })
-		other, err := oauth.New(t.Context(), oauth.Options{Store: h.store, Audit: audit, PublicURL: "https://cairn.example",
-			SignIn: consent.NewAuthenticator(h.store, nil).Authenticate})
-		if err != nil {
-			t.Fatal(err)
-		}
-		req := httptest.NewRequestWithContext(t.Context(), http.MethodPost, "https://cairn.example/mcp", nil)
-		if _, err := other.Verify(req, tk.Access); err == nil {
-			t.Errorf("a token for %s/mcp was accepted by https://cairn.example/mcp", h.url)
-		}
-		h.audited("oauth.verify", "invalid_target")
-	})
+	}
+	h.audited(clientID, "oauth.authorize", "invalid_request")
 }
 
-func TestOAuthTokenAfterRevocation(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, h *harness) {
-		clientID, tk := h.connect()
-		resp, err := h.client.PostForm(h.url+oauth.RevokePath, url.Values{"client_id": {clientID}, "token": {tk.Access}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("revoke: %d", resp.StatusCode)
-		}
-		if s, _ := h.call(tk.Access); s != http.StatusUnauthorized {
-			t.Errorf("access token after revocation: %d", s)
-		}
-		// Revoking the refresh token ends the grant.
-		resp, err = h.client.PostForm(h.url+oauth.RevokePath, url.Values{"client_id": {clientID}, "token": {tk.Refresh}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if status, out := h.refresh(clientID, tk.Refresh); status != http.StatusBadRequest || out.Error != "invalid_grant" {
-			t.Errorf("refresh after revocation: %d %+v", status, out)
-		}
-		h.audited("oauth.token", "invalid_grant")
-
-		// Disconnecting the client from the owner view revokes at once.
-		_, tk2 := h.connect()
-		c, err := h.store.ListOAuthClients(t.Context(), h.owner.ID)
-		if err != nil || len(c) < 1 {
-			t.Fatalf("clients: %v %v", c, err)
-		}
-		owner, err := h.store.OwnerPrincipal(t.Context())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if s, _ := h.call(tk2.Access); s != http.StatusOK {
-			t.Fatalf("before disconnect: %d", s)
-		}
-		for _, cl := range c {
-			if err := h.server.Disconnect(t.Context(), owner, cl.ID); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if s, _ := h.call(tk2.Access); s != http.StatusUnauthorized {
-			t.Errorf("after disconnect: %d", s)
-		}
-		if status, _ := h.refresh(c[0].ID, tk2.Refresh); status != http.StatusBadRequest {
-			t.Errorf("refresh after disconnect: %d", status)
-		}
-	})
+func testConsentFormNeedsCSRFAndOwner(t *testing.T, h *harness) {
+	clientID := h.register()
+	_, challenge := pkce("c")
+	form := h.authorizeQuery(clientID, redirect, challenge, "")
+	form.Set("preset", "read")
+	form.Set("owner_key", ownerKey)
+	form.Set("decision", "approve")
+	form.Set("csrf", strings.Repeat("0", 64))
+	resp, err := h.client.PostForm(h.url+oauth.AuthorizePath, form)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("forged form: %d", resp.StatusCode)
+	}
+	h.audited("", "oauth.authorize", "csrf")
 }
 
-func TestOAuthPKCEVerifierMismatch(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, h *harness) {
-		clientID := h.register()
-		_, challenge := pkce("p")
-		code := h.approve(h.authorizeQuery(clientID, redirect, challenge, ""), "read").Query().Get("code")
-		wrong, _ := pkce("q")
-		status, out := h.exchange(clientID, code, wrong)
-		if status != http.StatusBadRequest || out.Error != "invalid_grant" {
-			t.Errorf("wrong verifier: %d %+v", status, out)
-		}
-		h.audited("oauth.token", "invalid_grant")
-		// plain is refused, and so is a request without a challenge.
-		for _, q := range []url.Values{
-			func() url.Values {
-				q := h.authorizeQuery(clientID, redirect, challenge, "")
-				q.Set("code_challenge_method", "plain")
-				return q
-			}(),
-			func() url.Values {
-				q := h.authorizeQuery(clientID, redirect, "", "")
-				q.Del("code_challenge")
-				return q
-			}(),
-		} {
-			resp, err := h.client.Get(h.url + oauth.AuthorizePath + "?" + q.Encode())
+func testRateLimits(t *testing.T, h *harness) {
+	// A fixed clock: the window cannot roll over between the requests.
+	at := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	limiter := consent.NewLimiter(h.store, consent.LimiterOptions{Now: func() time.Time { return at },
+		Limits: map[consent.RateClass]int{oauth.RateClassToken: 2, oauth.RateClassRegister: 2}})
+	audit := consent.NewAuditLog(h.store, consent.AuditLogOptions{})
+	t.Cleanup(func() { _ = audit.Close() })
+	srv, err := oauth.New(t.Context(), oauth.Options{Store: h.store, Audit: audit, Limiter: limiter,
+		SignIn: consent.NewAuthenticator(h.store, nil).Authenticate})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(ts.Close)
+	for _, ep := range []struct{ path, body, ctype string }{
+		{oauth.RegisterPath, `{"redirect_uris":["` + redirect + `"],"token_endpoint_auth_method":"none"}`, "application/json"},
+		{oauth.TokenPath, "grant_type=refresh_token&client_id=oac_x&refresh_token=ory_rt_x", "application/x-www-form-urlencoded"},
+	} {
+		var last *http.Response
+		for range 3 {
+			resp, err := http.Post(ts.URL+ep.path, ep.ctype, strings.NewReader(ep.body))
 			if err != nil {
 				t.Fatal(err)
 			}
 			resp.Body.Close()
-			loc, _ := url.Parse(resp.Header.Get("Location"))
-			if loc.Query().Get("error") != "invalid_request" {
-				t.Errorf("%s: %d %v", q.Get("code_challenge_method"), resp.StatusCode, loc)
-			}
+			last = resp
 		}
-		h.audited("oauth.authorize", "invalid_request")
-	})
-}
-
-func TestOAuthConsentFormNeedsCSRFAndOwner(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, h *harness) {
-		clientID := h.register()
-		_, challenge := pkce("c")
-		form := h.authorizeQuery(clientID, redirect, challenge, "")
-		form.Set("preset", "read")
-		form.Set("owner_key", ownerKey)
-		form.Set("decision", "approve")
-		form.Set("csrf", strings.Repeat("0", 64))
-		resp, err := h.client.PostForm(h.url+oauth.AuthorizePath, form)
-		if err != nil {
-			t.Fatal(err)
+		if last.StatusCode != http.StatusTooManyRequests || last.Header.Get("Retry-After") == "" {
+			t.Errorf("%s, third request over a limit of 2: %d, Retry-After %q", ep.path, last.StatusCode, last.Header.Get("Retry-After"))
 		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusForbidden {
-			t.Errorf("forged form: %d", resp.StatusCode)
-		}
-		h.audited("oauth.authorize", "csrf")
-	})
+	}
 }

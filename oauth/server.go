@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ory/fosite"
@@ -105,7 +106,13 @@ type Server struct {
 
 	mu      sync.Mutex
 	touched map[string]time.Time
+	// issued counts tokens issued, to prune expired ones now and then.
+	issued atomic.Int64
 }
+
+// pruneEvery is how many token responses pass between two prunings of
+// expired codes and tokens.
+const pruneEvery = 256
 
 type resourceKey struct{}
 
@@ -296,6 +303,11 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	}
 	s.granted(ctx, ar, "oauth.token."+strings.Join(ar.GetGrantTypes(), " "))
 	s.provider.WriteAccessResponse(ctx, w, ar, resp)
+	if s.issued.Add(1)%pruneEvery == 0 {
+		if err := s.opts.Store.PruneOAuthTokens(ctx, time.Now()); err != nil {
+			s.log.Warn("oauth: prune expired tokens", "err", err)
+		}
+	}
 }
 
 // revoke is the revocation endpoint (RFC 7009): it answers 200 for a

@@ -182,8 +182,14 @@ func (s *storage) GetAuthorizeCodeSession(ctx context.Context, code string, sess
 }
 
 // InvalidateAuthorizeCodeSession implements oauth2.AuthorizeCodeStorage.
+// Of two exchanges of one code racing each other, only the first to mark
+// it used gets tokens.
 func (s *storage) InvalidateAuthorizeCodeSession(ctx context.Context, code string) error {
-	return s.cp.DeactivateOAuthToken(ctx, kindCode, hashSignature(code))
+	ok, err := s.cp.DeactivateOAuthToken(ctx, kindCode, hashSignature(code))
+	if err == nil && !ok {
+		return fosite.ErrInvalidatedAuthorizeCode
+	}
+	return err
 }
 
 // CreatePKCERequestSession implements pkce.PKCERequestStorage.
@@ -235,12 +241,25 @@ func (s *storage) DeleteRefreshTokenSession(ctx context.Context, signature strin
 
 // RotateRefreshToken implements oauth2.RefreshTokenStorage: the grant's
 // refresh tokens become inactive (kept, so that presenting one again is
-// seen as reuse) and its access tokens are deleted.
-func (s *storage) RotateRefreshToken(ctx context.Context, requestID, _ string) error {
+// seen as reuse) and its access tokens are deleted. The presented token is
+// marked used first, conditionally: of two refreshes with one token racing
+// each other, the second finds it used, which is reuse, and the grant is
+// revoked rather than split into two live families.
+func (s *storage) RotateRefreshToken(ctx context.Context, requestID, signature string) error {
+	ok, err := s.cp.DeactivateOAuthToken(ctx, kindRefresh, hashSignature(signature))
+	if err != nil {
+		return err
+	}
 	if err := s.cp.DeactivateOAuthFamily(ctx, kindRefresh, requestID); err != nil {
 		return err
 	}
-	return s.cp.DeleteOAuthFamily(ctx, kindAccess, requestID)
+	if err := s.cp.DeleteOAuthFamily(ctx, kindAccess, requestID); err != nil {
+		return err
+	}
+	if !ok {
+		return fosite.ErrInactiveToken
+	}
+	return nil
 }
 
 // RevokeRefreshToken implements oauth2.TokenRevocationStorage.
