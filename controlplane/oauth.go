@@ -293,20 +293,3 @@ func (s *Store) OAuthSecret(ctx context.Context, name string) ([]byte, error) {
 
 // Now returns the store's clock reading.
 func (s *Store) Now() time.Time { return s.now() }
-
-// AgentPrincipalByID returns the principal of an agent of a user by ids.
-func (s *Store) AgentPrincipalByID(ctx context.Context, userID, agentID string) (consent.Principal, error) {
-	var p consent.Principal
-	var owner bool
-	err := s.db.QueryRowContext(ctx, `SELECT u.id, u.name, u.is_owner, a.id, a.name FROM users u
-		JOIN agents a ON a.user_id = u.id WHERE u.id = $1 AND a.id = $2`, userID, agentID).
-		Scan(&p.UserID, &p.UserName, &owner, &p.AgentID, &p.AgentName)
-	if isNoRows(err) {
-		return p, fmt.Errorf("controlplane: agent %s of user %s: %w", agentID, userID, ErrNotFound)
-	}
-	if err != nil {
-		return p, wrap("read agent", err)
-	}
-	p.Owner = owner && p.AgentName == consent.OwnerAgent
-	return p, nil
-}

@@ -70,17 +70,7 @@ func TestOAuthHostByURL(t *testing.T) {
 		{"entity_type": "invoice", "invoice_number": "INV-1001", "amount": 1200, "currency": "GBP", "issue_date": "2026-01-05"},
 	}})
 
-	out := os.Getenv("CAIRN_CONSOLE_ARTIFACTS")
-	if out == "" {
-		if out, err = os.MkdirTemp("", "cairn-oauth-e2e-"); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			if !t.Failed() {
-				_ = os.RemoveAll(out)
-			}
-		})
-	}
+	out := screenshotDir(t, "cairn-oauth-e2e-")
 	t.Logf("OAuth screenshots in %s", out)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
