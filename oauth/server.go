@@ -230,7 +230,9 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET "+openIDPath+"/mcp", s.metadata)
 	mux.HandleFunc("POST "+RegisterPath, s.limited(RateClassRegister, s.register))
 	mux.HandleFunc("GET "+AuthorizePath, s.authorizePage)
-	mux.HandleFunc("POST "+AuthorizePath, s.authorizeSubmit)
+	// The consent form checks the owner's key: limited like the token
+	// endpoint, so that it is no oracle for guessing keys.
+	mux.HandleFunc("POST "+AuthorizePath, s.limited(RateClassToken, s.authorizeSubmit))
 	mux.HandleFunc("POST "+TokenPath, s.limited(RateClassToken, s.token))
 	mux.HandleFunc("POST "+RevokePath, s.limited(RateClassToken, s.revoke))
 	return mux
