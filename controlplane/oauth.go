@@ -293,3 +293,15 @@ func (s *Store) OAuthSecret(ctx context.Context, name string) ([]byte, error) {
 
 // Now returns the store's clock reading.
 func (s *Store) Now() time.Time { return s.now() }
+
+// PutOAuthClientDocument records a client whose id is the URL of its
+// metadata document (the MCP specification's client ID metadata
+// documents), or updates the name and metadata of one already recorded,
+// keeping its agent.
+func (s *Store) PutOAuthClientDocument(ctx context.Context, c OAuthClient) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO oauth_clients (id, secret_hash, name, metadata, remote, created_at)
+		VALUES ($1, '', $2, $3, $4, $5)
+		ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, metadata = EXCLUDED.metadata`,
+		c.ID, c.Name, string(c.Metadata), c.Remote, micros(s.now()))
+	return wrap("put oauth client document", err)
+}

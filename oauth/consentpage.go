@@ -122,6 +122,18 @@ func (s *Server) csrfToken(cookie string) string {
 func (s *Server) authorizePage(w http.ResponseWriter, r *http.Request) {
 	r = s.withResource(r)
 	ctx := r.Context()
+	if id := r.Form.Get("client_id"); isClientDocumentURL(id) {
+		if err := s.fetchClientDocument(ctx, id); err != nil {
+			// Without a document there is no redirect URI to trust: the
+			// error is shown here, not sent anywhere.
+			s.log.Info("oauth request refused", "endpoint", "oauth.authorize", "client", id, "error", "invalid_client", "hint", err.Error())
+			_ = s.record(ctx, consent.AuditRecord{Tool: "oauth.authorize", KeyID: id, AgentName: "oauth-client", Decision: consent.Deny, ResultCode: "invalid_client"})
+			nonce := randomHex(16)
+			pageHeaders(w, nonce)
+			http.Error(w, "The client's metadata document could not be used: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+	}
 	ar, err := s.provider.NewAuthorizeRequest(ctx, r)
 	if err == nil {
 		err = checkPKCE(ar)

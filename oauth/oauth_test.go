@@ -89,7 +89,7 @@ func (h *harness) noSecretsLogged(secrets ...string) {
 	}
 }
 
-func newHarness(t *testing.T, store *controlplane.Store) *harness {
+func newHarness(t *testing.T, store *controlplane.Store, tune ...func(*oauth.Options)) *harness {
 	t.Helper()
 	ctx := t.Context()
 	b, err := store.EnsureOwner(ctx, "owner", consent.HashKey(ownerKey), consent.DisplayPrefix(ownerKey))
@@ -104,7 +104,11 @@ func newHarness(t *testing.T, store *controlplane.Store) *harness {
 	// Limits high enough for every case of a backend from one address;
 	// testRateLimits checks them with its own.
 	limiter := consent.NewLimiter(store, consent.LimiterOptions{Limits: map[consent.RateClass]int{oauth.RateClassToken: 1000, oauth.RateClassRegister: 1000}})
-	srv, err := oauth.New(ctx, oauth.Options{Store: store, Audit: audit, SignIn: auth.Authenticate, Logger: log, Limiter: limiter})
+	opts := oauth.Options{Store: store, Audit: audit, SignIn: auth.Authenticate, Logger: log, Limiter: limiter}
+	for _, f := range tune {
+		f(&opts)
+	}
+	srv, err := oauth.New(ctx, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +149,10 @@ func TestOAuth(t *testing.T) {
 	cases = append(cases, struct {
 		name string
 		run  func(t *testing.T, h *harness)
-	}{"RateLimits", testRateLimits})
+	}{"RateLimits", testRateLimits}, struct {
+		name string
+		run  func(t *testing.T, h *harness)
+	}{"ClientMetadataDocument", testClientMetadataDocument})
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()
@@ -607,5 +614,52 @@ func testRateLimits(t *testing.T, h *harness) {
 		if last.StatusCode != http.StatusTooManyRequests || last.Header.Get("Retry-After") == "" {
 			t.Errorf("%s, third request over a limit of 2: %d, Retry-After %q", ep.path, last.StatusCode, last.Header.Get("Retry-After"))
 		}
+	}
+}
+
+func testClientMetadataDocument(t *testing.T, h *harness) {
+	// Documents served over TLS, as client_ids must be https URLs.
+	docs := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := "https://" + r.Host + r.URL.Path
+		if r.URL.Path == "/liar.json" {
+			id = "https://elsewhere.example/client.json"
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"client_id": id, "client_name": "Document Host", "redirect_uris": []string{redirect}})
+	}))
+	t.Cleanup(docs.Close)
+	d := newHarness(t, h.store, func(o *oauth.Options) { o.ClientDocuments = docs.Client() })
+	d.t = t
+
+	clientID := docs.URL + "/client.json"
+	verifier, challenge := pkce("d")
+	loc := d.approve(d.authorizeQuery(clientID, redirect, challenge, ""), "read")
+	status, tk := d.exchange(clientID, loc.Query().Get("code"), verifier)
+	if status != http.StatusOK {
+		t.Fatalf("exchange for a document client: %d %+v", status, tk)
+	}
+	if s, agent := d.call(tk.Access); s != http.StatusOK || agent != "oauth-document-host" {
+		t.Errorf("document client's token: %d %q", s, agent)
+	}
+
+	// A document whose client_id is not its URL is refused, and so is a
+	// document at a loopback address when fetched as in production.
+	liar := docs.URL + "/liar.json"
+	resp, err := d.client.Get(d.url + oauth.AuthorizePath + "?" + d.authorizeQuery(liar, redirect, challenge, "").Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest || resp.Header.Get("Location") != "" {
+		t.Errorf("lying document: %d %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	d.audited(liar, "oauth.authorize", "invalid_client")
+	resp, err = h.client.Get(h.url + oauth.AuthorizePath + "?" + h.authorizeQuery(docs.URL+"/other.json", redirect, challenge, "").Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(h.logs.String(), "non-public address") {
+		t.Errorf("document on loopback: %d, refused for its address: %v", resp.StatusCode, strings.Contains(h.logs.String(), "non-public address"))
 	}
 }

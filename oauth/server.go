@@ -90,6 +90,9 @@ type Options struct {
 	// RefreshTokenTTL is a refresh token's lifetime; 0 means
 	// DefaultRefreshTokenTTL.
 	RefreshTokenTTL time.Duration
+	// ClientDocuments fetches client ID metadata documents; nil: a client
+	// that reaches public addresses only and follows no redirect.
+	ClientDocuments *http.Client
 	// Limiter counts token and registration requests per remote address
 	// (RateClassToken, RateClassRegister); nil: a limiter on Store with
 	// DefaultLimits.
@@ -98,11 +101,12 @@ type Options struct {
 
 // Server is the authorization server.
 type Server struct {
-	opts     Options
-	provider fosite.OAuth2Provider
-	store    *storage
-	log      *slog.Logger
-	secret   []byte
+	opts      Options
+	provider  fosite.OAuth2Provider
+	docClient *http.Client
+	store     *storage
+	log       *slog.Logger
+	secret    []byte
 
 	mu      sync.Mutex
 	touched map[string]time.Time
@@ -170,7 +174,12 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		compose.OAuth2TokenIntrospectionFactory,
 		compose.OAuth2PKCEFactory,
 	)
-	return &Server{opts: opts, provider: provider, store: st, log: opts.Logger, secret: secret, touched: map[string]time.Time{}}, nil
+	docClient := opts.ClientDocuments
+	if docClient == nil {
+		docClient = publicDocumentClient()
+	}
+	return &Server{opts: opts, provider: provider, docClient: docClient, store: st, log: opts.Logger, secret: secret,
+		touched: map[string]time.Time{}}, nil
 }
 
 // exactAudience is the audience rule of RFC 8707 as MCP uses it: every
@@ -258,6 +267,7 @@ func (s *Server) metadata(w http.ResponseWriter, r *http.Request) {
 		"token_endpoint_auth_methods_supported":      []string{"none", "client_secret_basic", "client_secret_post"},
 		"revocation_endpoint_auth_methods_supported": []string{"none", "client_secret_basic", "client_secret_post"},
 		"code_challenge_methods_supported":           []string{"S256"},
+		"client_id_metadata_document_supported":      true,
 		"service_documentation":                      "https://github.com/cairnkg/cairn/blob/main/docs/oauth.md",
 	})
 }
