@@ -111,6 +111,8 @@ type principalKey struct{}
 //	/healthz  liveness: the process answers
 //	/readyz   readiness: the stores answer
 //	/.well-known/oauth-protected-resource[/mcp]  RFC 9728 metadata of /mcp
+//	/.well-known/oauth-authorization-server, /oauth/…, /console/oauth/authorize
+//	          the authorization server (when opts.OAuth is set)
 //
 // Every route checks Host and Origin and answers CORS first (guardHTTP).
 func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
