@@ -41,6 +41,19 @@ type APIOptions struct {
 	Logger *slog.Logger
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
+	// OAuth lists and disconnects the clients the owner approved on the
+	// OAuth consent page; nil when serve runs without the authorization
+	// server (the endpoints then answer an empty list and 404).
+	OAuth OAuthClients
+}
+
+// OAuthClients is what the owner's view of connected OAuth clients needs
+// (package oauth, over the control plane).
+type OAuthClients interface {
+	ListOAuthClients(ctx context.Context, userID string) ([]controlplane.OAuthClient, error)
+	// Disconnect revokes every token of a client at once and removes its
+	// agent's rules, and audits it.
+	Disconnect(ctx context.Context, p consent.Principal, clientID string) error
 }
 
 // API returns the handler of /console/api/:
@@ -50,6 +63,9 @@ type APIOptions struct {
 //	POST /console/api/agents               {name}: add an agent (owner)
 //	POST /console/api/keys                 {agent, expires_in_days}: issue a key, shown once (owner)
 //	POST /console/api/keys/{id}/revoke     revoke a key (owner)
+//	GET  /console/api/oauth/clients        the OAuth clients the owner approved, their last
+//	                                       use and their agent's rules (owner)
+//	POST /console/api/oauth/clients/{id}/disconnect  revoke a client's tokens at once (owner)
 //	POST /console/api/consent/preview      {agent, resource, action, effect, resources}: what
 //	                                       each resource's decision is now and would be with
 //	                                       that rule (owner)
@@ -72,6 +88,8 @@ func API(opts APIOptions) http.Handler {
 	mux.HandleFunc("POST /console/api/keys", a.owner(a.createKey))
 	mux.HandleFunc("POST /console/api/keys/{id}/revoke", a.owner(a.revokeKey))
 	mux.HandleFunc("POST /console/api/consent/preview", a.owner(a.preview))
+	mux.HandleFunc("GET /console/api/oauth/clients", a.owner(a.listOAuthClients))
+	mux.HandleFunc("POST /console/api/oauth/clients/{id}/disconnect", a.owner(a.disconnectOAuthClient))
 	mux.HandleFunc("/console/api/", func(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, http.StatusNotFound, mcp.CodeNotFound, "no such console endpoint: "+r.Method+" "+r.URL.Path, nil)
 	})

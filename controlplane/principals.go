@@ -74,13 +74,26 @@ func (s *Store) OwnerPrincipal(ctx context.Context) (consent.Principal, error) {
 
 // AgentPrincipal returns the principal of a named agent of a named user.
 func (s *Store) AgentPrincipal(ctx context.Context, userName, agentName string) (consent.Principal, error) {
+	return s.agentPrincipal(ctx, `u.name = $1 AND a.name = $2`, userName, agentName,
+		fmt.Sprintf("agent %q of user %q", agentName, userName))
+}
+
+// AgentPrincipalByID returns the principal of an agent of a user by ids
+// (what an OAuth grant records).
+func (s *Store) AgentPrincipalByID(ctx context.Context, userID, agentID string) (consent.Principal, error) {
+	return s.agentPrincipal(ctx, `u.id = $1 AND a.id = $2`, userID, agentID, fmt.Sprintf("agent %s of user %s", agentID, userID))
+}
+
+// agentPrincipal reads the principal of the agent a condition on users u
+// and agents a selects; what names it for ErrNotFound.
+func (s *Store) agentPrincipal(ctx context.Context, where, user, agent, what string) (consent.Principal, error) {
 	var p consent.Principal
 	var owner bool
 	err := s.db.QueryRowContext(ctx, `SELECT u.id, u.name, u.is_owner, a.id, a.name FROM users u
-		JOIN agents a ON a.user_id = u.id WHERE u.name = $1 AND a.name = $2`, userName, agentName).
+		JOIN agents a ON a.user_id = u.id WHERE `+where, user, agent).
 		Scan(&p.UserID, &p.UserName, &owner, &p.AgentID, &p.AgentName)
 	if errors.Is(err, sql.ErrNoRows) {
-		return p, fmt.Errorf("controlplane: agent %q of user %q: %w", agentName, userName, ErrNotFound)
+		return p, fmt.Errorf("controlplane: %s: %w", what, ErrNotFound)
 	}
 	if err != nil {
 		return p, wrap("read agent", err)

@@ -38,13 +38,13 @@ func (s *Server) fileRoutes(mux *http.ServeMux, opts HTTPOptions) {
 	}
 	limit := s.deps.Files.MaxFileBytes() + uploadOverhead
 	upload := func(arkiver bool) http.Handler {
-		return s.authenticate(opts.Auth, restShape, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		return s.authenticate(opts.credentials(), restShape, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			s.serveUpload(w, r, limit, arkiver)
 		}))
 	}
 	mux.Handle("POST /api/files", upload(false))
 	mux.Handle("POST /api/arkiver/upload", upload(true))
-	mux.Handle("GET /api/arkiver/files/{fileId}", s.authenticate(opts.Auth, restShape, http.HandlerFunc(s.serveFileStatus)))
+	mux.Handle("GET /api/arkiver/files/{fileId}", s.authenticate(opts.credentials(), restShape, http.HandlerFunc(s.serveFileStatus)))
 	mux.HandleFunc("GET /files/{id}", s.serveSignedFile)
 }
 

@@ -23,6 +23,10 @@ const DefaultMaxRequestBytes = 16 << 20
 type HTTPOptions struct {
 	// Auth turns API keys into principals. Required.
 	Auth *consent.Authenticator
+	// OAuth, when set, is the authorization server: its endpoints are
+	// served, /mcp and the REST facade also take its access tokens, and
+	// the protected resource metadata lists it.
+	OAuth OAuthServer
 	// Ready reports whether the service can take traffic (/readyz); nil
 	// means always.
 	Ready func(context.Context) error
@@ -107,6 +111,8 @@ type principalKey struct{}
 //	/healthz  liveness: the process answers
 //	/readyz   readiness: the stores answer
 //	/.well-known/oauth-protected-resource[/mcp]  RFC 9728 metadata of /mcp
+//	/.well-known/oauth-authorization-server, /oauth/…, /console/oauth/authorize
+//	          the authorization server (when opts.OAuth is set)
 //
 // Every route checks Host and Origin and answers CORS first (guardHTTP).
 func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
@@ -140,20 +146,27 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", s.limitBody(opts.MaxRequestBytes, mcpShape,
-		s.authenticate(opts.Auth, mcpShape, s.rateLimitMCP(opts.MaxRequestBytes, attach(endStreamsOnStop(opts.Stopping, streamable))))))
+		s.authenticate(opts.credentials(), mcpShape, s.rateLimitMCP(opts.MaxRequestBytes, attach(endStreamsOnStop(opts.Stopping, streamable))))))
 	mux.Handle("/mcp/", s.limitBody(opts.MaxRequestBytes, restShape,
-		s.authenticate(opts.Auth, restShape, s.restHandler(opts.MaxRequestBytes))))
+		s.authenticate(opts.credentials(), restShape, s.restHandler(opts.MaxRequestBytes))))
 	s.fileRoutes(mux, opts)
 	if s.deps.Metrics != nil {
-		mux.Handle("GET /metrics", s.authenticate(opts.Auth, mcpShape, ownerOnly(s.deps.Metrics.Handler())))
+		mux.Handle("GET /metrics", s.authenticate(opts.credentials(), mcpShape, ownerOnly(s.deps.Metrics.Handler())))
 	}
 	if c := opts.Console; c != nil {
 		mux.Handle("GET /{$}", http.RedirectHandler("/console/", http.StatusFound))
 		mux.Handle("/console/", c.Assets)
-		mux.Handle("/console/api/", s.limitBody(opts.MaxRequestBytes, mcpShape, s.authenticate(opts.Auth, mcpShape, c.API)))
+		mux.Handle("/console/api/", s.limitBody(opts.MaxRequestBytes, mcpShape, s.authenticate(opts.credentials(), mcpShape, c.API)))
 	}
-	mux.HandleFunc("GET "+protectedResourcePath, serveProtectedResource)
-	mux.HandleFunc("GET "+protectedResourcePath+"/mcp", serveProtectedResource)
+	creds := opts.credentials()
+	mux.HandleFunc("GET "+protectedResourcePath, creds.serveProtectedResource)
+	mux.HandleFunc("GET "+protectedResourcePath+"/mcp", creds.serveProtectedResource)
+	if opts.OAuth != nil {
+		h := opts.OAuth.Handler()
+		for _, p := range opts.OAuth.Paths() {
+			mux.Handle(p, s.limitBody(opts.MaxRequestBytes, mcpShape, h))
+		}
+	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -173,20 +186,31 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 }
 
 // authenticate answers 401 with the error envelope unless the request
-// carries a valid key, and otherwise passes it on with the principal in its
+// carries a valid key (or an access token of the authorization server), and otherwise passes it on with the principal in its
 // context and the key in the Authorization header (X-API-Key is normalised
 // to Bearer for the SDK).
-func (s *Server) authenticate(a *consent.Authenticator, shape errorShape, next http.Handler) http.Handler {
+func (s *Server) authenticate(c credentials, shape errorShape, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key, err := consent.KeyFromHeaders(r.Header)
 		var p consent.Principal
-		if err == nil {
-			p, err = a.Authenticate(r.Context(), key)
+		oauthToken := err == nil && c.oauth != nil && c.oauth.Owns(key)
+		switch {
+		case oauthToken:
+			p, err = c.oauth.Verify(r, key)
+		case err == nil:
+			p, err = c.keys.Authenticate(r.Context(), key)
 		}
 		if err != nil {
 			e := toError(err)
+			if oauthToken {
+				e = newError(http.StatusUnauthorized, CodeUnauthorized, err.Error(), nil)
+			}
 			if e.Status == http.StatusUnauthorized {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="cairn", resource_metadata="`+resourceMetadataURL(r)+`"`)
+				challenge := `Bearer realm="cairn", resource_metadata="` + c.resourceMetadataURL(r) + `"`
+				if oauthToken {
+					challenge += `, error="invalid_token"`
+				}
+				w.Header().Set("WWW-Authenticate", challenge)
 				// No user is known, so this goes to the server log, not
 				// to a user's audit log.
 				s.log.Info("authentication refused", "reason", err.Error(), "remote", r.RemoteAddr, "path", r.URL.Path)

@@ -237,6 +237,26 @@ func chromiumPath() string {
 	return "/usr/bin/chromium"
 }
 
+// screenshotDir is where a browser scenario saves its screenshots:
+// CAIRN_CONSOLE_ARTIFACTS when set, else a temporary folder, removed unless
+// the test fails (then kept, to be looked at).
+func screenshotDir(t *testing.T, prefix string) string {
+	t.Helper()
+	if out := os.Getenv("CAIRN_CONSOLE_ARTIFACTS"); out != "" {
+		return out
+	}
+	out, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if !t.Failed() {
+			_ = os.RemoveAll(out)
+		}
+	})
+	return out
+}
+
 // skipOrFail skips the test with one line, or fails it under CI=true,
 // where everything the suite needs must be provisioned.
 func skipOrFail(t *testing.T, why string) {
@@ -278,19 +298,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			w := newConsoleWorld(t, b.env(t)...)
 
-			out := os.Getenv("CAIRN_CONSOLE_ARTIFACTS")
-			if out == "" {
-				var err error
-				if out, err = os.MkdirTemp("", "cairn-console-e2e-"); err != nil {
-					t.Fatal(err)
-				}
-				// Kept when the scenario fails, to be looked at.
-				t.Cleanup(func() {
-					if !t.Failed() {
-						_ = os.RemoveAll(out)
-					}
-				})
-			}
+			out := screenshotDir(t, "cairn-console-e2e-")
 			t.Logf("console screenshots in %s", out)
 			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 			defer cancel()

@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
+	"github.com/cairnkg/cairn/console"
 	"github.com/cairnkg/cairn/mcp"
 	"github.com/cairnkg/cairn/telemetry"
 )
@@ -45,6 +47,17 @@ loopback address, a Host header that is not loopback is refused (DNS
 rebinding). GET /.well-known/oauth-protected-resource describes /mcp
 (RFC 9728), and every 401 points to it.
 
+Hosts that connect by URL sign in with OAuth 2.1 (docs/oauth.md): serve is
+also an authorization server (metadata at
+/.well-known/oauth-authorization-server, dynamic client registration,
+authorization code with PKCE S256, tokens bound to /mcp). The owner
+approves a client on the consent page /console/oauth/authorize with the
+owner key, choosing what it may read and write; the client's tokens act as
+an agent with exactly those rules. Access tokens live
+--oauth-access-token-ttl; refresh tokens rotate, and a reused one revokes
+its grant. Behind a reverse proxy set --public-url to the URL clients use.
+--no-oauth turns the authorization server off (API keys only).
+
 A request body must arrive within --read-timeout, and one address may hold
 at most --max-conns-per-client connections; a request refused before its
 body is read (no key, a foreign origin, too large) is answered at once and
@@ -63,7 +76,7 @@ decision, database transaction and embedder call is traced and exported by
 OTLP/HTTP, and a call's trace id is its request id (docs/operations.md).`,
 		env: append(append(append(append(append(append([]envVar{{"addr", "CAIRN_ADDR"}, {"max-request-bytes", "CAIRN_MAX_REQUEST_BYTES"},
 			{"allowed-origins", "CAIRN_ALLOWED_ORIGINS"}, {"read-timeout", "CAIRN_READ_TIMEOUT"},
-			{"max-conns-per-client", "CAIRN_MAX_CONNS_PER_CLIENT"}, {"metrics-addr", "CAIRN_METRICS_ADDR"}}, limitEnv...), toolEnv...), commonEnv...), embedEnv...), fieldEnv...), append(retentionEnv, append(fileEnv, envVar{"public-url", "CAIRN_PUBLIC_URL"})...)...),
+			{"max-conns-per-client", "CAIRN_MAX_CONNS_PER_CLIENT"}, {"metrics-addr", "CAIRN_METRICS_ADDR"}}, limitEnv...), toolEnv...), commonEnv...), embedEnv...), fieldEnv...), append(append(retentionEnv, oauthEnv...), append(fileEnv, envVar{"public-url", "CAIRN_PUBLIC_URL"})...)...),
 		setup: func(fs *flag.FlagSet) runFunc {
 			var common commonFlags
 			common.register(fs)
@@ -85,7 +98,9 @@ OTLP/HTTP, and a call's trace id is its request id (docs/operations.md).`,
 			retentionF.register(fs)
 			var filesF fileFlags
 			filesF.register(fs)
-			publicURL := fs.String("public-url", "", "URL clients reach this server at, for signed file URLs (default http://<addr>)")
+			var oauthF oauthFlags
+			oauthF.register(fs)
+			publicURL := fs.String("public-url", "", "URL clients reach this server at (scheme://host[:port]), behind a reverse proxy: the OAuth issuer,\n        the resource URL tokens are bound to, and the base of signed file URLs (default: the Host of each request;\n        http://<addr> for file URLs)")
 			return func(ctx context.Context, env *environment) error {
 				if fs.NArg() > 0 {
 					return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
@@ -151,13 +166,27 @@ OTLP/HTTP, and a call's trace id is its request id (docs/operations.md).`,
 				if key != "" {
 					printWelcome(env.stdout, key, mcpURL, common.appConfig(), env.getenv("CAIRN_OWNER_KEY") != "")
 				}
+				authServer, err := oauthF.server(ctx, a, *publicURL)
+				if err != nil {
+					return err
+				}
+				allowed := splitList(*origins)
+				if *publicURL != "" {
+					// The consent page posts from the public origin.
+					allowed = append(allowed, strings.TrimSuffix(*publicURL, "/"))
+				}
+				var authOpt mcp.OAuthServer
+				var clients console.OAuthClients
+				if authServer != nil {
+					authOpt, clients = authServer, authServer
+				}
 				bodyTimeout := *readTimeout
 				if bodyTimeout == 0 {
 					bodyTimeout = -1 // HTTPOptions' "none"
 				}
 				stopping := make(chan struct{})
 				srv := httpServer(a.mcp.HTTPHandler(mcp.HTTPOptions{Auth: a.auth, Ready: a.ready, ReadyDetails: a.readyDetails(), MaxRequestBytes: *maxBody,
-					AllowedOrigins: splitList(*origins), ReadTimeout: bodyTimeout, Console: a.console(), Stopping: stopping}))
+					OAuth: authOpt, AllowedOrigins: allowed, ReadTimeout: bodyTimeout, Console: a.console(clients), Stopping: stopping}))
 				srv.RegisterOnShutdown(func() { close(stopping) })
 				// Background work starts once the start has succeeded, so
 				// that a failed start leaves nothing running and writes

@@ -7,7 +7,7 @@ import { graphView, typeColor } from "./views/graph";
 import { entityView } from "./views/entity";
 import { memoriesView } from "./views/memories";
 import { contextView } from "./views/context";
-import { agentsView, auditView, consentView, reviewView } from "./views/owner";
+import { agentsView, auditView, clientsView, consentView, reviewView } from "./views/owner";
 
 export type View = (main: HTMLElement, route: Route, session: Session) => void | Promise<void>;
 
@@ -26,6 +26,7 @@ const views: ViewDef[] = [
   { name: "context", title: "Context", view: contextView },
   { name: "agents", title: "Agents & keys", view: agentsView, owner: true },
   { name: "consent", title: "Consent", view: consentView, owner: true },
+  { name: "clients", title: "Connected clients", view: clientsView, owner: true },
   { name: "audit", title: "Audit log", view: auditView, owner: true },
   { name: "review", title: "Contradictions", view: reviewView, owner: true },
 ];

@@ -275,3 +275,46 @@ export async function reviewView(main: HTMLElement): Promise<void> {
   }
   await load(out, () => call<{ contradictions: Contradiction[] }>("review_memories", { action: "list" }), render, "Reading the open contradictions…");
 }
+
+interface OAuthClientOut {
+  id: string;
+  name: string;
+  agent: string;
+  remote?: string;
+  created_at: string;
+  last_used_at?: string;
+  rules: { resource: string; action: string; effect: string }[];
+}
+
+// The hosts the owner connected by OAuth (docs/oauth.md): who they are,
+// when they last called, what their agent's rules allow; disconnecting one
+// revokes its tokens at once.
+export async function clientsView(main: HTMLElement): Promise<void> {
+  const list = h("section", { "aria-live": "polite" });
+  const status = h("div", { "aria-live": "polite" });
+
+  async function refresh(): Promise<void> {
+    await load(list, () => consoleApi<{ clients: OAuthClientOut[] }>("GET", "oauth/clients"), (r) =>
+      r.clients.length === 0 ? empty("No client connected yet: give a host the MCP URL, and approve it on the consent page it opens.") :
+        table(["Client", "Agent", "Registered from", "Connected", "Last use", "Rules", ""], r.clients.map((c) => [
+          h("span", {}, c.name || "(unnamed)", h("br"), h("code", {}, c.id)), c.agent, c.remote ?? "", when(c.created_at),
+          c.last_used_at ? when(c.last_used_at) : "never",
+          c.rules.length === 0 ? "none (disconnected)" : h("ul", { class: "rules" }, c.rules.map((ru) => h("li", {}, `${ru.effect} ${ru.action} `, h("code", {}, ru.resource)))),
+          c.rules.length === 0 ? "" : h("button", { type: "button", class: "danger", "data-client": c.id, onclick: () => void disconnect(c) }, "Disconnect"),
+        ])), "Reading connected clients…");
+  }
+
+  async function disconnect(c: OAuthClientOut): Promise<void> {
+    if (!confirm(`Disconnect ${c.name || c.id}? Its tokens stop working at once.`)) return;
+    try {
+      await consoleApi("POST", `oauth/clients/${encodeURIComponent(c.id)}/disconnect`, {});
+      clear(status, h("p", { role: "status" }, `Disconnected ${c.name || c.id}: its tokens are revoked.`));
+      await refresh();
+    } catch (e) {
+      clear(status, errorBox(e));
+    }
+  }
+
+  page(main, "Connected clients", h("p", {}, "Hosts connected by URL with OAuth. Each acts as its own agent, with the rules chosen when it was approved."), status, list);
+  await refresh();
+}
