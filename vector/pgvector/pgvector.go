@@ -26,8 +26,8 @@
 //     ones for instance, an HNSW graph misses most of the true nearest
 //     rows, and only an exact scan keeps recall.
 //
-// Full text uses a generated tsvector column with a GIN index and
-// ts_rank_cd; a query whose words match many rows ranks a bounded number
+// Full text uses a generated tsvector column with a GIN index and BM25
+// from term statistics that triggers keep; a query whose words match many rows ranks a bounded number
 // of them (Options.TextCandidates).
 package pgvector
 
@@ -447,8 +447,8 @@ func (d *Driver) Collections(ctx context.Context, userID string, readableTypes [
 	return out, nil
 }
 
-// MatchText implements vector.Driver with the tsvector column and
-// ts_rank_cd. It ranks the rows that contain every term and up to
+// MatchText implements vector.Driver with the tsvector column and BM25.
+// It ranks the rows that contain every term and up to
 // Options.TextCandidates of those that contain any, so that the cost of a
 // query of common words is bounded: ranking reads each candidate's row.
 // When fewer rows match, that is all of them and the ranking is exact.
@@ -465,7 +465,22 @@ func (d *Driver) MatchText(ctx context.Context, q vector.TextQuery) ([]vector.Sc
 	return out, nil
 }
 
+// BM25's parameters, the usual ones (Lucene's and FTS5's).
+const (
+	bm25K1 = 1.2
+	bm25B  = 0.75
+)
+
 // textQuery returns MatchText's statement and its arguments.
+//
+// The score is Okapi BM25 over the query's lexemes (as the english
+// configuration stems them): idf ln(1 + (N - df + 0.5) / (df + 0.5)) from
+// the term statistics of the searched collections (memory_terms and
+// memory_text_stats, which triggers keep; migrations/postgres/
+// 025_memory_terms.sql), term frequency from the tsvector's positions,
+// length normalised by the collections' mean length. The statistics are
+// the collections', not the filter's: a filter narrows the rows, not the
+// weight of a word.
 //
 // The tsqueries are functions in FROM, each computed once per execution.
 // Written inline, as in m.tsv @@ to_tsquery('english', $1), they are
@@ -480,15 +495,29 @@ func (d *Driver) textQuery(q vector.TextQuery) (string, []any) {
 	where := b.where(q.Filter)
 	limit := b.add(max(d.opts.TextCandidates, q.K))
 	candidates := func(from, match string) string {
-		return `(SELECT m.id, ts_rank_cd(m.tsv, anyq)::float8 AS r
-			FROM ` + from + `, memories m WHERE m.tsv @@ ` + match + ` AND ` + where + ` LIMIT ` + limit + `)`
+		return `(SELECT m.id, m.text, m.tsv FROM ` + from + `, memories m WHERE m.tsv @@ ` + match + ` AND ` + where + ` LIMIT ` + limit + `)`
 	}
 	anyQuery := `to_tsquery('english', ` + anyTerm + `) anyq`
 	union := candidates(anyQuery, "anyq")
 	if len(q.Terms) > 1 {
-		union = candidates(anyQuery+`, to_tsquery('english', `+b.add(strings.Join(q.Terms, " & "))+`) allq`, "allq") + ` UNION ` + union
+		union = candidates(anyQuery+`, to_tsquery('english', `+b.add(strings.Join(q.Terms, " & "))+`) allq`, "allq") + ` UNION ALL ` + union
 	}
-	return `SELECT id, r FROM (` + union + `) c ORDER BY r DESC, id LIMIT ` + b.add(q.K), b.args
+	user, colls := b.add(q.UserID), b.add(q.Collections)
+	words := b.add(strings.Join(q.Terms, " "))
+	k1, bb := strconv.FormatFloat(bm25K1, 'f', -1, 64), strconv.FormatFloat(bm25B, 'f', -1, 64)
+	return `WITH cand AS (SELECT DISTINCT ON (id) id, text, tsv FROM (` + union + `) c),
+		st AS (SELECT greatest(coalesce(sum(docs), 0), 1)::float8 AS n,
+			greatest(coalesce(sum(lexemes), 0)::float8 / greatest(coalesce(sum(docs), 0), 1), 1) AS avgdl
+			FROM memory_text_stats WHERE user_id = ` + user + ` AND collection = ANY(` + colls + `)),
+		w AS (SELECT ql.lexeme, ln(1 + (st.n - coalesce(t.df, 0) + 0.5) / (coalesce(t.df, 0) + 0.5)) AS idf
+			FROM (SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', ` + words + `))) ql CROSS JOIN st
+			LEFT JOIN LATERAL (SELECT sum(docs)::float8 AS df FROM memory_terms t
+				WHERE t.user_id = ` + user + ` AND t.collection = ANY(` + colls + `) AND t.lexeme = ql.lexeme) t ON true)
+		SELECT c.id, (SELECT coalesce(sum(w.idf * u.tf * (` + k1 + ` + 1) /
+				(u.tf + ` + k1 + ` * (1 - ` + bb + ` + ` + bb + ` * cairn_tsv_length(c.tsv) / st.avgdl))), 0)::float8
+			FROM (SELECT lexeme, coalesce(array_length(positions, 1), 1)::float8 AS tf FROM unnest(c.tsv)) u
+			JOIN w USING (lexeme)) AS r
+		FROM cand c, st ORDER BY r DESC, c.text COLLATE "C", c.id LIMIT ` + b.add(q.K), b.args
 }
 
 // builder collects the positional arguments of one statement.
