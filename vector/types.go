@@ -127,6 +127,11 @@ type Query struct {
 	// Limit is the page size: 0 means DefaultLimit, at most MaxLimit.
 	Limit  int
 	Offset int
+	// Fusion combines the signals; the zero value is DefaultFusion.
+	Fusion Fusion
+	// Only, when set, runs that signal alone: an evaluation compares
+	// each signal with their fusion.
+	Only Signal
 	// NoTotal says that the caller of a listing (no Text) needs neither
 	// Result.Total nor Result.HasMore: both are then zero, and the
 	// backend need not count every row that passes the filter (a

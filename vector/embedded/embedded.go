@@ -461,13 +461,14 @@ func (d *Driver) Collections(ctx context.Context, userID string, readableTypes [
 	return out, nil
 }
 
-// MatchText implements vector.Driver with FTS5's bm25 ranking.
+// MatchText implements vector.Driver with FTS5's bm25 ranking; equal
+// scores are ordered by text, then id (vector.Driver).
 func (d *Driver) MatchText(ctx context.Context, q vector.TextQuery) ([]vector.Scored, error) {
 	where, args := whereClause(q.Filter)
 	args = append([]any{ftsQuery(q.Terms, " OR ")}, args...)
 	rows, err := d.db.Read.QueryContext(ctx, `SELECT m.id, bm25(memories_fts) AS r
 		FROM memories_fts JOIN memories m ON m.seq = memories_fts.rowid
-		WHERE memories_fts MATCH ? AND `+where+` ORDER BY r, m.id LIMIT ?`, append(args, q.K)...)
+		WHERE memories_fts MATCH ? AND `+where+` ORDER BY r, m.text, m.id LIMIT ?`, append(args, q.K)...)
 	if err != nil {
 		return nil, fmt.Errorf("vector/embedded: text search: %w", err)
 	}
