@@ -185,7 +185,7 @@ type SearchMemoryIn struct {
 // similarity to the query, and which signals found it.
 type MemoryHitOut struct {
 	MemoryOut
-	Score      float64  `json:"score" jsonschema:"reciprocal rank fusion score of the signals that matched; higher is better"`
+	Score      float64  `json:"score" jsonschema:"fused score of the signals that matched (each scaled to 0..1 among the candidates, then weighted); higher is better"`
 	Similarity *float64 `json:"similarity,omitempty" jsonschema:"cosine similarity to the query, when it matched by meaning"`
 	Matched    []string `json:"matched" jsonschema:"the signals that found the memory: vector, text"`
 }
