@@ -89,10 +89,13 @@ type ThresholdReport struct {
 	WrongP50, WrongP95             float64
 }
 
-// DefaultModes are BM25 alone, the vector signal alone and their fusion,
-// with the threshold of the options.
+// DefaultModes are BM25 alone, the vector signal alone, their fusion as
+// search_memory ranks (vector.DefaultFusion), and for comparison their
+// reciprocal rank fusion (k 60, equal weights: the fusion before issue
+// 36), all with the threshold of the options.
 func DefaultModes() []Mode {
-	return []Mode{{Name: "bm25", Only: vector.SignalText}, {Name: "vector", Only: vector.SignalVector}, {Name: "hybrid"}}
+	return []Mode{{Name: "bm25", Only: vector.SignalText}, {Name: "vector", Only: vector.SignalVector}, {Name: "hybrid"},
+		{Name: "rrf", Fusion: vector.Fusion{Method: vector.FuseRRF, VectorWeight: 1, TextWeight: 1, K: vector.RRFK}}}
 }
 
 // Run saves every turn of s into store (one collection per conversation,

@@ -51,7 +51,7 @@ func TestRunSmoke(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Turns != 120 || rep.Questions != 1 || len(rep.Modes) != 3 {
+	if rep.Turns != 120 || rep.Questions != 1 || len(rep.Modes) != 4 {
 		t.Fatalf("report %+v", rep)
 	}
 	for _, m := range rep.Modes {
