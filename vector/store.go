@@ -41,8 +41,8 @@ const (
 var metadataKey = regexp.MustCompile(`^[A-Za-z0-9_]{1,64}$`)
 
 // Save stores memories whose embeddings come from space, and returns them
-// with their ids and creation times set (an id or time the caller set is
-// kept). The first memory of a collection records space for it; a memory
+// with their ids, creation and occurrence times set (an id or time the
+// caller set is kept; OccurredAt defaults to CreatedAt). The first memory of a collection records space for it; a memory
 // whose collection has another space is refused with a *SpaceError, and
 // nothing is stored.
 func (s *Store) Save(ctx context.Context, space Space, ms ...Memory) ([]Memory, error) {
@@ -63,6 +63,10 @@ func (s *Store) Save(ctx context.Context, space Space, ms ...Memory) ([]Memory, 
 			m.CreatedAt = now
 		}
 		m.CreatedAt = m.CreatedAt.UTC().Truncate(time.Microsecond)
+		if m.OccurredAt.IsZero() {
+			m.OccurredAt = m.CreatedAt
+		}
+		m.OccurredAt = m.OccurredAt.UTC().Truncate(time.Microsecond)
 		if len(m.Types) > 0 {
 			m.Types = slices.Compact(slices.Sorted(slices.Values(m.Types)))
 		}
@@ -174,7 +178,7 @@ func validFilter(f Filter) error {
 	if f.MinConfidence != nil && !(*f.MinConfidence >= 0 && *f.MinConfidence <= 1) {
 		return invalid("min_confidence", "must be between 0 and 1")
 	}
-	if !f.CreatedFrom.IsZero() && !f.CreatedTo.IsZero() && f.CreatedTo.Before(f.CreatedFrom) {
+	if !f.OccurredFrom.IsZero() && !f.OccurredTo.IsZero() && f.OccurredTo.Before(f.OccurredFrom) {
 		return invalid("date_range", "ends before it starts")
 	}
 	for k := range f.Metadata {

@@ -236,11 +236,11 @@ func copyMemories(ctx context.Context, c copier, ms []vector.Memory) error {
 // contentColumns are the columns of a memory's content that memories and
 // memory_versions share, in the order contentValues gives them.
 var contentColumns = []string{"id", "user_id", "collection", "title", "text", "tags", "confidence", "metadata", "entity_ids", "source_id",
-	"types", "created_at"}
+	"types", "created_at", "occurred_at"}
 
 func contentValues(m vector.Memory) []any {
 	return []any{m.ID, m.UserID, m.Collection, m.Title, m.Text, orEmpty(m.Tags), m.Confidence, orEmptyMap(m.Metadata),
-		orEmpty(m.EntityIDs), m.SourceID, orEmpty(m.Types), m.CreatedAt.UnixMicro()}
+		orEmpty(m.EntityIDs), m.SourceID, orEmpty(m.Types), m.CreatedAt.UnixMicro(), m.OccurredAt.UnixMicro()}
 }
 
 func insertError(err error) error {
@@ -313,19 +313,20 @@ func (d *Driver) AllCollections(ctx context.Context) ([]vector.UserCollection, e
 }
 
 const memoryColumns = `m.id, m.user_id, m.collection, m.title, m.text, m.tags, m.confidence, m.metadata, m.entity_ids, m.source_id,
-	m.types, m.created_at`
+	m.types, m.created_at, m.occurred_at`
 
 // scanMemories scans rows of memoryColumns, then extra; each is passed
 // to each when set, else collected.
 func scanMemories(rows pgx.Rows, each func(vector.Memory), extra ...any) ([]vector.Memory, error) {
 	var out []vector.Memory
 	var (
-		m       vector.Memory
-		created int64
+		m                 vector.Memory
+		created, occurred int64
 	)
 	_, err := pgx.ForEachRow(rows, append([]any{&m.ID, &m.UserID, &m.Collection, &m.Title, &m.Text, &m.Tags, &m.Confidence, &m.Metadata,
-		&m.EntityIDs, &m.SourceID, &m.Types, &created}, extra...), func() error {
+		&m.EntityIDs, &m.SourceID, &m.Types, &created, &occurred}, extra...), func() error {
 		m.CreatedAt = time.UnixMicro(created).UTC()
+		m.OccurredAt = time.UnixMicro(occurred).UTC()
 		if each != nil {
 			each(m)
 		} else {
@@ -547,11 +548,11 @@ func (b *builder) whereIn(f vector.Filter, in string) string {
 	if len(f.Keywords) > 0 {
 		conds = append(conds, "m.tsv @@ to_tsquery('english', "+b.add(strings.Join(f.Keywords, " & "))+")")
 	}
-	if !f.CreatedFrom.IsZero() {
-		conds = append(conds, "m.created_at >= "+b.add(f.CreatedFrom.UnixMicro()))
+	if !f.OccurredFrom.IsZero() {
+		conds = append(conds, "m.occurred_at >= "+b.add(f.OccurredFrom.UnixMicro()))
 	}
-	if !f.CreatedTo.IsZero() {
-		conds = append(conds, "m.created_at <= "+b.add(f.CreatedTo.UnixMicro()))
+	if !f.OccurredTo.IsZero() {
+		conds = append(conds, "m.occurred_at <= "+b.add(f.OccurredTo.UnixMicro()))
 	}
 	if f.MinConfidence != nil {
 		conds = append(conds, "m.confidence >= "+b.add(*f.MinConfidence))

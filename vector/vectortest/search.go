@@ -204,7 +204,7 @@ func testListing(t *testing.T, h Harness) {
 		t.Error("the last page says has_more true")
 	}
 	want("past the end", list(vector.Query{Offset: 10}), 6)
-	want("date range, inclusive", list(vector.Query{Filter: vector.Filter{CreatedFrom: epoch.Add(time.Hour), CreatedTo: epoch.Add(3 * time.Hour)}}), 3, 3, 2, 1)
+	want("date range, inclusive", list(vector.Query{Filter: vector.Filter{OccurredFrom: epoch.Add(time.Hour), OccurredTo: epoch.Add(3 * time.Hour)}}), 3, 3, 2, 1)
 	want("min confidence", list(vector.Query{Filter: vector.Filter{MinConfidence: ptr(0.5)}}), 3, 5, 2, 0)
 	want("tags all match", list(vector.Query{Filter: vector.Filter{Tags: []string{"all", "even"}}}), 3, 4, 2, 0)
 	want("entity", list(vector.Query{Filter: vector.Filter{EntityID: "ent_b"}}), 2, 4, 1)
@@ -212,6 +212,6 @@ func testListing(t *testing.T, h Harness) {
 	want("metadata", list(vector.Query{Filter: vector.Filter{Metadata: map[string]string{"llm": "x"}}}), 3, 4, 2, 0)
 	want("everything", list(vector.Query{Filter: vector.Filter{
 		Tags: []string{"even"}, MinConfidence: ptr(0.5), SourceID: "src_a", Metadata: map[string]string{"llm": "x"},
-		CreatedFrom: epoch, CreatedTo: epoch.Add(10 * time.Hour),
+		OccurredFrom: epoch, OccurredTo: epoch.Add(10 * time.Hour),
 	}}), 2, 2, 0)
 }
