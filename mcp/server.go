@@ -83,6 +83,7 @@ func AllTools(d Deps) []*Tool {
 		retrieveGraphNeighborhoodTool(d),
 		queryGraphTool(d),
 		saveMemoryTool(d),
+		saveMemoriesTool(d),
 		searchMemoryTool(d),
 		updateMemoryTool(d),
 		deleteMemoryTool(d),
