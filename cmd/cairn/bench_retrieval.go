@@ -20,7 +20,7 @@ type retrievalReport struct {
 // runRetrievalBench runs the evaluation set through the memory store of an
 // app opened on cfg's scratch store, with the embedder serve would use and
 // its default threshold.
-func runRetrievalBench(ctx context.Context, cfg appConfig, embedder embed.Embedder, store string, asJSON bool, log *slog.Logger, env *environment) error {
+func runRetrievalBench(ctx context.Context, cfg appConfig, embedder embed.Embedder, store string, opts evalset.Options, asJSON bool, log *slog.Logger, env *environment) error {
 	set, err := evalset.Load()
 	if err != nil {
 		return err
@@ -30,9 +30,8 @@ func runRetrievalBench(ctx context.Context, cfg appConfig, embedder embed.Embedd
 		return err
 	}
 	defer a.Close()
-	rep, err := evalset.Run(ctx, a.memories, embedder, set, evalset.Options{
-		MinSimilarity: a.knowledge.DefaultMinSimilarity(), Progress: env.stderr,
-	})
+	opts.MinSimilarity, opts.Progress = a.knowledge.DefaultMinSimilarity(), env.stderr
+	rep, err := evalset.Run(ctx, a.memories, embedder, set, opts)
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"slices"
 	"sort"
 	"time"
@@ -40,6 +41,15 @@ type Options struct {
 	Modes []Mode
 	// Batch is how many turns are embedded and saved at once; 0 means 64.
 	Batch int
+	// Padding is how many more memories of small talk each conversation
+	// gets beside its turns (deterministic, see pad), so that latency and
+	// recall can be measured at a larger size: 1,800 brings the five
+	// conversations to about 10,000 memories.
+	Padding int
+	// Shared saves every conversation into one collection, so that a
+	// question is asked of all of them (the size search latency is
+	// measured at), not of its own conversation's.
+	Shared bool
 	// Progress, when set, receives a line per phase.
 	Progress io.Writer
 }
@@ -69,7 +79,9 @@ type Report struct {
 	Embedder      string  `json:"embedder"`
 	MinSimilarity float64 `json:"min_similarity"`
 	Turns         int     `json:"turns"`
-	Questions     int     `json:"questions"`
+	// Memories is the turns and the padding saved.
+	Memories  int `json:"memories"`
+	Questions int `json:"questions"`
 	// IngestPerSec is turns embedded and saved per second, in batches.
 	IngestPerSec float64      `json:"ingest_per_s"`
 	Modes        []ModeReport `json:"modes"`
@@ -120,6 +132,12 @@ func Run(ctx context.Context, store *vector.Store, emb Embedder, s Set, opts Opt
 	byTurn := map[string]string{} // turn id → memory id
 	progress("saving %d conversations", len(s.Conversations))
 	start := time.Now()
+	collection := func(c Conversation) string {
+		if opts.Shared {
+			return "conversations"
+		}
+		return c.ID
+	}
 	for _, c := range s.Conversations {
 		for lo := 0; lo < len(c.Turns); lo += opts.Batch {
 			batch := c.Turns[lo:min(lo+opts.Batch, len(c.Turns))]
@@ -133,7 +151,7 @@ func Run(ctx context.Context, store *vector.Store, emb Embedder, s Set, opts Opt
 			}
 			ms := make([]vector.Memory, len(batch))
 			for i, t := range batch {
-				ms[i] = vector.Memory{UserID: opts.UserID, Collection: c.ID, Text: texts[i], CreatedAt: t.At, Embedding: vecs[i],
+				ms[i] = vector.Memory{UserID: opts.UserID, Collection: collection(c), Text: texts[i], OccurredAt: t.At, Embedding: vecs[i],
 					Metadata: map[string]any{"turn": t.ID}}
 			}
 			saved, err := store.Save(ctx, space(), ms...)
@@ -145,8 +163,24 @@ func Run(ctx context.Context, store *vector.Store, emb Embedder, s Set, opts Opt
 			}
 		}
 		rep.Turns += len(c.Turns)
+		padding := pad(c, opts.Padding)
+		for lo := 0; lo < len(padding); lo += opts.Batch {
+			batch := padding[lo:min(lo+opts.Batch, len(padding))]
+			vecs, err := emb.Embed(ctx, batch)
+			if err != nil {
+				return Report{}, fmt.Errorf("evalset: embed: %w", err)
+			}
+			ms := make([]vector.Memory, len(batch))
+			for i := range batch {
+				ms[i] = vector.Memory{UserID: opts.UserID, Collection: collection(c), Text: batch[i], OccurredAt: c.Turns[0].At, Embedding: vecs[i]}
+			}
+			if _, err := store.Save(ctx, space(), ms...); err != nil {
+				return Report{}, fmt.Errorf("evalset: save: %w", err)
+			}
+		}
+		rep.Memories += len(c.Turns) + len(padding)
 	}
-	rep.IngestPerSec = float64(rep.Turns) / time.Since(start).Seconds()
+	rep.IngestPerSec = float64(rep.Memories) / time.Since(start).Seconds()
 
 	type asked struct {
 		q    Question
@@ -156,7 +190,7 @@ func Run(ctx context.Context, store *vector.Store, emb Embedder, s Set, opts Opt
 	var qs []asked
 	for _, c := range s.Conversations {
 		for _, q := range c.Questions {
-			qs = append(qs, asked{q: q, coll: c.ID})
+			qs = append(qs, asked{q: q, coll: collection(c)})
 		}
 	}
 	rep.Questions = len(qs)
@@ -311,8 +345,8 @@ func quantile(sorted []float64, q int) float64 {
 
 // Print writes the report as tables.
 func (r Report) Print(w io.Writer) {
-	fmt.Fprintf(w, "embedder %s, minSimilarity %.2f: %d turns, %d questions; ingest %.0f turns/s\n\n",
-		r.Embedder, r.MinSimilarity, r.Turns, r.Questions, r.IngestPerSec)
+	fmt.Fprintf(w, "embedder %s, minSimilarity %.2f: %d turns (%d memories with padding), %d questions; ingest %.0f memories/s\n\n",
+		r.Embedder, r.MinSimilarity, r.Turns, r.Memories, r.Questions, r.IngestPerSec)
 	fmt.Fprintf(w, "%-10s %-12s %5s %6s %6s %6s %6s\n", "mode", "kind", "n", "R@1", "R@5", "R@10", "hit@5")
 	for _, m := range r.Modes {
 		row := func(kind string, x Recall) {
@@ -332,4 +366,24 @@ func (r Report) Print(w io.Writer) {
 	t := r.Threshold
 	fmt.Fprintf(w, "\nthreshold %.2f: drops %d of the %d answers in the vector top 10 without one; answer similarity p5 %.2f p25 %.2f p50 %.2f, best wrong p50 %.2f p95 %.2f\n",
 		r.MinSimilarity, t.Dropped, t.AnswersInTop10, t.AnswerP5, t.AnswerP25, t.AnswerP50, t.WrongP50, t.WrongP95)
+}
+
+// pad returns n lines of small talk for c, each two or three of the
+// chatter and reaction lines said by one of its speakers: distractors that
+// answer no question, deterministic for c and n.
+func pad(c Conversation, n int) []string {
+	rng := rand.New(rand.NewPCG(uint64(len(c.Turns)), uint64(n)))
+	out := make([]string, n)
+	for i := range out {
+		speaker := c.Speaker
+		if rng.IntN(2) == 1 {
+			speaker = c.Friend
+		}
+		text := chatter[rng.IntN(len(chatter))] + " " + reactions[rng.IntN(len(reactions))]
+		if rng.IntN(2) == 1 {
+			text += " " + chatter[rng.IntN(len(chatter))]
+		}
+		out[i] = speaker + ": " + text
+	}
+	return out
 }
