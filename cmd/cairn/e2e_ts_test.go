@@ -48,6 +48,10 @@ type tsScenarioResult struct {
 	ProvenanceValue any      `json:"provenance_value"`
 	Related         []string `json:"related"`
 	MemoryFound     bool     `json:"memory_found"`
+	// Imported are the occurred_at save_memories answered for two turns,
+	// ImportedInMarch those a March date range found.
+	Imported        []string `json:"imported"`
+	ImportedInMarch []string `json:"imported_in_march"`
 	// MemoryErased is how many memories delete_memory erased (the scenario
 	// fails if a search still finds it).
 	MemoryErased    int      `json:"memory_erased"`
@@ -115,6 +119,11 @@ func checkTSScenario(t *testing.T, res tsScenarioResult) {
 		!slices.Equal(res.RecipeListed, []string{"cuisine", "servings", "vegetarian"}) {
 		t.Errorf("an undeclared recipe: schema_created %v, cuisine read back %v, listed with %v; want [recipe], thai and its three fields",
 			res.SchemaCreated, res.RecipeCuisine, res.RecipeListed)
+	}
+	if !slices.Equal(res.Imported, []string{"2025-03-01T19:00:00Z", "2025-06-14T08:30:00Z"}) ||
+		!slices.Equal(res.ImportedInMarch, []string{"2025-03-01T19:00:00Z"}) {
+		t.Errorf("save_memories answered occurred_at %v, a March date range found %v; want both times in UTC and the March turn",
+			res.Imported, res.ImportedInMarch)
 	}
 	if res.MemoryErased != 1 {
 		t.Errorf("delete_memory erased %d memories, want 1", res.MemoryErased)
