@@ -138,46 +138,51 @@ func Run(ctx context.Context, store *vector.Store, emb Embedder, s Set, opts Opt
 		}
 		return c.ID
 	}
-	for _, c := range s.Conversations {
-		for lo := 0; lo < len(c.Turns); lo += opts.Batch {
-			batch := c.Turns[lo:min(lo+opts.Batch, len(c.Turns))]
+	// saveAll embeds and saves ms (Text set) in batches and returns their
+	// ids, in order.
+	saveAll := func(ms []vector.Memory) ([]string, error) {
+		var ids []string
+		for lo := 0; lo < len(ms); lo += opts.Batch {
+			batch := ms[lo:min(lo+opts.Batch, len(ms))]
 			texts := make([]string, len(batch))
-			for i, t := range batch {
-				texts[i] = t.Memory()
+			for i, m := range batch {
+				texts[i] = m.Text
 			}
 			vecs, err := emb.Embed(ctx, texts)
 			if err != nil {
-				return Report{}, fmt.Errorf("evalset: embed: %w", err)
+				return nil, fmt.Errorf("evalset: embed: %w", err)
 			}
-			ms := make([]vector.Memory, len(batch))
-			for i, t := range batch {
-				ms[i] = vector.Memory{UserID: opts.UserID, Collection: collection(c), Text: texts[i], OccurredAt: t.At, Embedding: vecs[i],
-					Metadata: map[string]any{"turn": t.ID}}
+			for i := range batch {
+				batch[i].Embedding = vecs[i]
 			}
-			saved, err := store.Save(ctx, space(), ms...)
+			saved, err := store.Save(ctx, space(), batch...)
 			if err != nil {
-				return Report{}, fmt.Errorf("evalset: save: %w", err)
+				return nil, fmt.Errorf("evalset: save: %w", err)
 			}
-			for i, m := range saved {
-				byTurn[batch[i].ID] = m.ID
+			for _, m := range saved {
+				ids = append(ids, m.ID)
 			}
+		}
+		return ids, nil
+	}
+	for _, c := range s.Conversations {
+		var ms []vector.Memory
+		for _, t := range c.Turns {
+			ms = append(ms, vector.Memory{UserID: opts.UserID, Collection: collection(c), Text: t.Memory(), OccurredAt: t.At,
+				Metadata: map[string]any{"turn": t.ID}})
+		}
+		padding := pad(c, opts.Padding)
+		for _, text := range padding {
+			ms = append(ms, vector.Memory{UserID: opts.UserID, Collection: collection(c), Text: text, OccurredAt: c.Turns[0].At})
+		}
+		ids, err := saveAll(ms)
+		if err != nil {
+			return Report{}, err
+		}
+		for i, t := range c.Turns {
+			byTurn[t.ID] = ids[i]
 		}
 		rep.Turns += len(c.Turns)
-		padding := pad(c, opts.Padding)
-		for lo := 0; lo < len(padding); lo += opts.Batch {
-			batch := padding[lo:min(lo+opts.Batch, len(padding))]
-			vecs, err := emb.Embed(ctx, batch)
-			if err != nil {
-				return Report{}, fmt.Errorf("evalset: embed: %w", err)
-			}
-			ms := make([]vector.Memory, len(batch))
-			for i := range batch {
-				ms[i] = vector.Memory{UserID: opts.UserID, Collection: collection(c), Text: batch[i], OccurredAt: c.Turns[0].At, Embedding: vecs[i]}
-			}
-			if _, err := store.Save(ctx, space(), ms...); err != nil {
-				return Report{}, fmt.Errorf("evalset: save: %w", err)
-			}
-		}
 		rep.Memories += len(c.Turns) + len(padding)
 	}
 	rep.IngestPerSec = float64(rep.Memories) / time.Since(start).Seconds()
