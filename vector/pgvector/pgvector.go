@@ -483,6 +483,10 @@ const (
 // the collections', not the filter's: a filter narrows the rows, not the
 // weight of a word.
 //
+// The statistics are MATERIALIZED: referenced once, in the subquery that
+// scores a candidate, they would otherwise be inlined there and computed
+// again for every candidate.
+//
 // The tsqueries are functions in FROM, each computed once per execution.
 // Written inline, as in m.tsv @@ to_tsquery('english', $1), they are
 // computed once only in a plan made for the statement's values, where the
@@ -507,10 +511,10 @@ func (d *Driver) textQuery(q vector.TextQuery) (string, []any) {
 	words := b.add(strings.Join(q.Terms, " "))
 	k1, bb := strconv.FormatFloat(bm25K1, 'f', -1, 64), strconv.FormatFloat(bm25B, 'f', -1, 64)
 	return `WITH cand AS (SELECT DISTINCT ON (id) id, text, tsv FROM (` + union + `) c),
-		st AS (SELECT greatest(coalesce(sum(docs), 0), 1)::float8 AS n,
+		st AS MATERIALIZED (SELECT greatest(coalesce(sum(docs), 0), 1)::float8 AS n,
 			greatest(coalesce(sum(lexemes), 0)::float8 / greatest(coalesce(sum(docs), 0), 1), 1) AS avgdl
 			FROM memory_text_stats WHERE user_id = ` + user + ` AND collection = ANY(` + colls + `)),
-		w AS (SELECT ql.lexeme, ln(1 + (st.n - coalesce(t.df, 0) + 0.5) / (coalesce(t.df, 0) + 0.5)) AS idf
+		w AS MATERIALIZED (SELECT ql.lexeme, ln(1 + (st.n - coalesce(t.df, 0) + 0.5) / (coalesce(t.df, 0) + 0.5)) AS idf
 			FROM (SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', ` + words + `))) ql CROSS JOIN st
 			LEFT JOIN LATERAL (SELECT sum(docs)::float8 AS df FROM memory_terms t
 				WHERE t.user_id = ` + user + ` AND t.collection = ANY(` + colls + `) AND t.lexeme = ql.lexeme) t ON true)
