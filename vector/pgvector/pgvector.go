@@ -32,6 +32,7 @@
 package pgvector
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -459,11 +460,84 @@ func (d *Driver) MatchText(ctx context.Context, q vector.TextQuery) ([]vector.Sc
 	if err != nil {
 		return nil, fmt.Errorf("vector/pgvector: text search: %w", err)
 	}
-	out, err := pgx.CollectRows(rows, pgx.RowToStructByPos[vector.Scored])
+	type candidate struct {
+		id, text string
+		score    float64
+	}
+	var (
+		cands        []candidate
+		id, text, tv string
+		lexemes      []string
+		idfs         []float64
+		avgdl        float64
+	)
+	_, err = pgx.ForEachRow(rows, []any{&id, &text, &tv, &lexemes, &idfs, &avgdl}, func() error {
+		tf, length := tsvCounts(tv)
+		var score float64
+		for k, lex := range lexemes {
+			if f := float64(tf[lex]); f > 0 {
+				score += idfs[k] * f * (bm25K1 + 1) / (f + bm25K1*(1-bm25B+bm25B*float64(length)/avgdl))
+			}
+		}
+		cands = append(cands, candidate{id, text, score})
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("vector/pgvector: text search: %w", err)
 	}
+	slices.SortFunc(cands, func(a, b candidate) int {
+		return cmp.Or(cmp.Compare(b.score, a.score), strings.Compare(a.text, b.text), strings.Compare(a.id, b.id))
+	})
+	out := make([]vector.Scored, min(len(cands), q.K))
+	for i := range out {
+		out[i] = vector.Scored{ID: cands[i].id, Score: cands[i].score}
+	}
 	return out, nil
+}
+
+// tsvCounts reads PostgreSQL's text form of a tsvector ('lex':1,4B
+// 'other':2) into each lexeme's number of positions, and their sum, BM25's
+// document length (a lexeme without positions counts once).
+func tsvCounts(s string) (map[string]int, int) {
+	tf := map[string]int{}
+	total := 0
+	for i := 0; i < len(s); {
+		if s[i] != '\'' {
+			i++
+			continue
+		}
+		// A quoted lexeme: '' and \\ stand for ' and \.
+		var lex strings.Builder
+		for i++; i < len(s); i++ {
+			if s[i] == '\\' && i+1 < len(s) {
+				i++
+				lex.WriteByte(s[i])
+				continue
+			}
+			if s[i] == '\'' {
+				if i+1 < len(s) && s[i+1] == '\'' {
+					i++
+					lex.WriteByte('\'')
+					continue
+				}
+				i++
+				break
+			}
+			lex.WriteByte(s[i])
+		}
+		n := 1
+		if i < len(s) && s[i] == ':' {
+			n = 1
+			for i++; i < len(s) && s[i] != ' '; i++ {
+				if s[i] == ',' {
+					n++
+				}
+			}
+		}
+		tf[lex.String()] += n
+		total += n
+	}
+	return tf, total
 }
 
 // BM25's parameters, the usual ones (Lucene's and FTS5's).
@@ -474,8 +548,8 @@ const (
 
 // textQuery returns MatchText's statement and its arguments.
 //
-// The score is Okapi BM25 over the query's lexemes (as the english
-// configuration stems them): idf ln(1 + (N - df + 0.5) / (df + 0.5)) from
+// The score, computed by MatchText, is Okapi BM25 over the query's
+// lexemes (as the english configuration stems them): idf ln(1 + (N - df + 0.5) / (df + 0.5)) from
 // the term statistics of the searched collections (memory_terms and
 // memory_text_stats, which triggers keep; migrations/postgres/
 // 025_memory_terms.sql), term frequency from the tsvector's positions,
@@ -483,9 +557,12 @@ const (
 // the collections', not the filter's: a filter narrows the rows, not the
 // weight of a word.
 //
-// The statistics are MATERIALIZED: referenced once, in the subquery that
-// scores a candidate, they would otherwise be inlined there and computed
-// again for every candidate.
+// The statement returns the candidates with their tsvectors as text and
+// the statistics (the query's lexemes, their idf, the mean length), and
+// MatchText computes the scores: scoring in SQL, an unnest of each
+// candidate's tsvector joined with the lexemes, took 14 of 16 ms for 1,000
+// candidates, and reading the text form in Go a small part of that. The
+// statistics are MATERIALIZED so that they are computed once.
 //
 // The tsqueries are functions in FROM, each computed once per execution.
 // Written inline, as in m.tsv @@ to_tsquery('english', $1), they are
@@ -509,7 +586,6 @@ func (d *Driver) textQuery(q vector.TextQuery) (string, []any) {
 	}
 	user, colls := b.add(q.UserID), b.add(q.Collections)
 	words := b.add(strings.Join(q.Terms, " "))
-	k1, bb := strconv.FormatFloat(bm25K1, 'f', -1, 64), strconv.FormatFloat(bm25B, 'f', -1, 64)
 	return `WITH cand AS (SELECT DISTINCT ON (id) id, text, tsv FROM (` + union + `) c),
 		st AS MATERIALIZED (SELECT greatest(coalesce(sum(docs), 0), 1)::float8 AS n,
 			greatest(coalesce(sum(lexemes), 0)::float8 / greatest(coalesce(sum(docs), 0), 1), 1) AS avgdl
@@ -518,11 +594,8 @@ func (d *Driver) textQuery(q vector.TextQuery) (string, []any) {
 			FROM (SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', ` + words + `))) ql CROSS JOIN st
 			LEFT JOIN LATERAL (SELECT sum(docs)::float8 AS df FROM memory_terms t
 				WHERE t.user_id = ` + user + ` AND t.collection = ANY(` + colls + `) AND t.lexeme = ql.lexeme) t ON true)
-		SELECT c.id, (SELECT coalesce(sum(w.idf * u.tf * (` + k1 + ` + 1) /
-				(u.tf + ` + k1 + ` * (1 - ` + bb + ` + ` + bb + ` * cairn_tsv_length(c.tsv) / st.avgdl))), 0)::float8
-			FROM (SELECT lexeme, coalesce(array_length(positions, 1), 1)::float8 AS tf FROM unnest(c.tsv)) u
-			JOIN w USING (lexeme)) AS r
-		FROM cand c, st ORDER BY r DESC, c.text COLLATE "C", c.id LIMIT ` + b.add(q.K), b.args
+		SELECT c.id, c.text, c.tsv::text, (SELECT array_agg(lexeme) FROM w), (SELECT array_agg(idf) FROM w), st.avgdl
+		FROM cand c, st`, b.args
 }
 
 // builder collects the positional arguments of one statement.
