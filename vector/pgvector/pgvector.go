@@ -552,7 +552,7 @@ const (
 // lexemes (as the english configuration stems them): idf ln(1 + (N - df + 0.5) / (df + 0.5)) from
 // the term statistics of the searched collections (memory_terms and
 // memory_text_stats, which triggers keep; migrations/postgres/
-// 025_memory_terms.sql), term frequency from the tsvector's positions,
+// 026_memory_terms.sql), term frequency from the tsvector's positions,
 // length normalised by the collections' mean length. The statistics are
 // the collections', not the filter's: a filter narrows the rows, not the
 // weight of a word.

@@ -1,7 +1,7 @@
 -- When the remembered thing happened or was said (issue 36): a turn of a
 -- conversation imported later keeps its own time, and date filters bound
 -- it. Existing memories happened when they were saved. No statement
--- trigger of 025 fires on UPDATE, so the backfill leaves the BM25
+-- trigger of 026_memory_terms fires on UPDATE, so the backfill leaves the BM25
 -- statistics alone.
 ALTER TABLE memories ADD COLUMN occurred_at BIGINT;
 UPDATE memories SET occurred_at = created_at;
