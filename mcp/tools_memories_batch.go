@@ -9,6 +9,13 @@ import (
 	"github.com/cairnkg/cairn/knowledge"
 )
 
+// ToolsetMemoryImport holds save_memories, the batch save an importer of
+// conversations uses. It is not among the default toolsets: the default
+// tools/list must stay under MaxToolsListBytes, and an agent that saves
+// as it goes needs save_memory only. Enable it with --toolsets
+// default,memory_import.
+const ToolsetMemoryImport Toolset = "memory_import"
+
 // --- save_memories ---
 
 // SaveMemoriesIn are the arguments of save_memories.
@@ -38,7 +45,7 @@ func saveMemoriesTool(d Deps) *Tool {
 		title: "Save memories",
 		description: "Save many memories in one call (importing a conversation: one item per turn, with occurred_at), " +
 			"all or none; one result per item. Claims need save_memory.",
-		toolset: ToolsetMemories, ann: additiveNI, budget: BudgetList,
+		toolset: ToolsetMemoryImport, ann: additiveNI, budget: BudgetList,
 		shape: func(s *jsonschema.Schema) {
 			items := prop(s, "memories")
 			lo, hi := 1, knowledge.MaxMemoryBatch

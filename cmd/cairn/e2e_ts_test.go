@@ -97,13 +97,21 @@ func runTSScenario(t *testing.T, env []string, args ...string) tsScenarioResult 
 	return res
 }
 
+// tsScenarioToolsets are the default toolsets and memory_import, whose
+// save_memories the scenario imports a conversation with; tsScenarioEnv
+// asks the server for them.
+var (
+	tsScenarioToolsets = append(slices.Clone(mcp.DefaultToolsets), mcp.ToolsetMemoryImport)
+	tsScenarioEnv      = "CAIRN_TOOLSETS=default," + string(mcp.ToolsetMemoryImport)
+)
+
 func checkTSScenario(t *testing.T, res tsScenarioResult) {
 	t.Helper()
-	srv, err := mcp.NewServer(mcp.Deps{}, mcp.Options{})
+	srv, err := mcp.NewServer(mcp.Deps{}, mcp.Options{Toolsets: tsScenarioToolsets})
 	if err != nil {
 		t.Fatal(err)
 	}
-	all := srv.Tools() // the default toolsets, which the scenario's server exposes
+	all := srv.Tools() // the toolsets the scenario's server exposes
 	if len(res.Tools) != len(all) {
 		t.Errorf("the TypeScript client listed %d tools, want %d: %v", len(res.Tools), len(all), res.Tools)
 	}
@@ -151,7 +159,7 @@ func TestEndToEndTypeScriptStdio(t *testing.T) {
 	}
 	nodeClientDir(t)
 	forEachBackend(t, func(t *testing.T, dataDir string, env []string) {
-		checkTSScenario(t, runTSScenario(t, env, "stdio", cairnBinary(t), "stdio", "--data-dir", dataDir))
+		checkTSScenario(t, runTSScenario(t, append(env, tsScenarioEnv), "stdio", cairnBinary(t), "stdio", "--data-dir", dataDir))
 	})
 }
 
@@ -161,7 +169,7 @@ func TestEndToEndTypeScriptHTTP(t *testing.T) {
 	}
 	nodeClientDir(t)
 	forEachBackend(t, func(t *testing.T, dataDir string, env []string) {
-		url := startServe(t, dataDir, env...)
+		url := startServe(t, dataDir, append(env, tsScenarioEnv)...)
 		checkTSScenario(t, runTSScenario(t, nil, "http", url, testOwnerKey))
 	})
 }
