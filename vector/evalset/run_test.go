@@ -28,7 +28,7 @@ func TestRunSmoke(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := set.Conversations[0]
-	c.Turns = c.Turns[:120]
+	c.Turns = c.Turns[:60]
 	in := map[string]bool{}
 	for _, tr := range c.Turns {
 		in[tr.ID] = true
@@ -51,7 +51,7 @@ func TestRunSmoke(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Turns != 120 || rep.Questions != 1 || len(rep.Modes) != 4 {
+	if rep.Turns != 60 || rep.Questions != 1 || len(rep.Modes) != 4 {
 		t.Fatalf("report %+v", rep)
 	}
 	for _, m := range rep.Modes {

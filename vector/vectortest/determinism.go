@@ -21,9 +21,11 @@ func testDeterministicRanking(t *testing.T, h Harness) {
 		if coll == "backward" {
 			slices.Reverse(order)
 		}
-		for _, text := range order {
-			save(t, s, testSpace, vector.Memory{UserID: alice, Collection: coll, Text: text, Embedding: sameVector})
+		ms := make([]vector.Memory, len(order))
+		for i, text := range order {
+			ms[i] = vector.Memory{UserID: alice, Collection: coll, Text: text, Embedding: sameVector}
 		}
+		save(t, s, testSpace, ms...)
 	}
 	want := slices.Sorted(slices.Values(texts))
 	for _, mode := range []struct {
