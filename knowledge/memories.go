@@ -62,6 +62,9 @@ type MemoryRequest struct {
 	// text kept as a memory carries the types its interpretation stored).
 	// Names are normalised as entity types are.
 	Types []string
+	// OccurredAt is when the remembered thing happened or was said; zero
+	// means now.
+	OccurredAt time.Time
 	// Claims are values the memory states for entity fields. Each is
 	// checked against the field's current value once the memory is saved,
 	// and a disagreement with a value from another source is recorded as a
@@ -99,41 +102,7 @@ type SavedMemory struct {
 // contradictions recorded are returned. The memory is stored by then, so a
 // failure to record them is logged rather than failing the call.
 func (s *Service) SaveMemory(ctx context.Context, c Caller, r MemoryRequest) (SavedMemory, error) {
-	if s.memories == nil {
-		return SavedMemory{}, ErrMemoriesUnavailable
-	}
-	r.Collection = strings.TrimSpace(r.Collection)
-	if r.Collection == "" {
-		return SavedMemory{}, invalid("collection", "string", "empty", "collection is required")
-	}
-	if strings.TrimSpace(r.Text) == "" {
-		return SavedMemory{}, invalid("text", "non-empty string", "empty", "text is required")
-	}
-	if err := c.need(Write, MemoryResource(r.Collection)); err != nil {
-		return SavedMemory{}, err
-	}
-	if err := s.checkFieldSizes("metadata", r.Metadata); err != nil {
-		return SavedMemory{}, err
-	}
-	for i, cl := range r.Claims {
-		if err := s.checkFieldSize(fmt.Sprintf("claims[%d].value", i), cl.Value); err != nil {
-			return SavedMemory{}, err
-		}
-	}
-	if err := s.checkLinks(ctx, c, r.EntityIDs, r.SourceID); err != nil {
-		return SavedMemory{}, err
-	}
-	claims, err := s.checkClaimRequests(ctx, c, r.Claims)
-	if err != nil {
-		return SavedMemory{}, err
-	}
-	entityIDs := r.EntityIDs
-	for _, cl := range claims {
-		if !slices.Contains(entityIDs, cl.EntityID) {
-			entityIDs = append(slices.Clip(entityIDs), cl.EntityID)
-		}
-	}
-	types, err := s.memoryTypes(ctx, c, r)
+	m, claims, err := s.prepareMemory(ctx, c, r)
 	if err != nil {
 		return SavedMemory{}, err
 	}
@@ -141,10 +110,8 @@ func (s *Service) SaveMemory(ctx context.Context, c Caller, r MemoryRequest) (Sa
 	if err != nil {
 		return SavedMemory{}, err
 	}
-	saved, err := s.memories.Save(ctx, space, vector.Memory{
-		UserID: c.UserID, Collection: r.Collection, Text: r.Text, Title: r.Title, Tags: r.Tags, Confidence: r.Confidence,
-		Metadata: r.Metadata, EntityIDs: entityIDs, SourceID: r.SourceID, Types: types, CreatedAt: s.clock(), Embedding: vec,
-	})
+	m.Embedding = vec
+	saved, err := s.memories.Save(ctx, space, m)
 	if err != nil {
 		return SavedMemory{}, memoryError(err)
 	}
@@ -163,6 +130,57 @@ func (s *Service) SaveMemory(ctx context.Context, c Caller, r MemoryRequest) (Sa
 	}
 	out.Contradictions = found
 	return out, nil
+}
+
+// prepareMemory checks a request as SaveMemory does and returns the memory
+// to store, without its embedding, and its claims.
+func (s *Service) prepareMemory(ctx context.Context, c Caller, r MemoryRequest) (vector.Memory, []FieldClaim, error) {
+	if s.memories == nil {
+		return vector.Memory{}, nil, ErrMemoriesUnavailable
+	}
+	now := s.clock()
+	r.Collection = strings.TrimSpace(r.Collection)
+	if r.Collection == "" {
+		return vector.Memory{}, nil, invalid("collection", "string", "empty", "collection is required")
+	}
+	if strings.TrimSpace(r.Text) == "" {
+		return vector.Memory{}, nil, invalid("text", "non-empty string", "empty", "text is required")
+	}
+	if err := c.need(Write, MemoryResource(r.Collection)); err != nil {
+		return vector.Memory{}, nil, err
+	}
+	if err := s.checkFieldSizes("metadata", r.Metadata); err != nil {
+		return vector.Memory{}, nil, err
+	}
+	for i, cl := range r.Claims {
+		if err := s.checkFieldSize(fmt.Sprintf("claims[%d].value", i), cl.Value); err != nil {
+			return vector.Memory{}, nil, err
+		}
+	}
+	if err := s.checkLinks(ctx, c, r.EntityIDs, r.SourceID); err != nil {
+		return vector.Memory{}, nil, err
+	}
+	claims, err := s.checkClaimRequests(ctx, c, r.Claims)
+	if err != nil {
+		return vector.Memory{}, nil, err
+	}
+	entityIDs := r.EntityIDs
+	for _, cl := range claims {
+		if !slices.Contains(entityIDs, cl.EntityID) {
+			entityIDs = append(slices.Clip(entityIDs), cl.EntityID)
+		}
+	}
+	types, err := s.memoryTypes(ctx, c, r)
+	if err != nil {
+		return vector.Memory{}, nil, err
+	}
+	if r.OccurredAt.IsZero() {
+		r.OccurredAt = now
+	}
+	return vector.Memory{
+		UserID: c.UserID, Collection: r.Collection, Text: r.Text, Title: r.Title, Tags: r.Tags, Confidence: r.Confidence,
+		Metadata: r.Metadata, EntityIDs: entityIDs, SourceID: r.SourceID, Types: types, CreatedAt: now, OccurredAt: r.OccurredAt,
+	}, claims, nil
 }
 
 // checkClaimRequests validates a memory's claims before it is saved and
@@ -401,7 +419,7 @@ func (s *Service) SearchMemories(ctx context.Context, c Caller, q MemoryQuery) (
 	vq := vector.Query{
 		Filter: vector.Filter{
 			UserID: c.UserID, Collections: readable, Keywords: vector.Terms(q.Keywords), Tags: q.Tags,
-			CreatedFrom: q.From, CreatedTo: q.To, MinConfidence: q.MinConfidence, EntityID: q.EntityID,
+			OccurredFrom: q.From, OccurredTo: q.To, MinConfidence: q.MinConfidence, EntityID: q.EntityID,
 			SourceID: q.SourceID, Metadata: q.Metadata, ReadableTypes: types,
 		},
 		MinSimilarity: q.MinSimilarity, Sort: q.Sort, Ascending: q.Ascending, Limit: q.Limit, Offset: q.Offset,

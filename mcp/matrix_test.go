@@ -230,6 +230,9 @@ var consentMatrix = map[string]matrixCase{
 		return map[string]any{"collection": "notes", "text": "probe memory",
 			"claims": []any{map[string]any{"entity_id": f.company, "field": "industry", "value": "probing"}}}
 	}},
+	"save_memories": {args: func(f fixture) map[string]any {
+		return map[string]any{"memories": []any{map[string]any{"collection": "notes", "text": "probe memory", "entity_ids": []any{f.company}}}}
+	}},
 	"search_memory": {args: func(f fixture) map[string]any {
 		return map[string]any{"collection": "notes", "query": "Memo-" + f.tag + " supplier", "minSimilarity": 0}
 	}},

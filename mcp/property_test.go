@@ -180,6 +180,13 @@ var propertyArgs = map[string]func(r *rand.Rand, ids []string, n int) map[string
 		}
 		return args
 	},
+	"save_memories": func(r *rand.Rand, ids []string, n int) map[string]any {
+		return map[string]any{"memories": []any{
+			map[string]any{"collection": pickString(r, memoryCollections), "text": fmt.Sprint("agent batch memory ", n), "entity_ids": []any{pick(r, ids)}},
+			map[string]any{"collection": pickString(r, memoryCollections), "text": fmt.Sprint("agent batch memory ", n, "b"),
+				"occurred_at": "2024-05-01T12:00:00Z"},
+		}}
+	},
 	"search_memory": func(r *rand.Rand, ids []string, _ int) map[string]any {
 		args := map[string]any{"collection": pickString(r, memoryCollections), "query": "memory", "minSimilarity": 0}
 		if r.IntN(2) == 0 {

@@ -83,6 +83,7 @@ func AllTools(d Deps) []*Tool {
 		retrieveGraphNeighborhoodTool(d),
 		queryGraphTool(d),
 		saveMemoryTool(d),
+		saveMemoriesTool(d),
 		searchMemoryTool(d),
 		updateMemoryTool(d),
 		deleteMemoryTool(d),
@@ -100,11 +101,12 @@ func AllTools(d Deps) []*Tool {
 
 // AllToolsets lists every toolset, in a stable order.
 var AllToolsets = []Toolset{ToolsetEntities, ToolsetRelationships, ToolsetTimeline, ToolsetSchema, ToolsetSchemaRegistry,
-	ToolsetMemories, ToolsetContext, ToolsetConsent, ToolsetFiles, ToolsetTables, ToolsetCompat}
+	ToolsetMemories, ToolsetMemoryImport, ToolsetContext, ToolsetConsent, ToolsetFiles, ToolsetTables, ToolsetCompat}
 
 // DefaultToolsets are the toolsets a server exposes unless told otherwise:
 // every toolset but those an agent needs only for some jobs (changing
-// schemas by hand, the Epitome tables view, Neotoma v0's names), which
+// schemas by hand, importing memories in bulk, the Epitome tables view,
+// Neotoma v0's names), which
 // would push tools/list past MaxToolsListBytes.
 var DefaultToolsets = []Toolset{ToolsetEntities, ToolsetRelationships, ToolsetTimeline, ToolsetSchema,
 	ToolsetMemories, ToolsetContext, ToolsetConsent, ToolsetFiles}

@@ -38,6 +38,11 @@ const (
 const (
 	BudgetList    = 2 << 10
 	BudgetSummary = 5 << 10
+	// BudgetSearch is search_memory's: ten typical memories (a sentence
+	// or two, with their tags, metadata and scores, some 550 to 650 bytes
+	// each) fit whole, so that an agent gets its answer in one call;
+	// at 5 KB, 27% of such answers needed a second (issue 36).
+	BudgetSearch = 8 << 10
 )
 
 // DefaultStringLimit is the longest string any argument may be unless its

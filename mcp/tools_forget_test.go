@@ -146,6 +146,9 @@ func TestEraseLeavesNoTrace(t *testing.T) {
 			if !holdsMarker(t, e, marker) {
 				t.Fatal("the store does not hold the marker before the erasure: the search below proves nothing")
 			}
+			if n := termRows(t, e, marker); n == 0 {
+				t.Fatal("BM25's term statistics do not hold the marker before the erasure")
+			}
 			out := e.mustCall(t, "delete_memory", map[string]any{"memory_ids": []string{id}, "mode": "erase", "reason": "data-protection request"})
 			if c := out["counts"].(map[string]any); c["memories"] != 1.0 || c["versions"] != 1.0 || c["retracted_memories"] != 0.0 || c["contradictions"] != 1.0 {
 				t.Errorf("erase counts %v, want 1 memory, 1 earlier version and 1 contradiction", c)
@@ -159,6 +162,9 @@ func TestEraseLeavesNoTrace(t *testing.T) {
 
 			if holdsMarker(t, e, marker) {
 				t.Error("the store still holds the marker after the erasure")
+			}
+			if n := termRows(t, e, marker); n > 0 {
+				t.Errorf("BM25's term statistics still hold the marker in %d rows", n)
 			}
 			for _, q := range []map[string]any{
 				{"collection": "health", "query": marker},
@@ -224,6 +230,21 @@ func TestEraseLeavesNoTrace(t *testing.T) {
 // holdsMarker reports whether the backend's storage holds marker: on
 // SQLite any byte of the store's files (database, WAL, shared memory), on
 // PostgreSQL any row of any table of the test's schema, cast to text.
+// termRows counts the rows of PostgreSQL's BM25 term statistics
+// (memory_terms) for the lexeme marker; -1 on the embedded store, whose
+// FTS5 index holdsMarker reads with the rest of the file.
+func termRows(t *testing.T, e *env, marker string) int {
+	t.Helper()
+	if e.stores.pg == nil {
+		return -1
+	}
+	var n int
+	if err := e.stores.pg.Pool.QueryRow(t.Context(), `SELECT count(*) FROM memory_terms WHERE lexeme = $1`, marker).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
 func holdsMarker(t *testing.T, e *env, marker string) bool {
 	t.Helper()
 	switch {

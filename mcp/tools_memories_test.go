@@ -108,7 +108,7 @@ func memoryServers(t *testing.T, b storeBackend, embedders ...embed.Embedder) ([
 	var out []*mcp.Server
 	for _, e := range embedders {
 		k := knowledge.NewService(st.graph, schema.NewRegistry(), knowledge.Options{Memories: st.memories, Embedder: e})
-		srv, err := mcp.NewServer(mcp.Deps{Knowledge: k}, mcp.Options{Version: "test"})
+		srv, err := mcp.NewServer(mcp.Deps{Knowledge: k}, mcp.Options{Version: "test", Toolsets: mcp.AllToolsets})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -191,7 +191,8 @@ func generate(t *testing.T, b backend, clk *clock, u consent.User) (map[string]s
 	// Memories with tags and entity links, and a claim that contradicts.
 	for _, m := range []knowledge.MemoryRequest{
 		{Collection: "notes", Text: "Wile E keeps buying rockets from Acme", Tags: []string{"purchases"}, EntityIDs: []string{ids["Wile E"], ids["Acme"]}},
-		{Collection: "notes", Title: "speed", Text: "The road runner is faster than any rocket", Tags: []string{"speed", "birds"}},
+		{Collection: "notes", Title: "speed", Text: "The road runner is faster than any rocket", Tags: []string{"speed", "birds"},
+			OccurredAt: time.Date(1949, time.September, 17, 12, 0, 0, 0, time.UTC)}, // said long before it was saved: kept
 		{Collection: "notes", Title: "log", Text: "The sled's log: rockets fired twice", SourceID: put.File.ID, Types: []string{"planet"}},
 		{Collection: "insights", Text: "Acme ships anvils by mail", Claims: []knowledge.Claim{{EntityID: ids["Acme"], Field: "industry", Value: "mail order"}}},
 	} {

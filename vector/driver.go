@@ -37,7 +37,9 @@ type Driver interface {
 	Nearest(ctx context.Context, q VectorQuery) ([]Scored, error)
 	// MatchText returns up to q.K ids of rows that pass q.Filter and whose
 	// title or text contains at least one of q.Terms, best first by the
-	// backend's text ranking (higher Score is better), ties by id.
+	// backend's BM25 (higher Score is better), ties by text (bytewise),
+	// then id: a stable key, so that two stores of the same memories,
+	// whose ids are random, rank alike.
 	MatchText(ctx context.Context, q TextQuery) ([]Scored, error)
 	// List returns a page of the rows that pass q.Filter, ordered by q.Sort
 	// (SortCreatedAt or SortConfidence, confidence-less rows last in both

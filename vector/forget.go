@@ -175,7 +175,7 @@ func validBatch(userID string, ids []string) ([]string, error) {
 // Update replaces a live memory's content, re-embedded in space, and keeps
 // the content it replaced as a superseded Version with r. m names the
 // memory by ID and UserID; its Collection and CreatedAt are ignored (a
-// memory keeps both). A memory that is not live is an error wrapping
+// memory keeps both), and a zero OccurredAt keeps the memory's. A memory that is not live is an error wrapping
 // ErrNotFound; an embedding of another space than the collection's is a
 // *SpaceError.
 func (s *Store) Update(ctx context.Context, space Space, m Memory, r Removal) (Memory, error) {
@@ -197,6 +197,10 @@ func (s *Store) Update(ctx context.Context, space Space, m Memory, r Removal) (M
 		return Memory{}, notFound(m.ID)
 	}
 	m.Collection, m.CreatedAt = cur[0].Collection, cur[0].CreatedAt
+	if m.OccurredAt.IsZero() {
+		m.OccurredAt = cur[0].OccurredAt
+	}
+	m.OccurredAt = m.OccurredAt.UTC().Truncate(time.Microsecond)
 	if err := validMemory(m, space); err != nil {
 		return Memory{}, err
 	}
@@ -274,9 +278,13 @@ func (s *Store) InsertTombstones(ctx context.Context, ts []Tombstone) error {
 // InsertVersions records versions with their embeddings in space, as an
 // import brings them.
 func (s *Store) InsertVersions(ctx context.Context, space Space, vs []Version) error {
-	for _, v := range vs {
+	vs = slices.Clone(vs)
+	for i, v := range vs {
 		if err := validMemory(v.Memory, space); err != nil {
 			return err
+		}
+		if v.OccurredAt.IsZero() { // an export from before occurred_at
+			vs[i].OccurredAt = v.CreatedAt
 		}
 		if v.State != VersionRetracted && v.State != VersionSuperseded {
 			return invalid("state", "must be retracted or superseded")

@@ -41,8 +41,8 @@ const (
 var metadataKey = regexp.MustCompile(`^[A-Za-z0-9_]{1,64}$`)
 
 // Save stores memories whose embeddings come from space, and returns them
-// with their ids and creation times set (an id or time the caller set is
-// kept). The first memory of a collection records space for it; a memory
+// with their ids, creation and occurrence times set (an id or time the
+// caller set is kept; OccurredAt defaults to CreatedAt). The first memory of a collection records space for it; a memory
 // whose collection has another space is refused with a *SpaceError, and
 // nothing is stored.
 func (s *Store) Save(ctx context.Context, space Space, ms ...Memory) ([]Memory, error) {
@@ -63,6 +63,10 @@ func (s *Store) Save(ctx context.Context, space Space, ms ...Memory) ([]Memory, 
 			m.CreatedAt = now
 		}
 		m.CreatedAt = m.CreatedAt.UTC().Truncate(time.Microsecond)
+		if m.OccurredAt.IsZero() {
+			m.OccurredAt = m.CreatedAt
+		}
+		m.OccurredAt = m.OccurredAt.UTC().Truncate(time.Microsecond)
 		if len(m.Types) > 0 {
 			m.Types = slices.Compact(slices.Sorted(slices.Values(m.Types)))
 		}
@@ -174,7 +178,7 @@ func validFilter(f Filter) error {
 	if f.MinConfidence != nil && !(*f.MinConfidence >= 0 && *f.MinConfidence <= 1) {
 		return invalid("min_confidence", "must be between 0 and 1")
 	}
-	if !f.CreatedFrom.IsZero() && !f.CreatedTo.IsZero() && f.CreatedTo.Before(f.CreatedFrom) {
+	if !f.OccurredFrom.IsZero() && !f.OccurredTo.IsZero() && f.OccurredTo.Before(f.OccurredFrom) {
 		return invalid("date_range", "ends before it starts")
 	}
 	for k := range f.Metadata {
@@ -302,13 +306,13 @@ func (s *Store) search(ctx context.Context, q Query) (Result, error) {
 	// than both (on PostgreSQL each runs on a connection of its own).
 	var vec, text []Scored
 	g, gctx := errgroup.WithContext(ctx)
-	if !isZero(q.Vector) {
+	if !isZero(q.Vector) && q.Only != SignalText {
 		g.Go(func() (err error) {
 			vec, err = s.d.Nearest(gctx, VectorQuery{Filter: f, Vector: q.Vector, MinSimilarity: minSim, K: depth})
 			return err
 		})
 	}
-	if terms := Terms(q.Text); len(terms) > 0 {
+	if terms := Terms(q.Text); len(terms) > 0 && q.Only != SignalVector {
 		g.Go(func() (err error) {
 			text, err = s.d.MatchText(gctx, TextQuery{Filter: f, Terms: terms, K: depth})
 			return err
@@ -317,7 +321,7 @@ func (s *Store) search(ctx context.Context, q Query) (Result, error) {
 	if err := g.Wait(); err != nil {
 		return Result{}, err
 	}
-	fused := Fuse(vec, text)
+	fused := q.Fusion.Fuse(vec, text)
 	res := Result{Total: len(fused)}
 	if q.Sort != SortRelevance || q.Ascending {
 		// Other orders need every candidate's row.
@@ -400,42 +404,6 @@ func (s *Store) sortCandidates(ctx context.Context, q Query, hits []Hit) error {
 		return c
 	})
 	return nil
-}
-
-// Fuse combines the rankings of the vector and text signals with
-// reciprocal rank fusion: a row at rank r (from 1) of a signal scores
-// 1/(RRFK+r) from it, and hits are ordered by the sum, then by id. Each hit
-// records the signals that found it and, from the vector signal, its
-// similarity. Memory is left empty.
-func Fuse(vec, text []Scored) []Hit {
-	byID := make(map[string]int, len(vec)+len(text))
-	var hits []Hit
-	add := func(list []Scored, sig Signal) {
-		for r, sc := range list {
-			i, ok := byID[sc.ID]
-			if !ok {
-				i = len(hits)
-				byID[sc.ID] = i
-				hits = append(hits, Hit{Memory: Memory{ID: sc.ID}})
-			}
-			h := &hits[i]
-			h.Score += 1 / float64(RRFK+r+1)
-			h.Signals = append(h.Signals, sig)
-			if sig == SignalVector {
-				sim := sc.Score
-				h.Similarity = &sim
-			}
-		}
-	}
-	add(vec, SignalVector)
-	add(text, SignalText)
-	slices.SortFunc(hits, func(a, b Hit) int {
-		if c := cmp.Compare(b.Score, a.Score); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.ID, b.ID)
-	})
-	return hits
 }
 
 func isZero(v []float32) bool {

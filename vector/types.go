@@ -27,8 +27,14 @@ type Memory struct {
 	// Empty: the collection's consent alone governs it. Saved sorted and
 	// without duplicates.
 	Types []string
-	// CreatedAt is UTC, truncated to the microsecond.
+	// CreatedAt is when the memory was saved: UTC, truncated to the
+	// microsecond.
 	CreatedAt time.Time
+	// OccurredAt is when the remembered thing happened or was said (a
+	// conversation's turn saved later keeps its own time): UTC, truncated
+	// to the microsecond; Save sets it to CreatedAt when zero. Date
+	// filters (Filter.OccurredFrom, OccurredTo) bound it.
+	OccurredAt time.Time
 	// Embedding is set when saving. Reads leave it nil: callers never need
 	// the raw vector back, and it is the bulk of a row.
 	Embedding []float32
@@ -61,9 +67,9 @@ type Filter struct {
 	Keywords []string
 	// Tags must all be on the memory.
 	Tags []string
-	// CreatedFrom and CreatedTo bound CreatedAt, both inclusive; zero means
+	// OccurredFrom and OccurredTo bound OccurredAt, both inclusive; zero means
 	// unbounded.
-	CreatedFrom, CreatedTo time.Time
+	OccurredFrom, OccurredTo time.Time
 	// MinConfidence excludes memories with a lower or no confidence.
 	MinConfidence *float64
 	// EntityID must be one of the memory's EntityIDs.
@@ -127,6 +133,11 @@ type Query struct {
 	// Limit is the page size: 0 means DefaultLimit, at most MaxLimit.
 	Limit  int
 	Offset int
+	// Fusion combines the signals; the zero value is DefaultFusion.
+	Fusion Fusion
+	// Only, when set, runs that signal alone: an evaluation compares
+	// each signal with their fusion.
+	Only Signal
 	// NoTotal says that the caller of a listing (no Text) needs neither
 	// Result.Total nor Result.HasMore: both are then zero, and the
 	// backend need not count every row that passes the filter (a

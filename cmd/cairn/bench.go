@@ -22,6 +22,7 @@ import (
 	"github.com/cairnkg/cairn/consent"
 	graphneo4j "github.com/cairnkg/cairn/graph/neo4j"
 	"github.com/cairnkg/cairn/mcp"
+	"github.com/cairnkg/cairn/vector/evalset"
 )
 
 func benchCommand() *command {
@@ -62,6 +63,18 @@ be empty (a scratch one: Community Edition has one database, so a server of
 its own), and is emptied again at the end. --keep keeps them and prints
 where.
 
+With --retrieval, the run measures retrieval quality instead: it saves
+every turn of the evaluation set (vector/evalset: five multi-session
+conversations, 1,158 dated turns) as memories, asks its 315 questions by
+BM25 alone, by the vector signal alone and hybrid as search_memory ranks
+them (the embedder's default minSimilarity), and prints recall@1, @5 and
+@10 and hit@5 per kind of question, ingest throughput, search p50 and p95,
+and how many answers the threshold drops. --padding adds that many
+memories of small talk to each conversation, to measure at a larger size;
+--shared saves them all into one collection (--padding 1800 --shared: one
+collection of about 10,000 memories).
+The other size flags are ignored.
+
 Rate limits are off for the run; every other setting is serve's default.
 --json prints the figures as JSON instead of the table (progress goes to
 stderr either way).`,
@@ -79,6 +92,9 @@ stderr either way).`,
 			fs.Uint64Var(&w.Seed, "seed", 1, "seed of the generated data and of the query choices")
 			asJSON := fs.Bool("json", false, "print the figures as JSON")
 			keep := fs.Bool("keep", false, "keep the scratch store and print where it is")
+			retrieval := fs.Bool("retrieval", false, "measure retrieval quality on the evaluation set instead (see below)")
+			shared := fs.Bool("shared", false, "with --retrieval, save the 5 conversations into one collection and ask every question of it")
+			padding := fs.Int("padding", 0, "with --retrieval, memories of small talk added to each of the 5 conversations (1800: about 10,000 in all)")
 			return func(ctx context.Context, env *environment) error {
 				if fs.NArg() > 0 {
 					return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
@@ -109,6 +125,9 @@ stderr either way).`,
 						fmt.Fprintln(env.stderr, msg)
 					}
 				}()
+				if *retrieval {
+					return runRetrievalBench(ctx, cfg, embedder, scratch.describe, evalset.Options{Padding: *padding, Shared: *shared}, *asJSON, log, env)
+				}
 				report, err := runBench(ctx, cfg, w, log, env.stderr)
 				if err != nil {
 					return err

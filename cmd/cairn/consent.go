@@ -66,7 +66,7 @@ type toolFlags struct {
 }
 
 func (t *toolFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&t.toolsets, "toolsets", "", "comma-separated toolsets to expose, or all (default: "+toolsetNames(mcp.DefaultToolsets)+
+	fs.StringVar(&t.toolsets, "toolsets", "", "comma-separated toolsets to expose, all, or default and others (default: "+toolsetNames(mcp.DefaultToolsets)+
 		"; the others: "+toolsetNames(optionalToolsets())+"); fewer tools, a smaller tools/list in the model's context (each one's tools and size: README, Toolsets)")
 	fs.BoolVar(&t.readOnly, "read-only", false, "expose only tools that do not write")
 	fs.BoolVar(&t.allowGlobalSchemas, "allow-global-schemas", false, "let the owner agent register and change global schemas over MCP (register_schema, update_schema_incremental)")
@@ -84,6 +84,8 @@ func (t *toolFlags) options() (mcp.Options, error) {
 	for _, name := range strings.Split(t.toolsets, ",") {
 		if name = strings.TrimSpace(name); name == "all" {
 			o.Toolsets = append(o.Toolsets, mcp.AllToolsets...)
+		} else if name == "default" { // default,memory_import adds one to the default
+			o.Toolsets = append(o.Toolsets, mcp.DefaultToolsets...)
 		} else if name != "" {
 			o.Toolsets = append(o.Toolsets, mcp.Toolset(name))
 		}

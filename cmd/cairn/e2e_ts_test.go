@@ -48,6 +48,10 @@ type tsScenarioResult struct {
 	ProvenanceValue any      `json:"provenance_value"`
 	Related         []string `json:"related"`
 	MemoryFound     bool     `json:"memory_found"`
+	// Imported are the occurred_at save_memories answered for two turns,
+	// ImportedInMarch those a March date range found.
+	Imported        []string `json:"imported"`
+	ImportedInMarch []string `json:"imported_in_march"`
 	// MemoryErased is how many memories delete_memory erased (the scenario
 	// fails if a search still finds it).
 	MemoryErased    int      `json:"memory_erased"`
@@ -93,13 +97,21 @@ func runTSScenario(t *testing.T, env []string, args ...string) tsScenarioResult 
 	return res
 }
 
+// tsScenarioToolsets are the default toolsets and memory_import, whose
+// save_memories the scenario imports a conversation with; tsScenarioEnv
+// asks the server for them.
+var (
+	tsScenarioToolsets = append(slices.Clone(mcp.DefaultToolsets), mcp.ToolsetMemoryImport)
+	tsScenarioEnv      = "CAIRN_TOOLSETS=default," + string(mcp.ToolsetMemoryImport)
+)
+
 func checkTSScenario(t *testing.T, res tsScenarioResult) {
 	t.Helper()
-	srv, err := mcp.NewServer(mcp.Deps{}, mcp.Options{})
+	srv, err := mcp.NewServer(mcp.Deps{}, mcp.Options{Toolsets: tsScenarioToolsets})
 	if err != nil {
 		t.Fatal(err)
 	}
-	all := srv.Tools() // the default toolsets, which the scenario's server exposes
+	all := srv.Tools() // the toolsets the scenario's server exposes
 	if len(res.Tools) != len(all) {
 		t.Errorf("the TypeScript client listed %d tools, want %d: %v", len(res.Tools), len(all), res.Tools)
 	}
@@ -115,6 +127,11 @@ func checkTSScenario(t *testing.T, res tsScenarioResult) {
 		!slices.Equal(res.RecipeListed, []string{"cuisine", "servings", "vegetarian"}) {
 		t.Errorf("an undeclared recipe: schema_created %v, cuisine read back %v, listed with %v; want [recipe], thai and its three fields",
 			res.SchemaCreated, res.RecipeCuisine, res.RecipeListed)
+	}
+	if !slices.Equal(res.Imported, []string{"2025-03-01T19:00:00Z", "2025-06-14T08:30:00Z"}) ||
+		!slices.Equal(res.ImportedInMarch, []string{"2025-03-01T19:00:00Z"}) {
+		t.Errorf("save_memories answered occurred_at %v, a March date range found %v; want both times in UTC and the March turn",
+			res.Imported, res.ImportedInMarch)
 	}
 	if res.MemoryErased != 1 {
 		t.Errorf("delete_memory erased %d memories, want 1", res.MemoryErased)
@@ -142,7 +159,7 @@ func TestEndToEndTypeScriptStdio(t *testing.T) {
 	}
 	nodeClientDir(t)
 	forEachBackend(t, func(t *testing.T, dataDir string, env []string) {
-		checkTSScenario(t, runTSScenario(t, env, "stdio", cairnBinary(t), "stdio", "--data-dir", dataDir))
+		checkTSScenario(t, runTSScenario(t, append(env, tsScenarioEnv), "stdio", cairnBinary(t), "stdio", "--data-dir", dataDir))
 	})
 }
 
@@ -152,7 +169,7 @@ func TestEndToEndTypeScriptHTTP(t *testing.T) {
 	}
 	nodeClientDir(t)
 	forEachBackend(t, func(t *testing.T, dataDir string, env []string) {
-		url := startServe(t, dataDir, env...)
+		url := startServe(t, dataDir, append(env, tsScenarioEnv)...)
 		checkTSScenario(t, runTSScenario(t, nil, "http", url, testOwnerKey))
 	})
 }

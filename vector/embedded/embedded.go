@@ -137,7 +137,7 @@ func (d *Driver) write(ctx context.Context, fn func(*sql.Tx) error) error {
 // SQLite chooses them, one above the highest in the table.
 func insert(ctx context.Context, tx *sql.Tx, ms []vector.Memory, after int64) error {
 	ins, err := tx.PrepareContext(ctx, `INSERT INTO memories (seq, id, user_id, collection, title, text, tags, confidence, metadata,
-		entity_ids, source_id, types, created_at, embedding) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`)
+		entity_ids, source_id, types, created_at, embedding, occurred_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`)
 	if err != nil {
 		return fmt.Errorf("vector/embedded: insert: %w", err)
 	}
@@ -185,7 +185,8 @@ func insert(ctx context.Context, tx *sql.Tx, ms []vector.Memory, after int64) er
 
 // rowValues returns m's values for the columns id, user_id, collection,
 // title, text, tags, confidence, metadata, entity_ids, source_id, types,
-// created_at, embedding, as memories and memory_versions store them.
+// created_at, embedding, occurred_at, as memories and memory_versions
+// store them.
 func rowValues(m vector.Memory) ([]any, error) {
 	tags, _ := json.Marshal(orEmpty(m.Tags))
 	ents, _ := json.Marshal(orEmpty(m.EntityIDs))
@@ -195,7 +196,7 @@ func rowValues(m vector.Memory) ([]any, error) {
 		return nil, fmt.Errorf("metadata: %w", err)
 	}
 	return []any{m.ID, m.UserID, m.Collection, m.Title, m.Text, string(tags), m.Confidence, string(meta), string(ents), m.SourceID,
-		string(types), m.CreatedAt.UnixMicro(), encodeVector(m.Embedding)}, nil
+		string(types), m.CreatedAt.UnixMicro(), encodeVector(m.Embedding), m.OccurredAt.UnixMicro()}, nil
 }
 
 // Replace implements vector.Driver. The rows are deleted and inserted
@@ -260,7 +261,7 @@ func isUnique(err error) bool {
 }
 
 const memoryColumns = `m.id, m.user_id, m.collection, m.title, m.text, m.tags, m.confidence, m.metadata, m.entity_ids, m.source_id,
-	m.types, m.created_at`
+	m.types, m.created_at, m.occurred_at`
 
 // scanMemory scans memoryColumns, then into extra.
 func scanMemory(rows *sql.Rows, extra ...any) (vector.Memory, error) {
@@ -268,16 +269,17 @@ func scanMemory(rows *sql.Rows, extra ...any) (vector.Memory, error) {
 		m                       vector.Memory
 		tags, meta, ents, types string
 		conf                    sql.NullFloat64
-		created                 int64
+		created, occurred       int64
 	)
 	if err := rows.Scan(append([]any{&m.ID, &m.UserID, &m.Collection, &m.Title, &m.Text, &tags, &conf, &meta, &ents, &m.SourceID, &types,
-		&created}, extra...)...); err != nil {
+		&created, &occurred}, extra...)...); err != nil {
 		return m, err
 	}
 	if conf.Valid {
 		m.Confidence = &conf.Float64
 	}
 	m.CreatedAt = time.UnixMicro(created).UTC()
+	m.OccurredAt = time.UnixMicro(occurred).UTC()
 	if err := errors.Join(json.Unmarshal([]byte(tags), &m.Tags), json.Unmarshal([]byte(meta), &m.Metadata),
 		json.Unmarshal([]byte(ents), &m.EntityIDs), json.Unmarshal([]byte(types), &m.Types)); err != nil {
 		return m, fmt.Errorf("memory %s: %w", m.ID, err)
@@ -461,13 +463,14 @@ func (d *Driver) Collections(ctx context.Context, userID string, readableTypes [
 	return out, nil
 }
 
-// MatchText implements vector.Driver with FTS5's bm25 ranking.
+// MatchText implements vector.Driver with FTS5's bm25 ranking; equal
+// scores are ordered by text, then id (vector.Driver).
 func (d *Driver) MatchText(ctx context.Context, q vector.TextQuery) ([]vector.Scored, error) {
 	where, args := whereClause(q.Filter)
 	args = append([]any{ftsQuery(q.Terms, " OR ")}, args...)
 	rows, err := d.db.Read.QueryContext(ctx, `SELECT m.id, bm25(memories_fts) AS r
 		FROM memories_fts JOIN memories m ON m.seq = memories_fts.rowid
-		WHERE memories_fts MATCH ? AND `+where+` ORDER BY r, m.id LIMIT ?`, append(args, q.K)...)
+		WHERE memories_fts MATCH ? AND `+where+` ORDER BY r, m.text, m.id LIMIT ?`, append(args, q.K)...)
 	if err != nil {
 		return nil, fmt.Errorf("vector/embedded: text search: %w", err)
 	}

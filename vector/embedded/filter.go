@@ -69,13 +69,13 @@ func filterConds(f vector.Filter, form seqForm) ([]string, []any) {
 		conds = append(conds, "m.seq IN (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?)")
 		args = append(args, ftsQuery(f.Keywords, " AND "))
 	}
-	if !f.CreatedFrom.IsZero() {
-		conds = append(conds, "m.created_at >= ?")
-		args = append(args, f.CreatedFrom.UnixMicro())
+	if !f.OccurredFrom.IsZero() {
+		conds = append(conds, "m.occurred_at >= ?")
+		args = append(args, f.OccurredFrom.UnixMicro())
 	}
-	if !f.CreatedTo.IsZero() {
-		conds = append(conds, "m.created_at <= ?")
-		args = append(args, f.CreatedTo.UnixMicro())
+	if !f.OccurredTo.IsZero() {
+		conds = append(conds, "m.occurred_at <= ?")
+		args = append(args, f.OccurredTo.UnixMicro())
 	}
 	if f.MinConfidence != nil {
 		conds = append(conds, "m.confidence >= ?")

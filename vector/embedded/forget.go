@@ -41,7 +41,7 @@ func byIDs(user, userID string, ids []string) (string, []any) {
 
 // versionColumns are the columns memory_versions shares with memories.
 const versionColumns = `id, user_id, collection, title, text, tags, confidence, metadata, entity_ids, source_id, types, created_at,
-	embedding`
+	embedding, occurred_at`
 
 // Update implements vector.Driver. The new content gets a seq above every
 // other, as Replace gives its rows.
@@ -333,7 +333,7 @@ func (d *Driver) InsertVersions(ctx context.Context, vs []vector.Version) error 
 				return fmt.Errorf("vector/embedded: version of %s: %w", v.ID, err)
 			}
 			if _, err := tx.ExecContext(ctx, `INSERT INTO memory_versions (`+versionColumns+`, state, removed_at, actor, reason)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 				append(row, string(v.State), v.At.UnixMicro(), v.Actor, v.Reason)...); err != nil {
 				return fmt.Errorf("vector/embedded: version of %s: %w", v.ID, err)
 			}

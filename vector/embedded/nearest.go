@@ -30,7 +30,7 @@ type shard struct {
 	dim      int
 	seqs     []int64
 	ids      []string
-	created  []int64   // Unix microseconds
+	occurred []int64   // OccurredAt, Unix microseconds
 	conf     []float64 // NaN when the memory has none
 	norms    []float32
 	vecs     []float32 // len(seqs) * dim
@@ -47,7 +47,7 @@ type shard struct {
 // sh.mu for writing.
 func (sh *shard) reset() {
 	sh.maxSeq, sh.dim, sh.removals = 0, 0, 0
-	sh.seqs, sh.ids, sh.created, sh.conf, sh.norms, sh.vecs, sh.sources, sh.types = nil, nil, nil, nil, nil, nil, nil, nil
+	sh.seqs, sh.ids, sh.occurred, sh.conf, sh.norms, sh.vecs, sh.sources, sh.types = nil, nil, nil, nil, nil, nil, nil, nil
 	sh.byTag, sh.byEntity = nil, nil
 }
 
@@ -94,7 +94,7 @@ func (d *Driver) shard(ctx context.Context, userID, collection string) (*shard, 
 	if sh.byTag == nil {
 		sh.byTag, sh.byEntity = map[string][]int32{}, map[string][]int32{}
 	}
-	rows, err := d.db.Read.QueryContext(ctx, `SELECT seq, id, created_at, confidence, source_id, tags, entity_ids, types, embedding FROM memories
+	rows, err := d.db.Read.QueryContext(ctx, `SELECT seq, id, occurred_at, confidence, source_id, tags, entity_ids, types, embedding FROM memories
 		WHERE user_id = ? AND collection = ? AND seq > ? AND seq <= ? ORDER BY seq`, userID, collection, sh.maxSeq, top)
 	if err != nil {
 		return nil, fmt.Errorf("vector/embedded: cache: %w", err)
@@ -134,7 +134,7 @@ func (d *Driver) shard(ctx context.Context, userID, collection string) (*shard, 
 		}
 		sh.seqs = append(sh.seqs, seq)
 		sh.ids = append(sh.ids, id)
-		sh.created = append(sh.created, created)
+		sh.occurred = append(sh.occurred, created)
 		sh.conf = append(sh.conf, c)
 		sh.norms = append(sh.norms, float32(math.Sqrt(ss)))
 		sh.sources = append(sh.sources, source)
@@ -174,11 +174,11 @@ func (d *Driver) Nearest(ctx context.Context, q vector.VectorQuery) ([]vector.Sc
 	qnorm := float32(math.Sqrt(qn))
 	top := &topK{k: q.K}
 	from, to := int64(math.MinInt64), int64(math.MaxInt64)
-	if !q.CreatedFrom.IsZero() {
-		from = q.CreatedFrom.UnixMicro()
+	if !q.OccurredFrom.IsZero() {
+		from = q.OccurredFrom.UnixMicro()
 	}
-	if !q.CreatedTo.IsZero() {
-		to = q.CreatedTo.UnixMicro()
+	if !q.OccurredTo.IsZero() {
+		to = q.OccurredTo.UnixMicro()
 	}
 	for _, c := range q.Collections {
 		if err := ctx.Err(); err != nil {
@@ -195,7 +195,7 @@ func (d *Driver) Nearest(ctx context.Context, q vector.VectorQuery) ([]vector.Sc
 				c, sh.dim, len(q.Vector), vector.ErrDimensionMismatch)
 		}
 		consider := func(i int, top *topK) {
-			if sh.created[i] < from || sh.created[i] > to {
+			if sh.occurred[i] < from || sh.occurred[i] > to {
 				return
 			}
 			if q.MinConfidence != nil && !(sh.conf[i] >= *q.MinConfidence) {

@@ -46,7 +46,7 @@ func TestNearestSplitMatchesOneScan(t *testing.T) {
 		"all":      {},
 		"tag":      {Tags: []string{"most"}},
 		"metadata": {Metadata: map[string]string{"parity": "odd"}},
-		"created":  {CreatedFrom: epoch.Add(2 * time.Minute), CreatedTo: epoch.Add(25 * time.Minute)},
+		"created":  {OccurredFrom: epoch.Add(2 * time.Minute), OccurredTo: epoch.Add(25 * time.Minute)},
 	}
 	for name, f := range filters {
 		f.UserID, f.Collections = "u", []string{"c"}

@@ -19,7 +19,7 @@ import (
 
 // versionColumns are the columns memory_versions shares with memories.
 const versionColumns = `id, user_id, collection, title, text, tags, confidence, metadata, entity_ids, source_id, types, created_at,
-	embedding`
+	occurred_at, embedding`
 
 // moveToVersions moves the user's live memories with these ids to
 // memory_versions in state, and returns the ids it moved.

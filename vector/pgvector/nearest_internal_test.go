@@ -2,6 +2,7 @@ package pgvector
 
 import (
 	"cmp"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -107,5 +108,22 @@ func TestTrusted(t *testing.T) {
 	}
 	if !New(nil, Options{MaxLID: -1}).trusted(same) {
 		t.Error("MaxLID -1 does not keep every answer")
+	}
+}
+
+func TestTsvCounts(t *testing.T) {
+	for _, tc := range []struct {
+		in    string
+		tf    map[string]int
+		total int
+	}{
+		{"", map[string]int{}, 0},
+		{"'appl':1,4 'pie':2B", map[string]int{"appl": 2, "pie": 1}, 3},
+		{"'it''s':3 'back\\\\slash':5 'nopos'", map[string]int{"it's": 1, `back\slash`: 1, "nopos": 1}, 3},
+	} {
+		tf, total := tsvCounts(tc.in)
+		if !maps.Equal(tf, tc.tf) || total != tc.total {
+			t.Errorf("tsvCounts(%q) = %v, %d; want %v, %d", tc.in, tf, total, tc.tf, tc.total)
+		}
 	}
 }

@@ -26,12 +26,13 @@
 //     ones for instance, an HNSW graph misses most of the true nearest
 //     rows, and only an exact scan keeps recall.
 //
-// Full text uses a generated tsvector column with a GIN index and
-// ts_rank_cd; a query whose words match many rows ranks a bounded number
+// Full text uses a generated tsvector column with a GIN index and BM25
+// from term statistics that triggers keep; a query whose words match many rows ranks a bounded number
 // of them (Options.TextCandidates).
 package pgvector
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -236,11 +237,11 @@ func copyMemories(ctx context.Context, c copier, ms []vector.Memory) error {
 // contentColumns are the columns of a memory's content that memories and
 // memory_versions share, in the order contentValues gives them.
 var contentColumns = []string{"id", "user_id", "collection", "title", "text", "tags", "confidence", "metadata", "entity_ids", "source_id",
-	"types", "created_at"}
+	"types", "created_at", "occurred_at"}
 
 func contentValues(m vector.Memory) []any {
 	return []any{m.ID, m.UserID, m.Collection, m.Title, m.Text, orEmpty(m.Tags), m.Confidence, orEmptyMap(m.Metadata),
-		orEmpty(m.EntityIDs), m.SourceID, orEmpty(m.Types), m.CreatedAt.UnixMicro()}
+		orEmpty(m.EntityIDs), m.SourceID, orEmpty(m.Types), m.CreatedAt.UnixMicro(), m.OccurredAt.UnixMicro()}
 }
 
 func insertError(err error) error {
@@ -313,19 +314,20 @@ func (d *Driver) AllCollections(ctx context.Context) ([]vector.UserCollection, e
 }
 
 const memoryColumns = `m.id, m.user_id, m.collection, m.title, m.text, m.tags, m.confidence, m.metadata, m.entity_ids, m.source_id,
-	m.types, m.created_at`
+	m.types, m.created_at, m.occurred_at`
 
 // scanMemories scans rows of memoryColumns, then extra; each is passed
 // to each when set, else collected.
 func scanMemories(rows pgx.Rows, each func(vector.Memory), extra ...any) ([]vector.Memory, error) {
 	var out []vector.Memory
 	var (
-		m       vector.Memory
-		created int64
+		m                 vector.Memory
+		created, occurred int64
 	)
 	_, err := pgx.ForEachRow(rows, append([]any{&m.ID, &m.UserID, &m.Collection, &m.Title, &m.Text, &m.Tags, &m.Confidence, &m.Metadata,
-		&m.EntityIDs, &m.SourceID, &m.Types, &created}, extra...), func() error {
+		&m.EntityIDs, &m.SourceID, &m.Types, &created, &occurred}, extra...), func() error {
 		m.CreatedAt = time.UnixMicro(created).UTC()
+		m.OccurredAt = time.UnixMicro(occurred).UTC()
 		if each != nil {
 			each(m)
 		} else {
@@ -447,8 +449,8 @@ func (d *Driver) Collections(ctx context.Context, userID string, readableTypes [
 	return out, nil
 }
 
-// MatchText implements vector.Driver with the tsvector column and
-// ts_rank_cd. It ranks the rows that contain every term and up to
+// MatchText implements vector.Driver with the tsvector column and BM25.
+// It ranks the rows that contain every term and up to
 // Options.TextCandidates of those that contain any, so that the cost of a
 // query of common words is bounded: ranking reads each candidate's row.
 // When fewer rows match, that is all of them and the ranking is exact.
@@ -458,14 +460,109 @@ func (d *Driver) MatchText(ctx context.Context, q vector.TextQuery) ([]vector.Sc
 	if err != nil {
 		return nil, fmt.Errorf("vector/pgvector: text search: %w", err)
 	}
-	out, err := pgx.CollectRows(rows, pgx.RowToStructByPos[vector.Scored])
+	type candidate struct {
+		id, text string
+		score    float64
+	}
+	var (
+		cands        []candidate
+		id, text, tv string
+		lexemes      []string
+		idfs         []float64
+		avgdl        float64
+	)
+	_, err = pgx.ForEachRow(rows, []any{&id, &text, &tv, &lexemes, &idfs, &avgdl}, func() error {
+		tf, length := tsvCounts(tv)
+		var score float64
+		for k, lex := range lexemes {
+			if f := float64(tf[lex]); f > 0 {
+				score += idfs[k] * f * (bm25K1 + 1) / (f + bm25K1*(1-bm25B+bm25B*float64(length)/avgdl))
+			}
+		}
+		cands = append(cands, candidate{id, text, score})
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("vector/pgvector: text search: %w", err)
+	}
+	slices.SortFunc(cands, func(a, b candidate) int {
+		return cmp.Or(cmp.Compare(b.score, a.score), strings.Compare(a.text, b.text), strings.Compare(a.id, b.id))
+	})
+	out := make([]vector.Scored, min(len(cands), q.K))
+	for i := range out {
+		out[i] = vector.Scored{ID: cands[i].id, Score: cands[i].score}
 	}
 	return out, nil
 }
 
+// tsvCounts reads PostgreSQL's text form of a tsvector ('lex':1,4B
+// 'other':2) into each lexeme's number of positions, and their sum, BM25's
+// document length (a lexeme without positions counts once).
+func tsvCounts(s string) (map[string]int, int) {
+	tf := map[string]int{}
+	total := 0
+	for i := 0; i < len(s); {
+		if s[i] != '\'' {
+			i++
+			continue
+		}
+		// A quoted lexeme: '' and \\ stand for ' and \.
+		var lex strings.Builder
+		for i++; i < len(s); i++ {
+			if s[i] == '\\' && i+1 < len(s) {
+				i++
+				lex.WriteByte(s[i])
+				continue
+			}
+			if s[i] == '\'' {
+				if i+1 < len(s) && s[i+1] == '\'' {
+					i++
+					lex.WriteByte('\'')
+					continue
+				}
+				i++
+				break
+			}
+			lex.WriteByte(s[i])
+		}
+		n := 1
+		if i < len(s) && s[i] == ':' {
+			n = 1
+			for i++; i < len(s) && s[i] != ' '; i++ {
+				if s[i] == ',' {
+					n++
+				}
+			}
+		}
+		tf[lex.String()] += n
+		total += n
+	}
+	return tf, total
+}
+
+// BM25's parameters, the usual ones (Lucene's and FTS5's).
+const (
+	bm25K1 = 1.2
+	bm25B  = 0.75
+)
+
 // textQuery returns MatchText's statement and its arguments.
+//
+// The score, computed by MatchText, is Okapi BM25 over the query's
+// lexemes (as the english configuration stems them): idf ln(1 + (N - df + 0.5) / (df + 0.5)) from
+// the term statistics of the searched collections (memory_terms and
+// memory_text_stats, which triggers keep; migrations/postgres/
+// 026_memory_terms.sql), term frequency from the tsvector's positions,
+// length normalised by the collections' mean length. The statistics are
+// the collections', not the filter's: a filter narrows the rows, not the
+// weight of a word.
+//
+// The statement returns the candidates with their tsvectors as text and
+// the statistics (the query's lexemes, their idf, the mean length), and
+// MatchText computes the scores: scoring in SQL, an unnest of each
+// candidate's tsvector joined with the lexemes, took 14 of 16 ms for 1,000
+// candidates, and reading the text form in Go a small part of that. The
+// statistics are MATERIALIZED so that they are computed once.
 //
 // The tsqueries are functions in FROM, each computed once per execution.
 // Written inline, as in m.tsv @@ to_tsquery('english', $1), they are
@@ -480,15 +577,25 @@ func (d *Driver) textQuery(q vector.TextQuery) (string, []any) {
 	where := b.where(q.Filter)
 	limit := b.add(max(d.opts.TextCandidates, q.K))
 	candidates := func(from, match string) string {
-		return `(SELECT m.id, ts_rank_cd(m.tsv, anyq)::float8 AS r
-			FROM ` + from + `, memories m WHERE m.tsv @@ ` + match + ` AND ` + where + ` LIMIT ` + limit + `)`
+		return `(SELECT m.id, m.text, m.tsv FROM ` + from + `, memories m WHERE m.tsv @@ ` + match + ` AND ` + where + ` LIMIT ` + limit + `)`
 	}
 	anyQuery := `to_tsquery('english', ` + anyTerm + `) anyq`
 	union := candidates(anyQuery, "anyq")
 	if len(q.Terms) > 1 {
-		union = candidates(anyQuery+`, to_tsquery('english', `+b.add(strings.Join(q.Terms, " & "))+`) allq`, "allq") + ` UNION ` + union
+		union = candidates(anyQuery+`, to_tsquery('english', `+b.add(strings.Join(q.Terms, " & "))+`) allq`, "allq") + ` UNION ALL ` + union
 	}
-	return `SELECT id, r FROM (` + union + `) c ORDER BY r DESC, id LIMIT ` + b.add(q.K), b.args
+	user, colls := b.add(q.UserID), b.add(q.Collections)
+	words := b.add(strings.Join(q.Terms, " "))
+	return `WITH cand AS (SELECT DISTINCT ON (id) id, text, tsv FROM (` + union + `) c),
+		st AS MATERIALIZED (SELECT greatest(coalesce(sum(docs), 0), 1)::float8 AS n,
+			greatest(coalesce(sum(lexemes), 0)::float8 / greatest(coalesce(sum(docs), 0), 1), 1) AS avgdl
+			FROM memory_text_stats WHERE user_id = ` + user + ` AND collection = ANY(` + colls + `)),
+		w AS MATERIALIZED (SELECT ql.lexeme, ln(1 + (st.n - coalesce(t.df, 0) + 0.5) / (coalesce(t.df, 0) + 0.5)) AS idf
+			FROM (SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', ` + words + `))) ql CROSS JOIN st
+			LEFT JOIN LATERAL (SELECT sum(docs)::float8 AS df FROM memory_terms t
+				WHERE t.user_id = ` + user + ` AND t.collection = ANY(` + colls + `) AND t.lexeme = ql.lexeme) t ON true)
+		SELECT c.id, c.text, c.tsv::text, (SELECT array_agg(lexeme) FROM w), (SELECT array_agg(idf) FROM w), st.avgdl
+		FROM cand c, st`, b.args
 }
 
 // builder collects the positional arguments of one statement.
@@ -518,11 +625,11 @@ func (b *builder) whereIn(f vector.Filter, in string) string {
 	if len(f.Keywords) > 0 {
 		conds = append(conds, "m.tsv @@ to_tsquery('english', "+b.add(strings.Join(f.Keywords, " & "))+")")
 	}
-	if !f.CreatedFrom.IsZero() {
-		conds = append(conds, "m.created_at >= "+b.add(f.CreatedFrom.UnixMicro()))
+	if !f.OccurredFrom.IsZero() {
+		conds = append(conds, "m.occurred_at >= "+b.add(f.OccurredFrom.UnixMicro()))
 	}
-	if !f.CreatedTo.IsZero() {
-		conds = append(conds, "m.created_at <= "+b.add(f.CreatedTo.UnixMicro()))
+	if !f.OccurredTo.IsZero() {
+		conds = append(conds, "m.occurred_at <= "+b.add(f.OccurredTo.UnixMicro()))
 	}
 	if f.MinConfidence != nil {
 		conds = append(conds, "m.confidence >= "+b.add(*f.MinConfidence))

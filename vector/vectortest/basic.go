@@ -106,7 +106,7 @@ func testValidation(t *testing.T, h Harness) {
 		{"negative offset", func(q *vector.Query) { q.Offset = -1 }},
 		{"unknown sort", func(q *vector.Query) { q.Sort = "size" }},
 		{"bad metadata key", func(q *vector.Query) { q.Metadata = map[string]string{"a.b": "x"} }},
-		{"reversed dates", func(q *vector.Query) { q.CreatedFrom, q.CreatedTo = epoch, epoch.Add(-time.Hour) }},
+		{"reversed dates", func(q *vector.Query) { q.OccurredFrom, q.OccurredTo = epoch, epoch.Add(-time.Hour) }},
 		{"min similarity above 1", func(q *vector.Query) {
 			q.Text, q.Vector, q.Space, q.MinSimilarity = "x", ok.Embedding, testSpace, ptr(1.5)
 		}},

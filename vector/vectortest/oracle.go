@@ -121,8 +121,8 @@ func (ds dataset) passes(m vector.Memory, f vector.Filter) bool {
 		}
 	}
 	switch {
-	case !f.CreatedFrom.IsZero() && m.CreatedAt.Before(f.CreatedFrom),
-		!f.CreatedTo.IsZero() && m.CreatedAt.After(f.CreatedTo),
+	case !f.OccurredFrom.IsZero() && occurredAt(m).Before(f.OccurredFrom),
+		!f.OccurredTo.IsZero() && occurredAt(m).After(f.OccurredTo),
 		f.MinConfidence != nil && (m.Confidence == nil || *m.Confidence < *f.MinConfidence),
 		f.EntityID != "" && !slices.Contains(m.EntityIDs, f.EntityID),
 		f.SourceID != "" && m.SourceID != f.SourceID:
@@ -198,7 +198,7 @@ func testOracle(t *testing.T, h Harness) {
 		{name: "10% by tag at 0.4", f: vector.Filter{Tags: []string{"common"}}, minSim: 0.4, limit: 100},
 		{name: "50% by tag", f: vector.Filter{Tags: []string{"half"}}, minSim: -1, limit: 10},
 		{name: "two tags", f: vector.Filter{Tags: []string{"uncommon", "triple"}}, minSim: -1, limit: 10},
-		{name: "0.1% by date", f: vector.Filter{CreatedFrom: epoch.Add(1000 * time.Minute), CreatedTo: epoch.Add(1004 * time.Minute)}, minSim: -1, limit: 10},
+		{name: "0.1% by date", f: vector.Filter{OccurredFrom: epoch.Add(1000 * time.Minute), OccurredTo: epoch.Add(1004 * time.Minute)}, minSim: -1, limit: 10},
 		{name: "min confidence", f: vector.Filter{MinConfidence: ptr(0.95)}, minSim: -1, limit: 10},
 		{name: "entity (2%)", f: vector.Filter{EntityID: "ent_7"}, minSim: -1, limit: 10},
 		{name: "source and metadata (1.25%)", f: vector.Filter{SourceID: "src_3", Metadata: map[string]string{"llm": "m3"}}, minSim: -1, limit: 10},

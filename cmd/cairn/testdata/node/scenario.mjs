@@ -132,6 +132,20 @@ async function main() {
     fail(`search_memory still finds the erased memory: ${JSON.stringify(again)} ${JSON.stringify(byWord)}`);
   }
 
+  // A conversation imported in one call, each turn with when it was said
+  // (issue 36); date_range bounds that time, not the time of the import.
+  const imported = await call(client, "save_memories", {
+    memories: [
+      { collection: "chat", text: "Ada: I adopted a greyhound called Biscuit", occurred_at: "2025-03-01T19:00:00Z" },
+      { collection: "chat", text: "Ada: we moved into a flat near the canal", occurred_at: "2025-06-14T10:30:00+02:00" },
+    ],
+  });
+  seen.imported = imported.results.map((r) => r.occurred_at);
+  const march = await call(client, "search_memory", {
+    collection: "chat", query: "greyhound", date_range: { start: "2025-03-01T00:00:00Z", end: "2025-03-31T23:59:59Z" },
+  });
+  seen.imported_in_march = march.results.map((r) => r.occurred_at);
+
   const context = await call(client, "get_user_context", { topic: "rockets" });
   if (!(context.tokens_used <= 2000)) fail(`get_user_context used ${context.tokens_used} tokens`);
   seen.context_entities = (context.entities ?? []).map((e) => e.entity_id);
