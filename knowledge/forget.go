@@ -39,6 +39,8 @@ type MemoryUpdate struct {
 	Title    *string
 	Tags     *[]string
 	Metadata *map[string]any
+	// OccurredAt moves when the remembered thing happened or was said.
+	OccurredAt *time.Time
 	// Reason is kept with the replaced version.
 	Reason string
 }
@@ -50,8 +52,8 @@ type UpdatedMemory struct {
 	UpdatedAt time.Time
 }
 
-// UpdateMemory replaces a memory's text, title, tags or metadata and
-// embeds it again; the memory keeps its id, collection and creation time,
+// UpdateMemory replaces a memory's text, title, tags, metadata or
+// occurred_at and embeds it again; the memory keeps its id, collection and creation time,
 // and the content it had is kept as a superseded version naming the
 // caller's agent, the time and the reason. The caller needs read on the
 // memory (else ErrMemoryNotFound) and write on its collection.
@@ -59,8 +61,11 @@ func (s *Service) UpdateMemory(ctx context.Context, c Caller, u MemoryUpdate) (U
 	if s.memories == nil {
 		return UpdatedMemory{}, ErrMemoriesUnavailable
 	}
-	if u.Text == nil && u.Title == nil && u.Tags == nil && u.Metadata == nil {
-		return UpdatedMemory{}, invalid("", "text, title, tags or metadata", "none", "nothing to update")
+	if u.Text == nil && u.Title == nil && u.Tags == nil && u.Metadata == nil && u.OccurredAt == nil {
+		return UpdatedMemory{}, invalid("", "text, title, tags, metadata or occurred_at", "none", "nothing to update")
+	}
+	if u.OccurredAt != nil && u.OccurredAt.IsZero() {
+		return UpdatedMemory{}, invalid("occurred_at", "an RFC 3339 time", "none", "occurred_at must be a time")
 	}
 	if u.Text != nil && strings.TrimSpace(*u.Text) == "" {
 		return UpdatedMemory{}, invalid("text", "non-empty string", "empty", "text must not be empty")
@@ -93,6 +98,9 @@ func (s *Service) UpdateMemory(ctx context.Context, c Caller, u MemoryUpdate) (U
 			return UpdatedMemory{}, err
 		}
 		m.Metadata = *u.Metadata
+	}
+	if u.OccurredAt != nil {
+		m.OccurredAt = u.OccurredAt.UTC()
 	}
 	vec, space, err := s.embed(ctx, memoryText(m.Title, m.Text))
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cairnkg/cairn/knowledge"
 	"github.com/cairnkg/cairn/knowledge/schema"
@@ -67,6 +68,22 @@ func TestUpdateMemory(t *testing.T) {
 		if err != nil || len(vs) != 1 || vs[0].Text != m.Text || vs[0].State != vector.VersionSuperseded ||
 			vs[0].Actor != alice.AgentID || vs[0].Reason != "moved" || vs[0].At.IsZero() {
 			t.Errorf("history = %+v, %v; want the old text, superseded by claude for the reason given", vs, err)
+		}
+
+		// occurred_at alone moves when it happened, and date filters follow.
+		march := time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC)
+		moved, err := s.UpdateMemory(ctx, alice, knowledge.MemoryUpdate{ID: m.ID, OccurredAt: &march, Reason: "it was in March"})
+		if err != nil || !moved.OccurredAt.Equal(march) || moved.Text != text {
+			t.Fatalf("occurred_at update = %+v, %v; want March with the text kept", moved, err)
+		}
+		res, err := s.SearchMemories(ctx, alice, knowledge.MemoryQuery{Collections: []string{"health"}, Query: "physiotherapy session",
+			From: march.Add(-time.Hour), To: march.Add(time.Hour)})
+		if err != nil || len(res.Hits) != 1 || res.Hits[0].ID != m.ID || !res.Hits[0].OccurredAt.Equal(march) {
+			t.Errorf("search in March = %+v, %v; want the moved memory", res.Hits, err)
+		}
+		var zero time.Time
+		if _, err := s.UpdateMemory(ctx, alice, knowledge.MemoryUpdate{ID: m.ID, OccurredAt: &zero}); !errors.Is(err, knowledge.ErrValidation) {
+			t.Errorf("a zero occurred_at: err = %v, want a validation error", err)
 		}
 
 		if _, err := s.UpdateMemory(ctx, alice, knowledge.MemoryUpdate{ID: m.ID}); !errors.Is(err, knowledge.ErrValidation) {

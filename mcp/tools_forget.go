@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -19,7 +20,9 @@ type UpdateMemoryIn struct {
 	Title    *string         `json:"title,omitempty"`
 	Tags     *[]string       `json:"tags,omitempty"`
 	Metadata *map[string]any `json:"metadata,omitempty"`
-	Reason   *string         `json:"reason,omitempty"`
+	// OccurredAt moves when the remembered thing happened (RFC 3339).
+	OccurredAt *string `json:"occurred_at,omitempty"`
+	Reason     *string `json:"reason,omitempty"`
 }
 
 // UpdateMemoryOut says what was updated; the content is what the caller
@@ -29,13 +32,14 @@ type UpdateMemoryOut struct {
 	Collection string `json:"collection"`
 	CreatedAt  string `json:"created_at"`
 	UpdatedAt  string `json:"updated_at"`
+	OccurredAt string `json:"occurred_at"`
 }
 
 func updateMemoryTool(d Deps) *Tool {
 	return newTool(toolSpec{
 		name:        "update_memory",
 		title:       "Update memory",
-		description: "Change a memory's text, title, tags or metadata; the rest and its id are kept.",
+		description: "Edit a memory: text, title, tags, metadata or occurred_at.",
 		toolset:     ToolsetMemories, ann: additiveNI, budget: BudgetList,
 		shape: func(s *jsonschema.Schema) {
 			maxLen(prop(s, "memory_id"), idLimit)
@@ -45,13 +49,22 @@ func updateMemoryTool(d Deps) *Tool {
 			tagsShape(prop(s, "tags"))
 		},
 	}, func(ctx context.Context, call *Call, in UpdateMemoryIn) (UpdateMemoryOut, error) {
+		var occurred *time.Time
+		if in.OccurredAt != nil {
+			at, err := knowledge.ParseTime("occurred_at", *in.OccurredAt)
+			if err != nil {
+				return UpdateMemoryOut{}, err
+			}
+			occurred = &at
+		}
 		m, err := d.Knowledge.UpdateMemory(ctx, call.Caller(), knowledge.MemoryUpdate{
-			ID: in.MemoryID, Text: in.Text, Title: in.Title, Tags: in.Tags, Metadata: in.Metadata, Reason: deref(in.Reason),
+			ID: in.MemoryID, Text: in.Text, Title: in.Title, Tags: in.Tags, Metadata: in.Metadata, OccurredAt: occurred, Reason: deref(in.Reason),
 		})
 		if err != nil {
 			return UpdateMemoryOut{}, err
 		}
-		return UpdateMemoryOut{ID: m.ID, Collection: m.Collection, CreatedAt: ts(m.CreatedAt), UpdatedAt: ts(m.UpdatedAt)}, nil
+		return UpdateMemoryOut{ID: m.ID, Collection: m.Collection, CreatedAt: ts(m.CreatedAt), UpdatedAt: ts(m.UpdatedAt),
+			OccurredAt: ts(m.OccurredAt)}, nil
 	})
 }
 
@@ -76,7 +89,7 @@ func deleteMemoryTool(d Deps) *Tool {
 	return newTool(toolSpec{
 		name:        "delete_memory",
 		title:       "Delete memory",
-		description: "Forget memories, all or none: retract (hidden, kept with the reason) or erase (removed for good).",
+		description: "Forget memories, all or none: retract (hidden, reason kept) or erase (removed for good).",
 		toolset:     ToolsetMemories, ann: destroys, budget: BudgetList,
 		shape: func(s *jsonschema.Schema) {
 			ids := prop(s, "memory_ids")
