@@ -65,6 +65,7 @@ func (tx *Tx) PutRelationship(ctx context.Context, r Relationship) error {
 		return err
 	}
 	tx.remember(r)
+	tx.relationshipsChanged(r)
 	return nil
 }
 
@@ -77,5 +78,6 @@ func (tx *Tx) PutRelationships(ctx context.Context, rs []Relationship) error {
 	for _, r := range rs {
 		tx.remember(r)
 	}
+	tx.relationshipsChanged(rs...)
 	return nil
 }

@@ -16,6 +16,9 @@ type Store struct {
 	// onOutbox is called after a write transaction that enqueued outbox
 	// entries commits.
 	onOutbox atomic.Pointer[func()]
+	// onChange is called with what a write transaction changed, after it
+	// commits (changes.go).
+	onChange atomic.Pointer[func([]Change)]
 }
 
 // NewStore returns a Store over d. The Store owns d: Close closes it.
@@ -34,6 +37,10 @@ type Tx struct {
 	// rels holds what prefetchRelationships read (and what the transaction
 	// wrote since) of the relationships CreateRelationships will look up.
 	rels map[entityKey]knownRelationship
+	// changes are what the transaction changed, in the order first
+	// changed; changeSet holds them for deduplication (changes.go).
+	changes   []Change
+	changeSet map[Change]bool
 }
 
 type entityKey struct{ user, id string }
@@ -73,13 +80,21 @@ func (tx *Tx) Entity(ctx context.Context, userID, id string) (Entity, error) {
 // PutEntity is DriverTx.PutEntity; it drops what PrefetchEntities read.
 func (tx *Tx) PutEntity(ctx context.Context, e Entity) error {
 	tx.read = nil
-	return tx.DriverTx.PutEntity(ctx, e)
+	if err := tx.DriverTx.PutEntity(ctx, e); err != nil {
+		return err
+	}
+	tx.entitiesChanged(e)
+	return nil
 }
 
 // PutEntities is DriverTx.PutEntities; it drops what PrefetchEntities read.
 func (tx *Tx) PutEntities(ctx context.Context, es []Entity) error {
 	tx.read = nil
-	return tx.DriverTx.PutEntities(ctx, es)
+	if err := tx.DriverTx.PutEntities(ctx, es); err != nil {
+		return err
+	}
+	tx.entitiesChanged(es...)
+	return nil
 }
 
 // MoveObservations is DriverTx.MoveObservations (part of a merge); it
@@ -90,18 +105,29 @@ func (tx *Tx) MoveObservations(ctx context.Context, userID, from, to string) (in
 }
 
 // Update runs fn in one read-write transaction. fn may be retried and must
-// have no side effects outside the transaction.
+// have no side effects outside the transaction. What fn changed is logged
+// in the same transaction (changes.go) and told to the OnChange function
+// once it commits.
 func (s *Store) Update(ctx context.Context, fn func(*Tx) error) error {
 	enqueued := false
+	var changes []Change
 	err := s.d.Update(ctx, func(dt DriverTx) error {
 		tx := &Tx{DriverTx: dt}
 		err := fn(tx)
-		enqueued = tx.enqueued
+		if err == nil {
+			err = tx.logChanges(ctx)
+		}
+		enqueued, changes = tx.enqueued, tx.changes
 		return err
 	})
 	if err == nil && enqueued {
 		if f := s.onOutbox.Load(); f != nil {
 			(*f)()
+		}
+	}
+	if err == nil && len(changes) > 0 {
+		if f := s.onChange.Load(); f != nil {
+			(*f)(changes)
 		}
 	}
 	return err

@@ -53,6 +53,7 @@ func Run(t *testing.T, newStore Harness) {
 		{"Traverse", testTraverse},
 		{"Expand", testExpand},
 		{"Outbox", testOutbox},
+		{"Changes", testChanges},
 		{"BulkWrites", testBulkWrites},
 		{"BulkRelationships", testBulkRelationships},
 		{"EntitySearch", testEntitySearch},
