@@ -41,6 +41,9 @@ type Change struct {
 	// whose writes do not carry it.
 	EntityType string
 	Kind       ChangeKind
+	// RelatedID is, for ChangeRelationships, the entity at the
+	// relationship's other end.
+	RelatedID string
 	// Period is the month (2026-03) of a ChangeTimeline.
 	Period string
 	// At is when the change was logged; zero for a change told in-process.
@@ -143,8 +146,8 @@ func (tx *Tx) entitiesChanged(es ...Entity) {
 
 func (tx *Tx) relationshipsChanged(rs ...Relationship) {
 	for _, r := range rs {
-		tx.changed(Change{UserID: r.UserID, EntityID: r.SourceEntityID, Kind: ChangeRelationships})
-		tx.changed(Change{UserID: r.UserID, EntityID: r.TargetEntityID, Kind: ChangeRelationships})
+		tx.changed(Change{UserID: r.UserID, EntityID: r.SourceEntityID, RelatedID: r.TargetEntityID, Kind: ChangeRelationships})
+		tx.changed(Change{UserID: r.UserID, EntityID: r.TargetEntityID, RelatedID: r.SourceEntityID, Kind: ChangeRelationships})
 	}
 }
 

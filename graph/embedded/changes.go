@@ -16,13 +16,13 @@ var (
 // AppendChanges implements graph.ChangeLogTx. Writers are serialised (in
 // this process and others), so seq follows commit order.
 func (t *tx) AppendChanges(ctx context.Context, changes []graph.Change, at time.Time) error {
-	const cols = 6
+	const cols = 7
 	return chunks(len(changes), rowChunk(cols), func(start, end int) error {
 		args := make([]any, 0, (end-start)*cols)
 		for _, c := range changes[start:end] {
-			args = append(args, c.UserID, c.EntityID, c.EntityType, string(c.Kind), c.Period, micros(at))
+			args = append(args, c.UserID, c.EntityID, c.EntityType, string(c.Kind), c.RelatedID, c.Period, micros(at))
 		}
-		if _, err := t.exec(ctx, `INSERT INTO graph_changes (user_id, entity_id, entity_type, kind, period, changed_at)
+		if _, err := t.exec(ctx, `INSERT INTO graph_changes (user_id, entity_id, entity_type, kind, related_id, period, changed_at)
 			VALUES `+valueRows(end-start, cols), args...); err != nil {
 			return fmt.Errorf("graph/embedded: append changes: %w", err)
 		}
@@ -32,7 +32,7 @@ func (t *tx) AppendChanges(ctx context.Context, changes []graph.Change, at time.
 
 // Changes implements graph.ChangeLog.
 func (d *Driver) Changes(ctx context.Context, after int64, limit int) ([]graph.Change, error) {
-	rows, err := d.db.Read.QueryContext(ctx, `SELECT seq, user_id, entity_id, entity_type, kind, period, changed_at
+	rows, err := d.db.Read.QueryContext(ctx, `SELECT seq, user_id, entity_id, entity_type, kind, related_id, period, changed_at
 		FROM graph_changes WHERE seq > $1 ORDER BY seq LIMIT $2`, after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("graph/embedded: changes: %w", err)
@@ -42,7 +42,7 @@ func (d *Driver) Changes(ctx context.Context, after int64, limit int) ([]graph.C
 	for rows.Next() {
 		var c graph.Change
 		var at int64
-		if err := rows.Scan(&c.Seq, &c.UserID, &c.EntityID, &c.EntityType, &c.Kind, &c.Period, &at); err != nil {
+		if err := rows.Scan(&c.Seq, &c.UserID, &c.EntityID, &c.EntityType, &c.Kind, &c.RelatedID, &c.Period, &at); err != nil {
 			return nil, fmt.Errorf("graph/embedded: changes: %w", err)
 		}
 		c.At = fromMicros(at)

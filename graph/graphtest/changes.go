@@ -44,8 +44,8 @@ func testChanges(t *testing.T, newStore Harness) {
 	want := []graph.Change{
 		{UserID: alice, EntityID: "alice_chg_a", EntityType: "person", Kind: graph.ChangeEntity},
 		{UserID: alice, EntityID: "alice_chg_b", EntityType: "person", Kind: graph.ChangeEntity},
-		{UserID: alice, EntityID: "alice_chg_a", Kind: graph.ChangeRelationships},
-		{UserID: alice, EntityID: "alice_chg_b", Kind: graph.ChangeRelationships},
+		{UserID: alice, EntityID: "alice_chg_a", RelatedID: "alice_chg_b", Kind: graph.ChangeRelationships},
+		{UserID: alice, EntityID: "alice_chg_b", RelatedID: "alice_chg_a", Kind: graph.ChangeRelationships},
 		{UserID: alice, EntityID: "alice_chg_a", Kind: graph.ChangeTimeline, Period: period},
 	}
 	mu.Lock()

@@ -33,28 +33,28 @@ func (t *tx) AppendChanges(ctx context.Context, changes []graph.Change, at time.
 	if _, err := t.tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, 0)`, changeLockClass); err != nil {
 		return wrap("lock change log", err)
 	}
-	cols := make([][]string, 5)
+	cols := make([][]string, 6)
 	for _, c := range changes {
-		for i, v := range []string{c.UserID, c.EntityID, c.EntityType, string(c.Kind), c.Period} {
+		for i, v := range []string{c.UserID, c.EntityID, c.EntityType, string(c.Kind), c.RelatedID, c.Period} {
 			cols[i] = append(cols[i], v)
 		}
 	}
-	_, err := t.tx.Exec(ctx, `INSERT INTO graph_changes (user_id, entity_id, entity_type, kind, period, changed_at)
-		SELECT u, e, ty, k, p, $6 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) AS c(u, e, ty, k, p)`,
-		cols[0], cols[1], cols[2], cols[3], cols[4], at)
+	_, err := t.tx.Exec(ctx, `INSERT INTO graph_changes (user_id, entity_id, entity_type, kind, related_id, period, changed_at)
+		SELECT u, e, ty, k, r, p, $7 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) AS c(u, e, ty, k, r, p)`,
+		cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], at)
 	return wrap("append changes", err)
 }
 
 // Changes implements graph.ChangeLog.
 func (d *Driver) Changes(ctx context.Context, after int64, limit int) ([]graph.Change, error) {
-	rows, err := d.pool.Query(ctx, `SELECT seq, user_id, entity_id, entity_type, kind, period, changed_at
+	rows, err := d.pool.Query(ctx, `SELECT seq, user_id, entity_id, entity_type, kind, related_id, period, changed_at
 		FROM graph_changes WHERE seq > $1 ORDER BY seq LIMIT $2`, after, limit)
 	if err != nil {
 		return nil, wrap("changes", err)
 	}
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (graph.Change, error) {
 		var c graph.Change
-		err := row.Scan(&c.Seq, &c.UserID, &c.EntityID, &c.EntityType, &c.Kind, &c.Period, &c.At)
+		err := row.Scan(&c.Seq, &c.UserID, &c.EntityID, &c.EntityType, &c.Kind, &c.RelatedID, &c.Period, &c.At)
 		c.At = c.At.UTC()
 		return c, err
 	})

@@ -10,6 +10,7 @@ CREATE TABLE graph_changes (
     entity_id   TEXT NOT NULL,
     entity_type TEXT NOT NULL,
     kind        TEXT NOT NULL,
+    related_id  TEXT NOT NULL,
     period      TEXT NOT NULL,
     changed_at  INTEGER NOT NULL
 );
