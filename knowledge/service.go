@@ -53,6 +53,8 @@ type Service struct {
 	limits contextLimits
 	// sourceTypes is Options.SourceTypes.
 	sourceTypes func(ctx context.Context, userID, sourceID string) ([]string, error)
+	// watchers are told what the graph's transactions changed (changes.go).
+	watchers changeWatchers
 }
 
 // Options configure a Service. The zero value is usable.

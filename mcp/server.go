@@ -132,6 +132,11 @@ type Options struct {
 	// (a progressToken) says it is still working; 0 means
 	// DefaultProgressEvery.
 	ProgressEvery time.Duration
+	// SubscriptionPoll is how often a server with open MCP sessions reads
+	// the graph's change log for what other processes changed, to notify
+	// resource subscribers (this process's changes are told at once); 0
+	// means DefaultSubscriptionPoll.
+	SubscriptionPoll time.Duration
 }
 
 // DefaultCallTimeout is the deadline of a tool call unless
@@ -153,6 +158,8 @@ type Server struct {
 	// exported, which is when consent decisions get spans of their own.
 	tracer trace.Tracer
 	traced bool
+	// subs are the MCP sessions and their resource subscriptions.
+	subs *subscriptions
 }
 
 // NewServer returns a Server with the tools opts selects.
@@ -174,6 +181,7 @@ func NewServer(d Deps, opts Options) (*Server, error) {
 	s := &Server{deps: d, byName: map[string]*Tool{}, log: d.Logger, version: opts.Version, timeout: cmp.Or(opts.CallTimeout, DefaultCallTimeout), progressEvery: cmp.Or(max(opts.ProgressEvery, 0), DefaultProgressEvery),
 		tracer: d.Tracing.Tracer(), traced: d.Tracing.Enabled}
 	d.allowGlobalSchemas = opts.AllowGlobalSchemas
+	s.subs = newSubscriptions(s, opts.SubscriptionPoll)
 	toolsets := opts.Toolsets
 	if toolsets == nil {
 		toolsets = DefaultToolsets
@@ -221,14 +229,21 @@ func (s *Server) MCPServer(who PrincipalFunc) *mcpsdk.Server {
 }
 
 func (s *Server) mcpServer(who PrincipalFunc, transport string) *mcpsdk.Server {
+	var resources []resourceSpec
+	subscribe, unsubscribe := s.subs.handlers(who, transport, &resources)
+	if !s.servesResources() {
+		subscribe, unsubscribe = nil, nil
+	}
 	srv := mcpsdk.NewServer(&mcpsdk.Implementation{Name: "cairn", Title: "Cairn", Version: s.version}, &mcpsdk.ServerOptions{
 		Logger: s.log,
 		Instructions: "Cairn keeps what you learn about the user as a knowledge graph with provenance. " +
 			"Call list_entity_types before store; every fact can be traced with retrieve_field_provenance. " +
 			"Answers fit a budget (max_response_bytes lowers it): when meta.truncated, call again with the same arguments " +
 			"and cursor set to meta.next_cursor for the rest.",
-		CompletionHandler: s.completions(who, transport),
-		Capabilities:      s.capabilities(),
+		CompletionHandler:  s.completions(who, transport),
+		Capabilities:       s.capabilities(),
+		SubscribeHandler:   subscribe,
+		UnsubscribeHandler: unsubscribe,
 	})
 	call := func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
 		p, err := who(ctx, req.Extra)
@@ -259,7 +274,20 @@ func (s *Server) mcpServer(who PrincipalFunc, transport string) *mcpsdk.Server {
 		srv.AddTool(t.Def, call)
 	}
 	s.addPrompts(srv, who, transport)
-	resources := s.addResources(srv, who, transport)
+	resources = s.addResources(srv, who, transport)
+	if len(resources) > 0 {
+		// Every session is registered at its first request, and resource
+		// notifications reach only those consent lets read them
+		// (subscriptions.go). Adding a template again is how the SDK is
+		// made to tell the sessions that the resource list changed.
+		h := &hub{srv: srv, relist: func() {
+			srv.AddResourceTemplate(resources[0].tmpl, func(ctx context.Context, req *mcpsdk.ReadResourceRequest) (*mcpsdk.ReadResourceResult, error) {
+				return s.readResource(ctx, who, transport, req, resources)
+			})
+		}}
+		srv.AddSendingMiddleware(s.subs.filter)
+		srv.AddReceivingMiddleware(s.subs.middleware(who, h))
+	}
 	// The SDK answers a call of a tool it does not know with a protocol
 	// error, which hosts show as a failure with nothing to go on. Such calls
 	// go through Handle instead, like any other: they are rate-limited and
@@ -298,8 +326,10 @@ func (s *Server) mcpServer(who PrincipalFunc, transport string) *mcpsdk.Server {
 }
 
 // capabilities are what initialize advertises: exactly what is served.
-// No list changes: the tools, prompts and resource templates are fixed for
-// the server's life, and resources/list is answered per request.
+// The tools, prompts and resource templates are fixed for the server's
+// life, so their lists never change; resources/list is answered per
+// request from the data, and its changes are told (subscriptions.go), as
+// are updates of the resources a session subscribed to.
 func (s *Server) capabilities() *mcpsdk.ServerCapabilities {
 	caps := &mcpsdk.ServerCapabilities{Logging: &mcpsdk.LoggingCapabilities{}, Completions: &mcpsdk.CompletionCapabilities{}}
 	if len(s.tools) > 0 {
@@ -310,12 +340,21 @@ func (s *Server) capabilities() *mcpsdk.ServerCapabilities {
 			caps.Prompts = &mcpsdk.PromptCapabilities{}
 		}
 	}
-	for _, r := range resourceSpecs() {
-		if s.hasTools(r.tools...) {
-			caps.Resources = &mcpsdk.ResourceCapabilities{}
-		}
+	if s.servesResources() {
+		caps.Resources = &mcpsdk.ResourceCapabilities{Subscribe: true, ListChanged: true}
 	}
 	return caps
+}
+
+// servesResources reports whether any resource template's tools are
+// enabled.
+func (s *Server) servesResources() bool {
+	for _, r := range resourceSpecs() {
+		if s.hasTools(r.tools...) {
+			return true
+		}
+	}
+	return false
 }
 
 // errorResult is a tool error as MCP carries it: IsError with the envelope

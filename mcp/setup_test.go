@@ -40,6 +40,8 @@ type envOptions struct {
 	contextStores bool
 	// backend is the store (nil: the embedded one).
 	backend *storeBackend
+	// subscriptionPoll is mcp.Options.SubscriptionPoll.
+	subscriptionPoll time.Duration
 }
 
 func newEnv(t testing.TB) *env {
@@ -86,7 +88,7 @@ func newEnvWith(t testing.TB, opts envOptions) *env {
 		// The deadline has its own test (TestCallTimeout); here a call
 		// that is slow under -race on a loaded machine must not fail a
 		// test about something else.
-	}, mcp.Options{Version: "test", CallTimeout: 10 * time.Minute, Toolsets: mcp.AllToolsets})
+	}, mcp.Options{Version: "test", CallTimeout: 10 * time.Minute, Toolsets: mcp.AllToolsets, SubscriptionPoll: opts.subscriptionPoll})
 	if err != nil {
 		t.Fatal(err)
 	}
