@@ -65,12 +65,13 @@ func TestPromptsFollowConsent(t *testing.T) {
 	agent, _ := e.agent(t, e.owner.UserID, "narrow", [3]string{"read", "entities/company", "allow"}, [3]string{"read", "profile", "allow"})
 	owner, narrow := e.connect(t), e.connectAs(t, agent)
 
-	// initialize advertises what is served: tools, prompts, resources and
-	// completions, without subscriptions or list changes.
+	// initialize advertises what is served: tools, prompts, resources
+	// with subscriptions and list changes (subscriptions.go), and
+	// completions; the tools and prompts never change.
 	caps := narrow.InitializeResult().Capabilities
 	if caps.Prompts == nil || caps.Completions == nil || caps.Tools == nil || caps.Resources == nil ||
-		caps.Resources.Subscribe || caps.Resources.ListChanged || caps.Tools.ListChanged || caps.Prompts.ListChanged {
-		t.Errorf("capabilities %+v, want tools, prompts, resources and completions, no subscriptions nor list changes", caps)
+		!caps.Resources.Subscribe || !caps.Resources.ListChanged || caps.Tools.ListChanged || caps.Prompts.ListChanged {
+		t.Errorf("capabilities %+v, want tools, prompts, resources with subscriptions and list changes, and completions", caps)
 	}
 
 	listed, err := narrow.ListPrompts(t.Context(), nil)

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/cairnkg/cairn/mcp"
@@ -72,7 +73,10 @@ type tsScenarioResult struct {
 	// company's industry read from its resource.
 	Resources       []string `json:"resources"`
 	ResourceCompany any      `json:"resource_company"`
-	UnknownTool     struct {
+	// Updated is the URI of the notifications/resources/updated the
+	// client got, subscribed to the company, after correcting it.
+	Updated     string `json:"updated"`
+	UnknownTool struct {
 		Code      string `json:"code"`
 		Available int    `json:"available"`
 	} `json:"unknown_tool"`
@@ -147,6 +151,9 @@ func checkTSScenario(t *testing.T, res tsScenarioResult) {
 	if !slices.Contains(res.Resources, "cairn://entities/company") || res.ResourceCompany != "rockets" {
 		t.Errorf("resources %v, the company read from neotoma://entity/… has industry %v; want the companies listed and rockets",
 			res.Resources, res.ResourceCompany)
+	}
+	if !strings.HasPrefix(res.Updated, "cairn://entity/ent_") {
+		t.Errorf("subscribed to the company and correcting it, the client was told %q; want its URI", res.Updated)
 	}
 	if res.UnknownTool.Code != mcp.CodeUnknownTool || res.UnknownTool.Available != len(all) {
 		t.Errorf("unknown tool: %+v, want %s listing %d tools", res.UnknownTool, mcp.CodeUnknownTool, len(all))

@@ -13,6 +13,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 
 function fail(msg) {
   throw new Error(msg);
@@ -186,6 +187,23 @@ async function main() {
   seen.resources = resources.map((r) => r.uri).sort();
   const read = await client.readResource({ uri: `neotoma://entity/${company.entity_id}` });
   seen.resource_company = JSON.parse(read.contents[0].text).snapshot?.industry ?? null;
+
+  // Subscriptions: subscribed to the company, the client is told when a
+  // correction changes it.
+  const companyURI = `cairn://entity/${company.entity_id}`;
+  const updated = new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no notifications/resources/updated for ${companyURI}`)), 30000);
+    client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
+      if (n.params.uri === companyURI) {
+        clearTimeout(timer);
+        resolve(n.params.uri);
+      }
+    });
+  });
+  await client.subscribeResource({ uri: companyURI });
+  await call(client, "correct", { entity_id: company.entity_id, entity_type: "company", field: "industry", value: "aerospace" });
+  seen.updated = await updated;
+  await client.unsubscribeResource({ uri: companyURI });
 
   const unknown = await callError(client, "no_such_tool", {});
   seen.unknown_tool = { code: unknown.code, available: unknown.details?.available_tools?.length ?? 0 };
