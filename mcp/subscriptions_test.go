@@ -90,7 +90,8 @@ func subscribe(t *testing.T, cs *mcpsdk.ClientSession, uris ...string) {
 
 // TestSubscriptions subscribes the owner and an agent that may read
 // companies and people (not invoices) and checks, on every backend, who is
-// told what: updates after store, correct and relationships, nothing about
+// told what: updates after store, correct and relationships created and
+// deleted, nothing about
 // what a subscriber may not read (nor may it subscribe to it), nothing
 // more once a rule denies it, nothing after unsubscribing, list_changed on
 // a new type, and changes that another process on the same database made.
@@ -149,6 +150,9 @@ func TestSubscriptions(t *testing.T) {
 		none(t, "the agent, before Ada's correction", narrowIn.until(t, "updated cairn://entity/"+ada), invoice, "relationships")
 		// An edge between two companies reaches it.
 		e.mustCall(t, "create_relationship", rel("PART_OF", beta, acme))
+		narrowIn.until(t, "updated cairn://entity/"+acme+"/relationships")
+		// And so does its deletion.
+		e.mustCall(t, "delete_relationship", rel("PART_OF", beta, acme))
 		narrowIn.until(t, "updated cairn://entity/"+acme+"/relationships")
 
 		// A new type is a list change, for those who may read it.
