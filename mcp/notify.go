@@ -59,11 +59,9 @@ func (subs *subscriptions) run(ctx context.Context, k *knowledge.Service, logged
 		t := time.NewTicker(subs.poll)
 		defer t.Stop()
 		tick = t.C
-		if err := k.PruneChanges(ctx, time.Now().Add(-changeRetention)); err != nil && ctx.Err() == nil {
-			subs.s.log.Warn("subscriptions: prune the change log", "err", err)
-		}
 	}
-	lastPrune := time.Now()
+	// The first read prunes what the log holds from before.
+	var lastPrune time.Time
 	for {
 		select {
 		case <-ctx.Done():

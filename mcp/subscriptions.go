@@ -59,7 +59,8 @@ const (
 	// changeRetention is how long logged changes are kept: far longer
 	// than a poll, so that every process reads them first.
 	changeRetention = time.Hour
-	// notifyTimeout bounds one notification to one session.
+	// notifyTimeout bounds the sending of one notification, and is how
+	// long a permit to send one to a session holds.
 	notifyTimeout = 5 * time.Second
 )
 
