@@ -233,8 +233,7 @@ func (subs *subscriptions) notices(ctx context.Context, user string, changes []g
 }
 
 // newTypes returns the types of changed entities that the user had no
-// entity of when its first session opened, nor since; the first time, it
-// reads the user's types.
+// entity of when its first session opened, nor since.
 func (subs *subscriptions) newTypes(ctx context.Context, user string, changes []graph.Change) ([]string, error) {
 	kl, err := subs.knownOf(ctx, user)
 	if err != nil || kl == nil {
@@ -294,7 +293,8 @@ func (subs *subscriptions) newYear(ctx context.Context, user, year string, cs []
 }
 
 // knownOf returns what is known of a user's lists, reading the user's
-// types the first time; nil when the user has no session any more.
+// types the first time (as its first session registers); nil when the
+// user has no session any more.
 func (subs *subscriptions) knownOf(ctx context.Context, user string) (*knownLists, error) {
 	subs.mu.Lock()
 	kl := subs.known[user]

@@ -184,7 +184,7 @@ func (subs *subscriptions) middleware(who PrincipalFunc, h *hub) mcpsdk.Middlewa
 		return func(ctx context.Context, method string, req mcpsdk.Request) (mcpsdk.Result, error) {
 			if ss, ok := req.GetSession().(*mcpsdk.ServerSession); ok && ss != nil && !subs.registered(ss) {
 				if p, err := who(ctx, req.GetExtra()); err == nil {
-					subs.register(ss, p, h)
+					subs.register(ctx, ss, p, h)
 				}
 			}
 			return next(ctx, method, req)
@@ -225,9 +225,10 @@ func (subs *subscriptions) registered(ss *mcpsdk.ServerSession) bool {
 	return ok
 }
 
-// register adds a session, starts the watcher if it is the first, and
-// drops the session when it ends.
-func (subs *subscriptions) register(ss *mcpsdk.ServerSession, p consent.Principal, h *hub) {
+// register adds a session, starts the watcher if it is the first, notes
+// the types its user has (a type that appears later is a list change),
+// and drops the session when it ends.
+func (subs *subscriptions) register(ctx context.Context, ss *mcpsdk.ServerSession, p consent.Principal, h *hub) {
 	subs.mu.Lock()
 	if _, ok := subs.sessions[ss]; ok {
 		subs.mu.Unlock()
@@ -235,13 +236,16 @@ func (subs *subscriptions) register(ss *mcpsdk.ServerSession, p consent.Principa
 	}
 	subs.sessions[ss] = &subscriber{p: p, hub: h, uris: map[string]string{}}
 	first := subs.stop == nil
-	var ctx context.Context
+	var watch context.Context
 	if first {
-		ctx, subs.stop = context.WithCancel(context.Background())
+		watch, subs.stop = context.WithCancel(context.Background())
 	}
 	subs.mu.Unlock()
 	if first {
-		subs.start(ctx)
+		subs.start(watch)
+	}
+	if _, err := subs.knownOf(ctx, p.UserID); err != nil {
+		subs.s.log.Warn("subscriptions: the user's types", "err", err)
 	}
 	go func() {
 		_ = ss.Wait()

@@ -2,6 +2,7 @@ package mcp_test
 
 import (
 	"context"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -29,19 +30,38 @@ type inbox chan string
 // with resources/subscribe, as the hosts of today do.
 func connectInbox(t *testing.T, s *mcp.Server, p consent.Principal, version string) (*mcpsdk.ClientSession, inbox) {
 	t.Helper()
-	in := make(inbox, 256)
 	ct, st := mcpsdk.NewInMemoryTransports()
 	ss, err := s.MCPServer(mcp.FixedPrincipal(p)).Connect(t.Context(), st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ss.Close() })
-	cs, err := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "test", Version: "1"}, &mcpsdk.ClientOptions{
+	return inboxClient(t, ct, version)
+}
+
+// inboxClient connects a client over ct (see connectInbox).
+func inboxClient(t *testing.T, ct mcpsdk.Transport, version string) (*mcpsdk.ClientSession, inbox) {
+	t.Helper()
+	in := make(inbox, 256)
+	client := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "test", Version: "1"}, &mcpsdk.ClientOptions{
 		ResourceUpdatedHandler: func(_ context.Context, r *mcpsdk.ResourceUpdatedNotificationRequest) {
 			in <- "updated " + r.Params.URI
 		},
 		ResourceListChangedHandler: func(context.Context, *mcpsdk.ResourceListChangedRequest) { in <- "list_changed" },
-	}).Connect(t.Context(), ct, &mcpsdk.ClientSessionOptions{ProtocolVersion: version})
+	})
+	// Under SEP-2575 a subscription is a listen that the server
+	// acknowledges once it holds it: "subscribed <uri>".
+	client.AddReceivingMiddleware(func(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
+		return func(ctx context.Context, method string, req mcpsdk.Request) (mcpsdk.Result, error) {
+			if p, ok := req.GetParams().(*mcpsdk.SubscriptionsAcknowledgedParams); ok {
+				for _, u := range p.Notifications.ResourceSubscriptions {
+					in <- "subscribed " + u
+				}
+			}
+			return next(ctx, method, req)
+		}
+	})
+	cs, err := client.Connect(t.Context(), ct, &mcpsdk.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,11 +99,16 @@ func none(t *testing.T, what string, got []string, words ...string) {
 	}
 }
 
-func subscribe(t *testing.T, cs *mcpsdk.ClientSession, uris ...string) {
+// subscribe subscribes cs, whose inbox is in, to uris, and waits until
+// the server holds each subscription (at once, but for SEP-2575's listen).
+func subscribe(t *testing.T, cs *mcpsdk.ClientSession, in inbox, uris ...string) {
 	t.Helper()
 	for _, u := range uris {
 		if err := cs.Subscribe(t.Context(), &mcpsdk.SubscribeParams{URI: u}); err != nil {
 			t.Fatalf("subscribe %s: %v", u, err)
+		}
+		if cs.InitializeResult().ProtocolVersion >= "2026-07-28" {
+			in.until(t, "subscribed "+u)
 		}
 	}
 }
@@ -111,9 +136,9 @@ func TestSubscriptions(t *testing.T) {
 		if init == nil || !init.Subscribe || !init.ListChanged {
 			t.Fatalf("resources capability %+v, want subscribe and listChanged", init)
 		}
-		subscribe(t, owner, "cairn://entity/"+acme, "cairn://entities/company", "cairn://entity/"+acme+"/relationships",
+		subscribe(t, owner, ownerIn, "cairn://entity/"+acme, "cairn://entities/company", "cairn://entity/"+acme+"/relationships",
 			"cairn://entity/"+invoice, "cairn://timeline/2025")
-		subscribe(t, narrow, "neotoma://entity/"+acme, "cairn://entity/"+acme+"/relationships", "cairn://entity/"+ada)
+		subscribe(t, narrow, narrowIn, "neotoma://entity/"+acme, "cairn://entity/"+acme+"/relationships", "cairn://entity/"+ada)
 
 		// What the agent may not read cannot be subscribed to, and says no
 		// more than a missing entity does.
@@ -178,7 +203,7 @@ func TestSubscriptions(t *testing.T) {
 		if err := narrow.Unsubscribe(t.Context(), &mcpsdk.UnsubscribeParams{URI: "cairn://entity/" + ada}); err != nil {
 			t.Fatal(err)
 		}
-		subscribe(t, narrow, "cairn://entities/person")
+		subscribe(t, narrow, narrowIn, "cairn://entities/person")
 		e.mustCall(t, "correct", map[string]any{"entity_id": ada, "entity_type": "person", "field": "email", "value": "ada@example.net"})
 		none(t, "the agent, unsubscribed from Ada", narrowIn.until(t, "updated cairn://entities/person"), ada)
 
@@ -221,4 +246,28 @@ func otherProcess(t *testing.T, e *env) *mcp.Server {
 		t.Fatal(err)
 	}
 	return srv
+}
+
+// TestSubscriptionsOverHTTP: over Streamable HTTP, a client that
+// initializes (2025-11-25) and one that speaks SEP-2575 (the SDK's latest)
+// are both told of a correction of the entity they subscribed to, and of
+// a new type.
+func TestSubscriptionsOverHTTP(t *testing.T) {
+	e, srv := newHTTPWith(t, envOptions{}, mcp.HTTPOptions{})
+	acme := storeIDs(t, e, companyArgs("Acme"))[0]
+	uri := "cairn://entity/" + acme
+	var inboxes []inbox
+	for _, version := range []string{"2025-11-25", ""} {
+		cs, in := inboxClient(t, &mcpsdk.StreamableClientTransport{Endpoint: srv.URL + "/mcp", HTTPClient: &http.Client{Transport: bearer{e.key}}}, version)
+		subscribe(t, cs, in, uri)
+		inboxes = append(inboxes, in)
+	}
+	e.mustCall(t, "store", map[string]any{"entities": []any{map[string]any{"entity_type": "project", "name": "Apollo"}}})
+	for _, in := range inboxes {
+		in.until(t, "list_changed")
+	}
+	e.mustCall(t, "correct", map[string]any{"entity_id": acme, "entity_type": "company", "field": "domain", "value": "acme.example"})
+	for _, in := range inboxes {
+		in.until(t, "updated "+uri)
+	}
 }
