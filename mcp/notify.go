@@ -26,11 +26,14 @@ func (subs *subscriptions) start(ctx context.Context) {
 		return
 	}
 	logged := k.HasChangeLog()
-	var cursor int64
+	// cursor is where the log is read from; -1 until its end is known
+	// (if it cannot be read now, the watcher reads it first).
+	cursor := int64(-1)
 	if logged {
-		var err error
-		if cursor, err = k.LastChange(ctx); err != nil {
+		if last, err := k.LastChange(ctx); err != nil {
 			subs.s.log.Warn("subscriptions: read the change log", "err", err)
+		} else {
+			cursor = last
 		}
 	}
 	stopWatch := k.WatchChanges(func(cs []graph.Change) {
@@ -76,6 +79,16 @@ func (subs *subscriptions) run(ctx context.Context, k *knowledge.Service, logged
 			subs.mu.Unlock()
 			subs.dispatch(ctx, cs)
 			continue
+		}
+		if cursor < 0 {
+			last, err := k.LastChange(ctx)
+			if err != nil {
+				if ctx.Err() == nil {
+					subs.s.log.Warn("subscriptions: read the change log", "err", err)
+				}
+				continue
+			}
+			cursor = last
 		}
 		for ctx.Err() == nil {
 			cs, err := k.Changes(ctx, cursor, changeBatch)

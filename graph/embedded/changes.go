@@ -2,6 +2,7 @@ package embedded
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 
@@ -72,7 +73,10 @@ func (d *Driver) PruneChanges(ctx context.Context, before time.Time) error {
 		return nil
 	}
 	if err == nil {
-		_, err = d.db.Write.ExecContext(ctx, `DELETE FROM graph_changes WHERE changed_at < $1`, micros(before))
+		err = d.write(ctx, func(sqlTx *sql.Tx) error {
+			_, err := sqlTx.ExecContext(ctx, `DELETE FROM graph_changes WHERE changed_at < $1`, micros(before))
+			return err
+		})
 	}
 	if err != nil {
 		return fmt.Errorf("graph/embedded: prune changes: %w", err)
