@@ -497,7 +497,7 @@ func dumpTables(t *testing.T, db *sqlite.DB) map[string][]string {
 	t.Helper()
 	ctx := t.Context()
 	rows, err := db.Read.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'table'
-		AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '%_fts%' AND name NOT IN ('cairn_schema_migrations', 'cairn_write_probe', 'entity_search_data', 'entity_search_idx', 'entity_search_docsize')`)
+		AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '%_fts%' AND name NOT IN ('cairn_schema_migrations', 'cairn_write_probe', 'entity_search_data', 'entity_search_idx', 'entity_search_docsize', 'graph_changes')`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -517,6 +517,32 @@ func dumpTables(t *testing.T, db *sqlite.DB) map[string][]string {
 		out[table] = dumpTable(t, db.Read, table)
 	}
 	out["entity_search (terms)"] = dumpSearchTerms(t, db.Write)
+	out["graph_changes (distinct)"] = dumpChanges(t, db.Read)
+	return out
+}
+
+// dumpChanges lists what the change log says changed, once each: the two
+// ways of storing make different transactions (so the log's order, times
+// and repetitions differ) but must change the same things.
+func dumpChanges(t *testing.T, db *sql.DB) []string {
+	t.Helper()
+	rows, err := db.QueryContext(t.Context(), `SELECT DISTINCT user_id, entity_id, entity_type, kind, related_id, period FROM graph_changes
+		ORDER BY user_id, entity_id, entity_type, kind, related_id, period`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var c [6]string
+		if err := rows.Scan(&c[0], &c[1], &c[2], &c[3], &c[4], &c[5]); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, strings.Join(c[:], " | "))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
 	return out
 }
 
