@@ -30,13 +30,7 @@ type inbox chan string
 // with resources/subscribe, as the hosts of today do.
 func connectInbox(t *testing.T, s *mcp.Server, p consent.Principal, version string) (*mcpsdk.ClientSession, inbox) {
 	t.Helper()
-	ct, st := mcpsdk.NewInMemoryTransports()
-	ss, err := s.MCPServer(mcp.FixedPrincipal(p)).Connect(t.Context(), st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ss.Close() })
-	return inboxClient(t, ct, version)
+	return inboxClient(t, serveInMemory(t, s, p), version)
 }
 
 // inboxClient connects a client over ct (see connectInbox).
