@@ -307,12 +307,12 @@ func (subs *subscriptions) newYear(ctx context.Context, user, year string, cs []
 
 // knownOf returns what is known of a user's lists, reading the user's
 // types the first time (as its first session registers); nil when the
-// user has no session any more.
+// user has no session any more, or the server no knowledge service.
 func (subs *subscriptions) knownOf(ctx context.Context, user string) (*knownLists, error) {
 	subs.mu.Lock()
 	kl := subs.known[user]
 	subs.mu.Unlock()
-	if kl != nil {
+	if kl != nil || subs.s.deps.Knowledge == nil {
 		return kl, nil
 	}
 	types, err := subs.s.deps.Knowledge.UserEntityTypes(ctx, user)
