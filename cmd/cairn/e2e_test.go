@@ -356,10 +356,14 @@ func splitEnv(t *testing.T) []string {
 
 // forEachBackend runs fn once per backend, with a data directory that does
 // not exist yet and the environment that selects the backend, then checks
-// that only the embedded store wrote to the data directory.
+// that only the embedded store wrote to the data directory. The backends
+// run at the same time: each is its own cairn process on its own store
+// (a schema, a Neo4j server held alone), and most of their time is spent
+// waiting on those processes.
 func forEachBackend(t *testing.T, fn func(t *testing.T, dataDir string, env []string)) {
 	for _, b := range e2eBackends {
 		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
 			env := b.env(t)
 			dataDir := filepath.Join(t.TempDir(), "data")
 			fn(t, dataDir, env)
