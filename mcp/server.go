@@ -73,6 +73,7 @@ func AllTools(d Deps) []*Tool {
 		retrieveFieldProvenanceTool(d),
 		correctTool(d),
 		mergeEntitiesTool(d),
+		eraseTool(d),
 		listTimelineEventsTool(d),
 		createRelationshipTool(d),
 		createRelationshipsTool(d),
@@ -100,7 +101,7 @@ func AllTools(d Deps) []*Tool {
 
 // AllToolsets lists every toolset, in a stable order.
 var AllToolsets = []Toolset{ToolsetEntities, ToolsetRelationships, ToolsetTimeline, ToolsetSchema, ToolsetSchemaRegistry,
-	ToolsetMemories, ToolsetContext, ToolsetConsent, ToolsetFiles, ToolsetTables, ToolsetCompat}
+	ToolsetMemories, ToolsetContext, ToolsetConsent, ToolsetFiles, ToolsetTables, ToolsetForget, ToolsetCompat}
 
 // DefaultToolsets are the toolsets a server exposes unless told otherwise:
 // every toolset but those an agent needs only for some jobs (changing

@@ -96,3 +96,60 @@ func deleteMemoryTool(d Deps) *Tool {
 		return DeleteMemoryOut{Mode: string(res.Mode), MemoryIDs: orNone(res.IDs), Counts: res.Counts, At: ts(res.At)}, nil
 	})
 }
+
+// ToolsetForget holds the tools that retract and erase graph data. It is
+// not a default toolset: an operator who lets agents forget entities and
+// sources turns it on (--toolsets), and consent must still allow delete;
+// its definitions would also push the default tools/list past
+// MaxToolsListBytes.
+const ToolsetForget Toolset = "forget"
+
+// --- erase ---
+
+// EraseIn are the arguments of erase.
+type EraseIn struct {
+	Kind   string   `json:"kind" jsonschema:"entity or source"`
+	IDs    []string `json:"ids" jsonschema:"entity or source ids (1 to 100)"`
+	Reason *string  `json:"reason,omitempty"`
+	DryRun *bool    `json:"dry_run,omitempty" jsonschema:"only count what would go"`
+}
+
+// EraseOut says what was erased.
+type EraseOut struct {
+	Kind       string         `json:"kind"`
+	IDs        []string       `json:"ids"`
+	Entities   []string       `json:"entities" jsonschema:"every entity erased (with merged duplicates, and a source's entities left with nothing)"`
+	Recomputed []string       `json:"recomputed" jsonschema:"entities that lost observations and were computed again"`
+	Counts     map[string]int `json:"counts" jsonschema:"rows removed per kind"`
+	At         string         `json:"at"`
+	DryRun     bool           `json:"dry_run,omitempty"`
+}
+
+func eraseTool(d Deps) *Tool {
+	return newTool(toolSpec{
+		name:  "erase",
+		title: "Erase entities or sources",
+		description: "Remove for good, all or none, an entity with everything derived from it, or a source with everything it produced " +
+			"(its entities are computed again); a tombstone remains. For \"forget this\" and data-protection requests.",
+		toolset: ToolsetForget, ann: destroys, budget: BudgetList,
+		shape: func(s *jsonschema.Schema) {
+			enum(prop(s, "kind"), string(knowledge.EraseEntity), string(knowledge.EraseSource))
+			ids := prop(s, "ids")
+			hi := knowledge.MaxEraseBatch
+			ids.MaxItems = &hi
+			maxLen(ids.Items, idLimit)
+			maxLen(prop(s, "reason"), vector.MaxReasonLen)
+		},
+	}, func(ctx context.Context, call *Call, in EraseIn) (EraseOut, error) {
+		res, err := d.Knowledge.Erase(ctx, call.Caller(), knowledge.EraseRequest{
+			Kind: knowledge.EraseKind(in.Kind), IDs: in.IDs, Reason: deref(in.Reason), DryRun: in.DryRun != nil && *in.DryRun,
+		})
+		if err != nil {
+			return EraseOut{}, err
+		}
+		return EraseOut{
+			Kind: string(res.Kind), IDs: orNone(res.IDs), Entities: orNone(res.Entities), Recomputed: orNone(res.Recomputed),
+			Counts: res.Counts, At: ts(res.At), DryRun: res.DryRun,
+		}, nil
+	})
+}

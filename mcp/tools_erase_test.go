@@ -1,0 +1,153 @@
+package mcp_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/cairnkg/cairn/consent"
+	"github.com/cairnkg/cairn/transfer"
+	"github.com/cairnkg/cairn/vector"
+)
+
+// storeOne stores one entity and returns its id.
+func storeOne(t *testing.T, e *env, ent map[string]any) string {
+	t.Helper()
+	out := e.mustCall(t, "store", map[string]any{"entities": []any{ent}})
+	return out["entities"].([]any)[0].(map[string]any)["entity_id"].(string)
+}
+
+// TestEraseEntityLeavesNoTrace is the proof of issue 37 for entities: a
+// marker planted in an entity's fields, its unknown (raw) fields, its
+// identifiers and a relationship's metadata is, once the entity is erased,
+// in no byte of the SQLite files (after the store's own compaction) and in
+// no row of any PostgreSQL table; entity search finds it by neither
+// keyword nor meaning; contexts and relationship listings do not show it;
+// a new export holds none of it; the audit log records the erasure.
+func TestEraseEntityLeavesNoTrace(t *testing.T) {
+	for _, b := range []storeBackend{embeddedBackend, postgresBackend} {
+		t.Run(b.name, func(t *testing.T) {
+			e := newEnvWith(t, envOptions{backend: &b, contextStores: true})
+			ctx := t.Context()
+			marker := "zqe" + strings.TrimPrefix(vector.NewID(), "mem_")[:12] + "q"
+			ann := storeOne(t, e, map[string]any{
+				"entity_type": "person", "name": "Ann " + marker, "email": marker + "@example.org",
+				"notes": "told in confidence " + marker, "birth_date": "1980-02-03", "nickname": marker,
+			})
+			acme := storeOne(t, e, map[string]any{"entity_type": "company", "name": "Acme Tools"})
+			bob := storeOne(t, e, map[string]any{"entity_type": "person", "name": "Bob Stone"})
+			e.mustCall(t, "create_relationship", map[string]any{
+				"relationship_type": "WORKS_AT", "source_entity_id": ann, "target_entity_id": acme, "metadata": map[string]any{"note": marker},
+			})
+			found := func(query string, meaning bool) []string {
+				t.Helper()
+				out := e.mustCall(t, "retrieve_entities", map[string]any{"query": query, "meaning": meaning})
+				var ids []string
+				for _, r := range out["entities"].([]any) {
+					ids = append(ids, r.(map[string]any)["id"].(string))
+				}
+				return ids
+			}
+			if ids := found(marker, false); len(ids) != 1 || ids[0] != ann {
+				t.Fatalf("before the erasure the marker finds %v, want [%s]", ids, ann)
+			}
+			if err := e.stores.memories.Compact(ctx); err != nil {
+				t.Fatalf("compact: %v", err)
+			}
+			if !holdsMarker(t, e, marker) {
+				t.Fatal("the store does not hold the marker before the erasure: the search below proves nothing")
+			}
+
+			dry := e.mustCall(t, "erase", map[string]any{"kind": "entity", "ids": []string{ann}, "dry_run": true})
+			if !holdsMarker(t, e, marker) || dry["dry_run"] != true {
+				t.Fatalf("a dry run erased: %v", dry)
+			}
+			out := e.mustCall(t, "erase", map[string]any{"kind": "entity", "ids": []string{ann}, "reason": "data-protection request"})
+			c := out["counts"].(map[string]any)
+			for kind, want := range map[string]float64{"entities": 1, "observations": 1, "raw_fragments": 1, "relationships": 1, "relationship_observations": 1} {
+				if c[kind] != want {
+					t.Errorf("counts[%s] = %v, want %v (%v)", kind, c[kind], want, c)
+				}
+			}
+			if c["identifiers"].(float64) < 2 || c["timeline_events"] != 1.0 {
+				t.Errorf("counts %v: want the name and email identifiers and the birthday", c)
+			}
+			if !mustJSONEq(dry["counts"], c) {
+				t.Errorf("the dry run counted %v, the erasure %v", dry["counts"], c)
+			}
+
+			if holdsMarker(t, e, marker) {
+				t.Error("the store still holds the marker after the erasure")
+			}
+			if ids := found(marker, false); len(ids) != 0 {
+				t.Errorf("keyword search finds %v after the erasure", ids)
+			}
+			for _, id := range found("Ann told in confidence", true) {
+				if id == ann {
+					t.Error("search by meaning finds the erased entity")
+				}
+			}
+			if _, merr := e.call(t, "retrieve_entity_snapshot", map[string]any{"entity_id": ann}); merr == nil || merr.Body.Code != "ENTITY_NOT_FOUND" {
+				t.Errorf("the erased entity's snapshot: %v", merr)
+			}
+			rels := e.mustCall(t, "list_relationships", map[string]any{"entity_id": acme})
+			if s := mustJSON(t, rels); strings.Contains(s, ann) || strings.Contains(s, marker) {
+				t.Errorf("list_relationships still shows the erased entity: %s", s)
+			}
+			ctxOut := e.mustCall(t, "get_user_context", map[string]any{"budget_tokens": 8000})
+			delete(ctxOut, "meta")
+			if s := mustJSON(t, ctxOut); strings.Contains(s, marker) || strings.Contains(s, ann) || !strings.Contains(s, bob) {
+				t.Errorf("after the erasure get_user_context shows the entity or lost Bob: %s", s)
+			}
+			if ids := found("Bob Stone", false); len(ids) != 1 || ids[0] != bob {
+				t.Errorf("the other person is found as %v", ids)
+			}
+
+			users, err := e.control.ListUsers(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var exp bytes.Buffer
+			if _, err := transfer.Export(ctx, transfer.Stores{Graph: e.stores.graph, Control: e.control, Memories: e.stores.memories}, &exp,
+				transfer.ExportOptions{Users: users, Vectors: true, Audit: true, Consent: true}); err != nil {
+				t.Fatal(err)
+			}
+			if bytes.Contains(exp.Bytes(), []byte(marker)) {
+				t.Error("a new export holds the marker")
+			}
+			if err := e.audit.Flush(ctx); err != nil {
+				t.Fatal(err)
+			}
+			recs, err := e.control.QueryAudit(ctx, consent.AuditQuery{UserID: e.owner.UserID, Limit: 1000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, _ := json.Marshal(recs)
+			if bytes.Contains(raw, []byte(marker)) {
+				t.Error("the audit log holds the marker")
+			}
+			erased := false
+			for _, r := range recs {
+				erased = erased || (r.Tool == "erase" && r.Decision == consent.Allow)
+			}
+			if !erased {
+				t.Errorf("the audit log does not record the erasure: %s", raw)
+			}
+			ts, err := e.control.GraphTombstones(ctx, e.owner.UserID)
+			if err != nil || len(ts) != 1 || ts[0].ID != ann || ts[0].Reason != "data-protection request" || ts[0].ErasedAt.IsZero() {
+				t.Errorf("tombstones = %+v, %v", ts, err)
+			}
+			if _, merr := e.call(t, "erase", map[string]any{"kind": "entity", "ids": []string{ann}}); merr == nil || merr.Body.Code != "ENTITY_NOT_FOUND" {
+				t.Errorf("erasing again: %v", merr)
+			}
+		})
+	}
+}
+
+// mustJSONEq reports whether a and b encode to the same JSON.
+func mustJSONEq(a, b any) bool {
+	ja, err1 := json.Marshal(a)
+	jb, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && bytes.Equal(ja, jb)
+}
