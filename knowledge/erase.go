@@ -160,7 +160,7 @@ func (s *Service) Erase(ctx context.Context, c Caller, req EraseRequest) (EraseR
 			if p.whole[id] || slices.Contains(recomputed, id) {
 				continue
 			}
-			if _, err := s.recompute(ctx, tx, c.UserID, id); err != nil {
+			if err := s.recomputeOrClear(ctx, tx, c.UserID, id); err != nil {
 				return err
 			}
 			recomputed = append(recomputed, id)

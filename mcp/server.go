@@ -73,6 +73,7 @@ func AllTools(d Deps) []*Tool {
 		retrieveFieldProvenanceTool(d),
 		correctTool(d),
 		mergeEntitiesTool(d),
+		retractTool(d),
 		eraseTool(d),
 		listTimelineEventsTool(d),
 		createRelationshipTool(d),

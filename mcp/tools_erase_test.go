@@ -151,3 +151,93 @@ func mustJSONEq(a, b any) bool {
 	jb, err2 := json.Marshal(b)
 	return err1 == nil && err2 == nil && bytes.Equal(ja, jb)
 }
+
+// TestRetractWinningObservation: retracting the observation a field's value
+// came from makes the next one win, with provenance naming it; the
+// retracted observation stays listed; undo makes it win again.
+func TestRetractWinningObservation(t *testing.T) {
+	e := newEnvWith(t, envOptions{contextStores: true})
+	ann := storeOne(t, e, map[string]any{"entity_type": "person", "name": "Ann Lee", "title": "Nurse"})
+	snap := func() map[string]any {
+		t.Helper()
+		return e.mustCall(t, "retrieve_entity_snapshot", map[string]any{"entity_id": ann})
+	}
+	first := snap()["provenance"].(map[string]any)["title"].(string)
+	corr := e.mustCall(t, "correct", map[string]any{"entity_id": ann, "entity_type": "person", "field": "title", "value": "Surgeon"})
+	corrID := corr["observation_id"].(string)
+	if s := snap(); s["snapshot"].(map[string]any)["title"] != "Surgeon" {
+		t.Fatalf("after the correction: %v", s)
+	}
+	out := e.mustCall(t, "retract", map[string]any{"observation_ids": []string{corrID}, "reason": "wrong person"})
+	if ids := out["observation_ids"].([]any); len(ids) != 1 || ids[0] != corrID || out["entities"].([]any)[0] != ann {
+		t.Errorf("retract answered %v", out)
+	}
+	s := snap()
+	if s["snapshot"].(map[string]any)["title"] != "Nurse" || s["provenance"].(map[string]any)["title"] != first {
+		t.Errorf("after the retraction the title is %v from %v, want Nurse from %s", s["snapshot"].(map[string]any)["title"], s["provenance"], first)
+	}
+	if obs := mustJSON(t, e.mustCall(t, "list_observations", map[string]any{"entity_id": ann})); !strings.Contains(obs, corrID) {
+		t.Errorf("the retracted observation is no longer listed: %s", obs)
+	}
+	if again := e.mustCall(t, "retract", map[string]any{"observation_ids": []string{corrID}}); len(again["observation_ids"].([]any)) != 0 {
+		t.Errorf("retracting again changed %v", again)
+	}
+	rs, err := e.control.Retractions(t.Context(), e.owner.UserID, []string{corrID})
+	if err != nil || len(rs) != 1 || rs[0].Reason != "wrong person" || rs[0].Actor == "" || rs[0].SubjectID != ann {
+		t.Errorf("retraction record %+v, %v", rs, err)
+	}
+	e.mustCall(t, "retract", map[string]any{"observation_ids": []string{corrID}, "undo": true})
+	if s := snap(); s["snapshot"].(map[string]any)["title"] != "Surgeon" || s["provenance"].(map[string]any)["title"] != corrID {
+		t.Errorf("after undo: %v", s)
+	}
+	if _, merr := e.call(t, "retract", map[string]any{"observation_ids": []string{"obs_nope"}}); merr == nil || merr.Body.Code != "NOT_FOUND" {
+		t.Errorf("retracting an unknown observation: %v", merr)
+	}
+}
+
+// TestEraseMergedAndSource: erasing a duplicate merged into another entity
+// takes its observations out of the survivor, which is computed again;
+// erasing a source recomputes the entities it contributed to and erases
+// those it alone made.
+func TestEraseMergedAndSource(t *testing.T) {
+	e := newEnvWith(t, envOptions{contextStores: true})
+	ann := storeOne(t, e, map[string]any{"entity_type": "person", "name": "Ann Lee", "title": "Nurse"})
+	dup := storeOne(t, e, map[string]any{"entity_type": "person", "name": "Ann B. Lee", "email": "ann@example.org", "phone": "555-0100"})
+	e.mustCall(t, "merge_entities", map[string]any{"from_entity_id": dup, "to_entity_id": ann})
+	if s := e.mustCall(t, "retrieve_entity_snapshot", map[string]any{"entity_id": ann}); s["snapshot"].(map[string]any)["email"] != "ann@example.org" {
+		t.Fatalf("the merge did not bring the email: %v", s)
+	}
+	out := e.mustCall(t, "erase", map[string]any{"kind": "entity", "ids": []string{dup}})
+	if r := out["recomputed"].([]any); len(r) != 1 || r[0] != ann {
+		t.Errorf("erase answered %v, want %s recomputed", out, ann)
+	}
+	s := e.mustCall(t, "retrieve_entity_snapshot", map[string]any{"entity_id": ann})
+	snap := s["snapshot"].(map[string]any)
+	if snap["email"] != nil || snap["phone"] != nil || snap["title"] != "Nurse" || snap["name"] != "Ann Lee" {
+		t.Errorf("the survivor after erasing its duplicate: %v", snap)
+	}
+	if r := e.mustCall(t, "retrieve_entity_by_identifier", map[string]any{"identifier": "ann@example.org"}); strings.Contains(mustJSON(t, r), ann) {
+		t.Errorf("the survivor is still found by the erased duplicate's email: %v", r)
+	}
+
+	// One source makes Cy and adds a field to Ann; Cy goes, Ann loses it.
+	st := e.mustCall(t, "store", map[string]any{"entities": []any{
+		map[string]any{"entity_type": "person", "name": "Cy Young"},
+		map[string]any{"entity_type": "person", "name": "Ann Lee", "company": "Acme"},
+	}})
+	src := st["source_id"].(string)
+	cy := st["entities"].([]any)[0].(map[string]any)["entity_id"].(string)
+	out = e.mustCall(t, "erase", map[string]any{"kind": "source", "ids": []string{src}})
+	if ents, rec := out["entities"].([]any), out["recomputed"].([]any); len(ents) != 1 || ents[0] != cy || len(rec) != 1 || rec[0] != ann {
+		t.Errorf("erasing the source answered %v", out)
+	}
+	if c := out["counts"].(map[string]any); c["sources"] != 1.0 || c["observations"] != 2.0 {
+		t.Errorf("counts %v", c)
+	}
+	if s := e.mustCall(t, "retrieve_entity_snapshot", map[string]any{"entity_id": ann}); s["snapshot"].(map[string]any)["company"] != nil {
+		t.Errorf("Ann keeps the erased source's company: %v", s)
+	}
+	if _, merr := e.call(t, "retrieve_entity_snapshot", map[string]any{"entity_id": cy}); merr == nil {
+		t.Error("the entity only the erased source made is still there")
+	}
+}
