@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/cairnkg/cairn/consent"
+	"github.com/cairnkg/cairn/mcp"
 	"github.com/cairnkg/cairn/transfer"
 	"github.com/cairnkg/cairn/vector"
 )
@@ -239,5 +240,37 @@ func TestEraseMergedAndSource(t *testing.T) {
 	}
 	if _, merr := e.call(t, "retrieve_entity_snapshot", map[string]any{"entity_id": cy}); merr == nil {
 		t.Error("the entity only the erased source made is still there")
+	}
+}
+
+// TestEraseConsent: write is not delete; an entity the caller may not read
+// is answered as one that does not exist; a delete rule lets the caller
+// erase and retract.
+func TestEraseConsent(t *testing.T) {
+	e := newEnvWith(t, envOptions{contextStores: true})
+	ann := storeOne(t, e, map[string]any{"entity_type": "person", "name": "Ann Lee", "title": "Nurse"})
+	writer, _ := e.agent(t, e.owner.UserID, "writer", [3]string{"read", "entities/*", "allow"}, [3]string{"write", "entities/*", "allow"})
+	stranger, _ := e.agent(t, e.owner.UserID, "stranger", [3]string{"delete", "entities/*", "allow"})
+	deleter, _ := e.agent(t, e.owner.UserID, "deleter", [3]string{"read", "entities/person", "allow"}, [3]string{"delete", "entities/person", "allow"})
+	if _, merr := e.callAs(t, writer, "erase", map[string]any{"kind": "entity", "ids": []string{ann}}); merr == nil ||
+		merr.Body.Code != mcp.CodeConsentDenied || merr.Body.Details["action"] != "delete" {
+		t.Errorf("erase without a delete rule: %v, want %s for delete", merr, mcp.CodeConsentDenied)
+	}
+	_, unreadable := e.callAs(t, stranger, "erase", map[string]any{"kind": "entity", "ids": []string{ann}})
+	_, absent := e.callAs(t, stranger, "erase", map[string]any{"kind": "entity", "ids": []string{"ent_nope"}})
+	if unreadable == nil || absent == nil || unreadable.Body.Code != absent.Body.Code ||
+		strings.ReplaceAll(unreadable.Body.Message, ann, "ID") != strings.ReplaceAll(absent.Body.Message, "ent_nope", "ID") {
+		t.Errorf("erase of an unreadable entity %v, of a missing one %v: want the same answer", unreadable, absent)
+	}
+	snap := e.mustCall(t, "retrieve_entity_snapshot", map[string]any{"entity_id": ann})
+	obs := snap["provenance"].(map[string]any)["title"].(string)
+	if _, merr := e.callAs(t, writer, "retract", map[string]any{"observation_ids": []string{obs}}); merr == nil || merr.Body.Code != mcp.CodeConsentDenied {
+		t.Errorf("retract without a delete rule: %v", merr)
+	}
+	if _, merr := e.callAs(t, deleter, "retract", map[string]any{"observation_ids": []string{obs}}); merr != nil {
+		t.Errorf("retract with a delete rule: %v", merr)
+	}
+	if _, merr := e.callAs(t, deleter, "erase", map[string]any{"kind": "entity", "ids": []string{ann}}); merr != nil {
+		t.Errorf("erase with a delete rule: %v", merr)
 	}
 }
