@@ -6,7 +6,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
 	"github.com/cairnkg/cairn/consent"
+	"github.com/cairnkg/cairn/db/postgres"
+	"github.com/cairnkg/cairn/graph"
+	graphneo4j "github.com/cairnkg/cairn/graph/neo4j"
+	"github.com/cairnkg/cairn/graph/neo4j/neo4jtest"
 	"github.com/cairnkg/cairn/mcp"
 	"github.com/cairnkg/cairn/transfer"
 	"github.com/cairnkg/cairn/vector"
@@ -27,9 +33,21 @@ func storeOne(t *testing.T, e *env, ent map[string]any) string {
 // keyword nor meaning; contexts and relationship listings do not show it;
 // a new export holds none of it; the audit log records the erasure.
 func TestEraseEntityLeavesNoTrace(t *testing.T) {
-	for _, b := range []storeBackend{embeddedBackend, postgresBackend} {
+	// The split deployment's graph is in Neo4j: its nodes and
+	// relationships are searched for the marker too.
+	var n4j *neo4jtest.Server
+	split := storeBackend{"Neo4j", func(t testing.TB) backendStores {
+		n4j = neo4jtest.Take(t)
+		return onPostgres(t, func(*postgres.DB) graph.Driver { return graphneo4j.New(n4j.Driver, n4j.Config.Database) })
+	}}
+	for _, b := range []storeBackend{embeddedBackend, postgresBackend, split} {
 		t.Run(b.name, func(t *testing.T) {
+			n4j = nil
 			e := newEnvWith(t, envOptions{backend: &b, contextStores: true})
+			holdsMarker := func(t *testing.T, e *env, marker string) bool {
+				t.Helper()
+				return holdsMarker(t, e, marker) || n4j != nil && neo4jHolds(t, n4j, marker)
+			}
 			ctx := t.Context()
 			marker := "zqe" + strings.TrimPrefix(vector.NewID(), "mem_")[:12] + "q"
 			ann := storeOne(t, e, map[string]any{
@@ -144,6 +162,27 @@ func TestEraseEntityLeavesNoTrace(t *testing.T) {
 			}
 		})
 	}
+}
+
+// neo4jHolds reports whether a property of any node or relationship of the
+// Neo4j database holds marker.
+func neo4jHolds(t *testing.T, srv *neo4jtest.Server, marker string) bool {
+	t.Helper()
+	res, err := neo4j.ExecuteQuery(t.Context(), srv.Driver, `
+		CALL () { MATCH (n) RETURN [k IN keys(n) | n[k]] AS vs
+		  UNION ALL MATCH ()-[r]->() RETURN [k IN keys(r) | r[k]] AS vs }
+		WITH [v IN vs | toLower(coalesce(toStringOrNull(v),
+		  reduce(s = '', x IN CASE WHEN v IS :: LIST<ANY> THEN v ELSE [] END | s + ' ' + coalesce(toStringOrNull(x), ''))))] AS vs
+		WITH vs WHERE any(v IN vs WHERE v CONTAINS $m)
+		RETURN count(*) AS n`, map[string]any{"m": marker}, neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(srv.Config.Database))
+	if err != nil {
+		t.Fatalf("search Neo4j: %v", err)
+	}
+	n, _ := res.Records[0].Get("n")
+	if n.(int64) > 0 {
+		t.Logf("Neo4j holds the marker in %d nodes or relationships", n)
+	}
+	return n.(int64) > 0
 }
 
 // mustJSONEq reports whether a and b encode to the same JSON.
