@@ -221,3 +221,31 @@ func (s *Service) recomputeOrClear(ctx context.Context, tx *graph.Tx, userID, id
 	}
 	return s.enqueueEmbedding(ctx, tx, userID, id)
 }
+
+// countedAt is counted as of a time: an observation retracted after at
+// still counted then, so an as-of read of an earlier time shows it.
+func (s *Service) countedAt(ctx context.Context, userID string, obs []graph.Observation, at time.Time) ([]graph.Observation, error) {
+	out, err := s.counted(ctx, userID, obs)
+	if err != nil || s.forget == nil || len(out) == len(obs) {
+		return out, err
+	}
+	var left []string
+	for _, o := range obs {
+		if !slices.ContainsFunc(out, func(k graph.Observation) bool { return k.ID == o.ID }) {
+			left = append(left, o.ID)
+		}
+	}
+	rs, err := s.forget.Retractions(ctx, userID, left)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rs {
+		if !r.At.After(at) {
+			continue
+		}
+		if i := slices.IndexFunc(obs, func(o graph.Observation) bool { return o.ID == r.ObservationID }); i >= 0 {
+			out = append(out, obs[i])
+		}
+	}
+	return out, nil
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
@@ -208,6 +209,8 @@ func TestRetractWinningObservation(t *testing.T) {
 	if s := snap(); s["snapshot"].(map[string]any)["title"] != "Surgeon" {
 		t.Fatalf("after the correction: %v", s)
 	}
+	before := time.Now().UTC().Format(time.RFC3339Nano)
+	time.Sleep(2 * time.Millisecond) // the retraction is recorded strictly after before
 	out := e.mustCall(t, "retract", map[string]any{"observation_ids": []string{corrID}, "reason": "wrong person"})
 	if ids := out["observation_ids"].([]any); len(ids) != 1 || ids[0] != corrID || out["entities"].([]any)[0] != ann {
 		t.Errorf("retract answered %v", out)
@@ -215,6 +218,9 @@ func TestRetractWinningObservation(t *testing.T) {
 	s := snap()
 	if s["snapshot"].(map[string]any)["title"] != "Nurse" || s["provenance"].(map[string]any)["title"] != first {
 		t.Errorf("after the retraction the title is %v from %v, want Nurse from %s", s["snapshot"].(map[string]any)["title"], s["provenance"], first)
+	}
+	if s := e.mustCall(t, "retrieve_entity_snapshot", map[string]any{"entity_id": ann, "at": before}); s["snapshot"].(map[string]any)["title"] != "Surgeon" {
+		t.Errorf("as of before the retraction the title is %v, want Surgeon", s["snapshot"])
 	}
 	if obs := mustJSON(t, e.mustCall(t, "list_observations", map[string]any{"entity_id": ann})); !strings.Contains(obs, corrID) {
 		t.Errorf("the retracted observation is no longer listed: %s", obs)

@@ -137,3 +137,79 @@ func assertGone(t *testing.T, ms *vector.Store, user, id, marker string) {
 		}
 	}
 }
+
+// Exports carry what erasing and retracting graph data leaves: a new
+// export holds no erased content and holds the tombstone; an export made
+// before the erasure, imported into the store that erased or into a copy
+// made from the new export, does not bring the entity back.
+func TestExportImportGraphErasure(t *testing.T) {
+	for _, open := range []struct {
+		name string
+		open func(*testing.T, *clock) backend
+	}{{"Embedded", openEmbedded}, {"Postgres", openPostgres}} {
+		t.Run(open.name, func(t *testing.T) {
+			clk := &clock{t: time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)}
+			src := open.open(t, clk)
+			ctx := t.Context()
+			u, err := src.stores.Control.CreateUser(ctx, "erin")
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := knowledge.Caller{UserID: u.ID, AgentID: "claude"}
+			const marker = "zqvgrapheraseq"
+			res, err := src.svc.Store(ctx, c, knowledge.StoreRequest{Entities: []map[string]any{
+				{"entity_type": "person", "name": "Ann " + marker, "nickname": marker},
+				{"entity_type": "person", "name": "Bob Stone", "title": "Nurse"},
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ann, bob := res.Entities[0].EntityID, res.Entities[1].EntityID
+			corr, err := src.svc.Correct(ctx, c, knowledge.CorrectRequest{EntityID: bob, EntityType: "person", Field: "title", Value: "Surgeon"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts := transfer.ExportOptions{Users: []consent.User{u}}
+			before := exported(t, src.stores, opts)
+			if _, err := src.svc.Erase(ctx, c, knowledge.EraseRequest{Kind: knowledge.EraseEntity, IDs: []string{ann}, Reason: "asked"}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := src.svc.Retract(ctx, c, knowledge.RetractRequest{ObservationIDs: []string{corr.ObservationID}, Reason: "wrong"}); err != nil {
+				t.Fatal(err)
+			}
+			after := exported(t, src.stores, opts)
+			if bytes.Contains(after, []byte(marker)) {
+				t.Fatalf("the export after the erasure holds the erased content:\n%s", after)
+			}
+			for _, want := range []string{`"table":"graph_tombstones"`, `"table":"graph_retractions"`, ann} {
+				if !bytes.Contains(after, []byte(want)) {
+					t.Errorf("the export lacks %s", want)
+				}
+			}
+			gone := func(s transfer.Stores) {
+				t.Helper()
+				if got := exported(t, s, opts); bytes.Contains(got, []byte(marker)) {
+					t.Errorf("the store holds the erased entity again:\n%s", got)
+				}
+			}
+			st := imported(t, src.stores, before)
+			if st.Skipped[transfer.SkipErased][transfer.KindEntity] != 1 {
+				t.Errorf("import of the older export skipped %v, want the erased entity as erased", st.Skipped)
+			}
+			gone(src.stores)
+
+			dst := open.open(t, clk)
+			imported(t, dst.stores, after)
+			imported(t, dst.stores, before)
+			gone(dst.stores)
+			rs, err := dst.stores.Control.Retractions(ctx, u.ID, []string{corr.ObservationID})
+			if err != nil || len(rs) != 1 || rs[0].Reason != "wrong" {
+				t.Errorf("retractions after import = %+v, %v", rs, err)
+			}
+			snap, err := dst.svc.EntitySnapshot(ctx, c, bob, time.Time{})
+			if err != nil || snap.Entity.Snapshot["title"] != "Nurse" {
+				t.Errorf("Bob after import: %+v, %v", snap.Entity.Snapshot, err)
+			}
+		})
+	}
+}
