@@ -124,26 +124,10 @@ func TestEraseEntityLeavesNoTrace(t *testing.T) {
 				t.Errorf("the other person is found as %v", ids)
 			}
 
-			users, err := e.control.ListUsers(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var exp bytes.Buffer
-			if _, err := transfer.Export(ctx, transfer.Stores{Graph: e.stores.graph, Control: e.control, Memories: e.stores.memories}, &exp,
-				transfer.ExportOptions{Users: users, Vectors: true, Audit: true, Consent: true}); err != nil {
-				t.Fatal(err)
-			}
-			if bytes.Contains(exp.Bytes(), []byte(marker)) {
+			if bytes.Contains(newExport(t, e), []byte(marker)) {
 				t.Error("a new export holds the marker")
 			}
-			if err := e.audit.Flush(ctx); err != nil {
-				t.Fatal(err)
-			}
-			recs, err := e.control.QueryAudit(ctx, consent.AuditQuery{UserID: e.owner.UserID, Limit: 1000})
-			if err != nil {
-				t.Fatal(err)
-			}
-			raw, _ := json.Marshal(recs)
+			recs, raw := auditRecords(t, e)
 			if bytes.Contains(raw, []byte(marker)) {
 				t.Error("the audit log holds the marker")
 			}
@@ -184,6 +168,37 @@ func neo4jHolds(t *testing.T, srv *neo4jtest.Server, marker string) bool {
 		t.Logf("Neo4j holds the marker in %d nodes or relationships", n)
 	}
 	return n.(int64) > 0
+}
+
+// newExport returns a new export of every user of the env, with vectors,
+// consent and audit.
+func newExport(t *testing.T, e *env) []byte {
+	t.Helper()
+	users, err := e.control.ListUsers(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var exp bytes.Buffer
+	if _, err := transfer.Export(t.Context(), transfer.Stores{Graph: e.stores.graph, Control: e.control, Memories: e.stores.memories}, &exp,
+		transfer.ExportOptions{Users: users, Vectors: true, Audit: true, Consent: true}); err != nil {
+		t.Fatal(err)
+	}
+	return exp.Bytes()
+}
+
+// auditRecords flushes the audit log and returns the owner's records, and
+// their JSON.
+func auditRecords(t *testing.T, e *env) ([]consent.AuditRecord, []byte) {
+	t.Helper()
+	if err := e.audit.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := e.control.QueryAudit(t.Context(), consent.AuditQuery{UserID: e.owner.UserID, Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(recs)
+	return recs, raw
 }
 
 // mustJSONEq reports whether a and b encode to the same JSON.

@@ -12,25 +12,35 @@ import (
 	"github.com/cairnkg/cairn/vector"
 )
 
+// forgetBackends are the backends the forgetting round trips run on.
+var forgetBackends = []struct {
+	name string
+	open func(*testing.T, *clock) backend
+}{{"Embedded", openEmbedded}, {"Postgres", openPostgres}}
+
+// forgetUser opens a backend with a user of that name and returns them,
+// the clock and a caller of the user.
+func forgetUser(t *testing.T, open func(*testing.T, *clock) backend, name string) (backend, *clock, consent.User, knowledge.Caller) {
+	t.Helper()
+	clk := &clock{t: time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)}
+	src := open(t, clk)
+	u, err := src.stores.Control.CreateUser(t.Context(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return src, clk, u, knowledge.Caller{UserID: u.ID, AgentID: "claude"}
+}
+
 // Exports carry what forgetting leaves (issue 37): an erased memory is a
 // tombstone without content, a retracted one and an update's old content
 // are versions; and an import never brings an erased memory back, nor
 // makes a retracted one count again, from this export or from one made
 // before, of this format version or the previous one.
 func TestExportImportForgetting(t *testing.T) {
-	for _, open := range []struct {
-		name string
-		open func(*testing.T, *clock) backend
-	}{{"Embedded", openEmbedded}, {"Postgres", openPostgres}} {
+	for _, open := range forgetBackends {
 		t.Run(open.name, func(t *testing.T) {
-			clk := &clock{t: time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)}
-			src := open.open(t, clk)
+			src, clk, u, c := forgetUser(t, open.open, "dana")
 			ctx := t.Context()
-			u, err := src.stores.Control.CreateUser(ctx, "dana")
-			if err != nil {
-				t.Fatal(err)
-			}
-			c := knowledge.Caller{UserID: u.ID, AgentID: "claude"}
 			const marker = "zqvforgetmarkq"
 			save := func(text string) string {
 				t.Helper()
@@ -143,19 +153,10 @@ func assertGone(t *testing.T, ms *vector.Store, user, id, marker string) {
 // before the erasure, imported into the store that erased or into a copy
 // made from the new export, does not bring the entity back.
 func TestExportImportGraphErasure(t *testing.T) {
-	for _, open := range []struct {
-		name string
-		open func(*testing.T, *clock) backend
-	}{{"Embedded", openEmbedded}, {"Postgres", openPostgres}} {
+	for _, open := range forgetBackends {
 		t.Run(open.name, func(t *testing.T) {
-			clk := &clock{t: time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)}
-			src := open.open(t, clk)
+			src, clk, u, c := forgetUser(t, open.open, "erin")
 			ctx := t.Context()
-			u, err := src.stores.Control.CreateUser(ctx, "erin")
-			if err != nil {
-				t.Fatal(err)
-			}
-			c := knowledge.Caller{UserID: u.ID, AgentID: "claude"}
 			const marker = "zqvgrapheraseq"
 			res, err := src.svc.Store(ctx, c, knowledge.StoreRequest{Entities: []map[string]any{
 				{"entity_type": "person", "name": "Ann " + marker, "nickname": marker},
