@@ -106,11 +106,21 @@ type EraseResult struct {
 	// Counts are per kind: entities, observations, raw_fragments,
 	// identifiers, timeline_events, relationships (periods),
 	// relationship_observations, sources, contradictions,
-	// recomputed_entities.
+	// recomputed_entities, files (stored files whose bytes went; a dry
+	// run counts the file sources).
 	Counts map[string]int
 	At     time.Time
 	DryRun bool
 }
+
+// FileEraser removes a stored file's bytes and row once its source is
+// erased, and reports whether there was one (files.Service.EraseFile).
+type FileEraser func(ctx context.Context, userID, sourceID string) (bool, error)
+
+// SetFileEraser sets what Erase calls for each erased source that is a
+// stored file. The files service is made after the knowledge service it
+// uses, so it is set after NewService, before the service is shared.
+func (s *Service) SetFileEraser(f FileEraser) { s.eraseFile = f }
 
 // errDryRun rolls back the transaction of a dry run.
 var errDryRun = errors.New("knowledge: dry run")
@@ -131,8 +141,9 @@ func (s *Service) Erase(ctx context.Context, c Caller, req EraseRequest) (EraseR
 		return EraseResult{}, unavailable("erase (no tombstone store)")
 	}
 	var (
-		res EraseResult
-		e   graph.Erasure
+		res   EraseResult
+		e     graph.Erasure
+		files []string
 	)
 	err = s.graph.Update(ctx, func(tx *graph.Tx) error {
 		res = EraseResult{Kind: req.Kind, IDs: ids, At: s.clock(), DryRun: req.DryRun}
@@ -168,13 +179,13 @@ func (s *Service) Erase(ctx context.Context, c Caller, req EraseRequest) (EraseR
 		if err := s.enqueueEmbedding(ctx, tx, c.UserID, p.erasure.EntityIDs...); err != nil {
 			return err
 		}
-		e = p.erasure
+		e, files = p.erasure, p.files
 		res.Entities, res.Recomputed = orEmptyIDs(p.erasure.EntityIDs), orEmptyIDs(recomputed)
 		res.Counts = map[string]int{
 			"entities": n.Entities, "observations": n.Observations, "raw_fragments": n.RawFragments,
 			"identifiers": n.Identifiers, "timeline_events": n.TimelineEvents, "relationships": n.Relationships,
 			"relationship_observations": n.RelationshipObservations, "sources": n.Sources,
-			"recomputed_entities": len(recomputed), "contradictions": 0,
+			"recomputed_entities": len(recomputed), "contradictions": 0, "files": len(p.files),
 		}
 		if req.DryRun {
 			return errDryRun
@@ -187,14 +198,28 @@ func (s *Service) Erase(ctx context.Context, c Caller, req EraseRequest) (EraseR
 	if err != nil {
 		return EraseResult{}, fmt.Errorf("knowledge: erase: %w", err)
 	}
-	return res, s.afterErase(ctx, c, req, e, &res)
+	return res, s.afterErase(ctx, c, req, e, files, &res)
 }
 
 // afterErase removes what the graph's transaction could not: entity
 // vectors, contradictions holding erased values; records the tombstones;
 // and compacts the graph's files. A failure leaves the graph erased and
 // says what is left to do (erasing again finds nothing to erase).
-func (s *Service) afterErase(ctx context.Context, c Caller, req EraseRequest, e graph.Erasure, res *EraseResult) error {
+func (s *Service) afterErase(ctx context.Context, c Caller, req EraseRequest, e graph.Erasure, files []string, res *EraseResult) error {
+	erasedFiles := 0
+	for _, id := range files {
+		if s.eraseFile == nil {
+			break
+		}
+		had, err := s.eraseFile(ctx, c.UserID, id)
+		if err != nil {
+			return fmt.Errorf("knowledge: erase: graph erased; the file's bytes not: %w", err)
+		}
+		if had {
+			erasedFiles++
+		}
+	}
+	res.Counts["files"] = erasedFiles
 	if s.entityVecs != nil && len(e.EntityIDs) > 0 {
 		if err := s.entityVecs.Delete(ctx, c.UserID, e.EntityIDs); err != nil {
 			return fmt.Errorf("knowledge: erase: graph erased; entity embeddings left to the embedding worker: %w", err)
@@ -234,6 +259,8 @@ type erasePlan struct {
 	whole map[string]bool
 	// survivors lose observations and keep others.
 	survivors []string
+	// files are the erased sources that are stored files.
+	files []string
 }
 
 func (p *erasePlan) entity(id string) {
@@ -303,10 +330,14 @@ func (s *Service) planSource(ctx context.Context, tx *graph.Tx, c Caller, id str
 	if err := checkID("ids", id); err != nil {
 		return err
 	}
-	if _, err := tx.Source(ctx, c.UserID, id); errors.Is(err, graph.ErrNotFound) {
+	src, err := tx.Source(ctx, c.UserID, id)
+	if errors.Is(err, graph.ErrNotFound) {
 		return &NotFoundError{Kind: ErrSourceNotFound, ID: id}
 	} else if err != nil {
 		return err
+	}
+	if slices.Contains(p.erasure.SourceIDs, id) {
+		return nil
 	}
 	obs, err := tx.ObservationsBySource(ctx, c.UserID, id)
 	if err != nil {
@@ -324,6 +355,20 @@ func (s *Service) planSource(ctx context.Context, tx *graph.Tx, c Caller, id str
 	}
 	p.observations(obs)
 	p.erasure.SourceIDs = append(p.erasure.SourceIDs, id)
+	if src.Kind == graph.SourceFile {
+		// What interpreting the file produced is the file's too: the
+		// batches whose provenance names it.
+		p.files = append(p.files, id)
+		batches, err := batchesOf(ctx, tx, c.UserID, id)
+		if err != nil {
+			return err
+		}
+		for _, b := range batches {
+			if err := s.planSource(ctx, tx, c, b, p); err != nil {
+				return err
+			}
+		}
+	}
 	var entities []string
 	for _, o := range obs {
 		if !slices.Contains(entities, o.EntityID) {
@@ -344,6 +389,32 @@ func (s *Service) planSource(ctx context.Context, tx *graph.Tx, c Caller, id str
 		}
 	}
 	return nil
+}
+
+// batchesOf returns the ids of the sources that interpreting a stored file
+// produced: those whose provenance names it. It reads every source of the
+// user (graph.Exporter), which an erasure can afford.
+func batchesOf(ctx context.Context, tx *graph.Tx, userID, fileID string) ([]string, error) {
+	ex, ok := tx.DriverTx.(graph.Exporter)
+	if !ok {
+		return nil, fmt.Errorf("knowledge: erase file %s: the graph cannot list sources", fileID)
+	}
+	var out []string
+	for after := ""; ; {
+		srcs, err := ex.SourcesAfter(ctx, userID, after, 500)
+		if err != nil {
+			return nil, err
+		}
+		for _, src := range srcs {
+			if src.ID != fileID && fileOfSource(src) == fileID {
+				out = append(out, src.ID)
+			}
+		}
+		if len(srcs) < 500 {
+			return out, nil
+		}
+		after = srcs[len(srcs)-1].ID
+	}
 }
 
 // reduceTouched reduces again the relationships that lost observations of

@@ -35,6 +35,9 @@ type Service struct {
 	// forget keeps retractions and tombstones of graph data; nil refuses
 	// to retract or erase it.
 	forget GraphForgetStore
+	// eraseFile removes an erased file source's bytes (SetFileEraser);
+	// nil when files are not stored.
+	eraseFile FileEraser
 	// memories stores memories and insights; nil when not configured.
 	memories *vector.Store
 	// memoryIndex feeds context loading; nil when there are no memories.
