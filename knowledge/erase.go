@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cairnkg/cairn/graph"
+	"github.com/cairnkg/cairn/vector"
 )
 
 // Erasing graph data (issue 37, docs/forgetting.md): an entity with
@@ -107,7 +108,8 @@ type EraseResult struct {
 	// identifiers, timeline_events, relationships (periods),
 	// relationship_observations, sources, contradictions,
 	// recomputed_entities, files (stored files whose bytes went; a dry
-	// run counts the file sources).
+	// run counts the file sources), memories (those naming an erased
+	// source).
 	Counts map[string]int
 	At     time.Time
 	DryRun bool
@@ -139,6 +141,12 @@ func (s *Service) Erase(ctx context.Context, c Caller, req EraseRequest) (EraseR
 	}
 	if s.forget == nil && !req.DryRun {
 		return EraseResult{}, unavailable("erase (no tombstone store)")
+	}
+	var mems []string
+	if req.Kind == EraseSource {
+		if mems, err = s.sourceMemories(ctx, c, ids); err != nil {
+			return EraseResult{}, err
+		}
 	}
 	var (
 		res   EraseResult
@@ -185,7 +193,7 @@ func (s *Service) Erase(ctx context.Context, c Caller, req EraseRequest) (EraseR
 			"entities": n.Entities, "observations": n.Observations, "raw_fragments": n.RawFragments,
 			"identifiers": n.Identifiers, "timeline_events": n.TimelineEvents, "relationships": n.Relationships,
 			"relationship_observations": n.RelationshipObservations, "sources": n.Sources,
-			"recomputed_entities": len(recomputed), "contradictions": 0, "files": len(p.files),
+			"recomputed_entities": len(recomputed), "contradictions": 0, "files": len(p.files), "memories": len(mems),
 		}
 		if req.DryRun {
 			return errDryRun
@@ -198,7 +206,76 @@ func (s *Service) Erase(ctx context.Context, c Caller, req EraseRequest) (EraseR
 	if err != nil {
 		return EraseResult{}, fmt.Errorf("knowledge: erase: %w", err)
 	}
+	if err := s.eraseSourceMemories(ctx, c, mems, req.Reason, res); err != nil {
+		return EraseResult{}, err
+	}
 	return res, s.afterErase(ctx, c, req, e, files, &res)
+}
+
+// sourceMemories returns the ids of the memories that name one of the
+// sources (a file's interpretation summary, a memory saved with its
+// source): the source's content as much as its observations. A memory the
+// caller may not read makes the source one it may not read; one it may
+// read needs delete on its collection.
+func (s *Service) sourceMemories(ctx context.Context, c Caller, sourceIDs []string) ([]string, error) {
+	if s.memories == nil {
+		return nil, nil
+	}
+	colls, err := s.memories.Collections(ctx, c.UserID, nil)
+	if err != nil || len(colls) == 0 {
+		return nil, err
+	}
+	names := make([]string, len(colls))
+	for i, cl := range colls {
+		names[i] = cl.Name
+	}
+	types, err := s.memoryReadableTypes(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, src := range sourceIDs {
+		for offset := 0; ; offset += vector.MaxLimit {
+			r, err := s.memories.Search(ctx, vector.Query{Filter: vector.Filter{UserID: c.UserID, Collections: names, SourceID: src},
+				Limit: vector.MaxLimit, Offset: offset})
+			if err != nil {
+				return nil, err
+			}
+			for _, h := range r.Hits {
+				if !c.May(Read, MemoryResource(h.Collection)) || !(vector.Filter{ReadableTypes: types}).AdmitsTypes(h.Types) {
+					return nil, &NotFoundError{Kind: ErrSourceNotFound, ID: src}
+				}
+				if err := c.need(Delete, MemoryResource(h.Collection)); err != nil {
+					return nil, err
+				}
+				out = append(out, h.ID)
+			}
+			if !r.HasMore || len(r.Hits) == 0 {
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
+// eraseSourceMemories erases the memories of erased sources, with the
+// contradictions their claims raised, as DeleteMemories does.
+func (s *Service) eraseSourceMemories(ctx context.Context, c Caller, ids []string, reason string, res EraseResult) error {
+	if len(ids) == 0 || res.DryRun {
+		return nil
+	}
+	if s.contradictions != nil {
+		if _, err := s.contradictions.ForgetContradictions(ctx, c.UserID, ids); err != nil {
+			return fmt.Errorf("knowledge: erase: graph erased; the source's memories not: %w", err)
+		}
+	}
+	if _, _, err := s.memories.Erase(ctx, c.UserID, ids, vector.Removal{At: res.At, Actor: c.AgentID, Reason: reason}); err != nil {
+		return fmt.Errorf("knowledge: erase: graph erased; the source's memories not: %w", memoryError(err))
+	}
+	if err := s.memories.Compact(ctx); err != nil {
+		s.log.Warn("memory store not compacted after an erasure", "err", err)
+	}
+	return nil
 }
 
 // afterErase removes what the graph's transaction could not: entity

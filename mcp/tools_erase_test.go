@@ -288,11 +288,12 @@ func TestEraseMergedAndSource(t *testing.T) {
 	}})
 	src := st["source_id"].(string)
 	cy := st["entities"].([]any)[0].(map[string]any)["entity_id"].(string)
+	mem := e.mustCall(t, "save_memory", map[string]any{"collection": "notes", "text": "Cy joined Acme", "source_id": src})
 	out = e.mustCall(t, "erase", map[string]any{"kind": "source", "ids": []string{src}})
 	if ents, rec := out["entities"].([]any), out["recomputed"].([]any); len(ents) != 1 || ents[0] != cy || len(rec) != 1 || rec[0] != ann {
 		t.Errorf("erasing the source answered %v", out)
 	}
-	if c := out["counts"].(map[string]any); c["sources"] != 1.0 || c["observations"] != 2.0 {
+	if c := out["counts"].(map[string]any); c["sources"] != 1.0 || c["observations"] != 2.0 || c["memories"] != 1.0 {
 		t.Errorf("counts %v", c)
 	}
 	if s := e.mustCall(t, "retrieve_entity_snapshot", map[string]any{"entity_id": ann}); s["snapshot"].(map[string]any)["company"] != nil {
@@ -300,6 +301,9 @@ func TestEraseMergedAndSource(t *testing.T) {
 	}
 	if _, merr := e.call(t, "retrieve_entity_snapshot", map[string]any{"entity_id": cy}); merr == nil {
 		t.Error("the entity only the erased source made is still there")
+	}
+	if ts, err := e.stores.memories.Tombstones(t.Context(), e.owner.UserID, []string{mem["id"].(string)}); err != nil || len(ts) != 1 {
+		t.Errorf("the memory naming the erased source: tombstones %v, %v", ts, err)
 	}
 }
 
