@@ -27,7 +27,12 @@ const (
 type RetractRequest struct {
 	ObservationIDs []string
 	SourceID       string
-	Reason         string
+	// RelationshipID retracts observations of that relationship:
+	// RelationshipObservationIDs, or all of them when it is empty. It
+	// goes alone, without ObservationIDs or SourceID.
+	RelationshipID             string
+	RelationshipObservationIDs []string
+	Reason                     string
 	// Undo makes retracted observations count again.
 	Undo bool
 }
@@ -40,8 +45,10 @@ type RetractResult struct {
 	ObservationIDs []string
 	// Entities are the entities computed again.
 	Entities []string
-	At       time.Time
-	Undo     bool
+	// Relationships are the relationships reduced again.
+	Relationships []string
+	At            time.Time
+	Undo          bool
 }
 
 // Retract retracts observations, or with Undo makes them count again, all
@@ -54,6 +61,9 @@ func (s *Service) Retract(ctx context.Context, c Caller, req RetractRequest) (Re
 	}
 	if err := checkReason(req.Reason); err != nil {
 		return RetractResult{}, err
+	}
+	if req.RelationshipID != "" || len(req.RelationshipObservationIDs) > 0 {
+		return s.retractRelationship(ctx, c, req)
 	}
 	var ids []string
 	for i, id := range req.ObservationIDs {
@@ -122,57 +132,14 @@ func (s *Service) Retract(ctx context.Context, c Caller, req RetractRequest) (Re
 			return RetractResult{}, err
 		}
 	}
-	res := RetractResult{At: s.clock(), Undo: req.Undo, ObservationIDs: []string{}, Entities: []string{}}
-	obsIDs := make([]string, len(obs))
+	res := RetractResult{At: s.clock(), Undo: req.Undo, ObservationIDs: []string{}, Entities: []string{}, Relationships: []string{}}
+	cands := make([]Retraction, len(obs))
 	for i, o := range obs {
-		obsIDs[i] = o.ID
-	}
-	// Which of them change: those not retracted yet (or, to undo, those
-	// retracted).
-	prior, err := s.forget.Retractions(ctx, c.UserID, obsIDs)
-	if err != nil {
-		return RetractResult{}, err
-	}
-	retracted := map[string]bool{}
-	for _, r := range prior {
-		retracted[r.ObservationID] = true
-	}
-	var changed []graph.Observation
-	for _, o := range obs {
-		if retracted[o.ID] == req.Undo {
-			changed = append(changed, o)
-		}
-	}
-	if len(changed) == 0 {
-		return res, nil
-	}
-	changedIDs := make([]string, len(changed))
-	rs := make([]Retraction, len(changed))
-	for i, o := range changed {
-		changedIDs[i] = o.ID
-		rs[i] = Retraction{UserID: c.UserID, ObservationID: o.ID, Kind: RetractObservation, SubjectID: o.EntityID,
+		cands[i] = Retraction{UserID: c.UserID, ObservationID: o.ID, Kind: RetractObservation, SubjectID: o.EntityID,
 			SourceID: o.SourceID, At: res.At, Actor: c.AgentID, Reason: req.Reason}
 	}
-	// The retraction is recorded first, so that the reducer leaves the
-	// observations out; a failure to recompute takes it back.
-	undo := func() error { _, err := s.forget.Retract(ctx, rs); return err }
-	if req.Undo {
-		_, err = s.forget.Unretract(ctx, c.UserID, changedIDs)
-	} else {
-		_, err = s.forget.Retract(ctx, rs)
-		undo = func() error { _, err := s.forget.Unretract(ctx, c.UserID, changedIDs); return err }
-	}
-	if err != nil {
-		return RetractResult{}, fmt.Errorf("knowledge: retract: %w", err)
-	}
-	var entities []string
-	for _, o := range changed {
-		if !slices.Contains(entities, o.EntityID) {
-			entities = append(entities, o.EntityID)
-		}
-	}
-	err = s.graph.Update(ctx, func(tx *graph.Tx) error {
-		for _, id := range entities {
+	changed, err := s.applyRetractions(ctx, c, cands, req.Undo, func(tx *graph.Tx, subjects []string) error {
+		for _, id := range subjects {
 			if err := s.recomputeOrClear(ctx, tx, c.UserID, id); err != nil {
 				return err
 			}
@@ -180,13 +147,162 @@ func (s *Service) Retract(ctx context.Context, c Caller, req RetractRequest) (Re
 		return nil
 	})
 	if err != nil {
-		if uerr := undo(); uerr != nil {
-			s.log.Warn("retraction not taken back after a failed recompute", "err", uerr)
+		return RetractResult{}, err
+	}
+	for _, r := range changed {
+		res.ObservationIDs = append(res.ObservationIDs, r.ObservationID)
+		if !slices.Contains(res.Entities, r.SubjectID) {
+			res.Entities = append(res.Entities, r.SubjectID)
 		}
+	}
+	return res, nil
+}
+
+// applyRetractions records (or, with undo, removes) the retractions of
+// cands that change anything: those of observations not retracted yet
+// (or, to undo, retracted), and then has recompute compute their subjects
+// again in one graph transaction. The record comes first, so that the
+// reducer leaves the observations out; a failure to recompute takes it
+// back. It returns the retractions that changed.
+func (s *Service) applyRetractions(ctx context.Context, c Caller, cands []Retraction, undo bool, recompute func(tx *graph.Tx, subjects []string) error) ([]Retraction, error) {
+	ids := make([]string, len(cands))
+	for i, r := range cands {
+		ids[i] = r.ObservationID
+	}
+	prior, err := s.forget.Retractions(ctx, c.UserID, ids)
+	if err != nil {
+		return nil, err
+	}
+	retracted := map[string]bool{}
+	for _, r := range prior {
+		retracted[r.ObservationID] = true
+	}
+	var changed []Retraction
+	var changedIDs, subjects []string
+	for _, r := range cands {
+		if retracted[r.ObservationID] == undo {
+			changed = append(changed, r)
+			changedIDs = append(changedIDs, r.ObservationID)
+			if !slices.Contains(subjects, r.SubjectID) {
+				subjects = append(subjects, r.SubjectID)
+			}
+		}
+	}
+	if len(changed) == 0 {
+		return nil, nil
+	}
+	takeBack := func() error { _, err := s.forget.Retract(ctx, changed); return err }
+	if undo {
+		_, err = s.forget.Unretract(ctx, c.UserID, changedIDs)
+	} else {
+		_, err = s.forget.Retract(ctx, changed)
+		takeBack = func() error { _, err := s.forget.Unretract(ctx, c.UserID, changedIDs); return err }
+	}
+	if err != nil {
+		return nil, fmt.Errorf("knowledge: retract: %w", err)
+	}
+	if err := s.graph.Update(ctx, func(tx *graph.Tx) error { return recompute(tx, subjects) }); err != nil {
+		if terr := takeBack(); terr != nil {
+			s.log.Warn("retraction not taken back after a failed recompute", "err", terr)
+		}
+		return nil, fmt.Errorf("knowledge: retract: %w", err)
+	}
+	return changed, nil
+}
+
+// retractRelationship retracts observations of one relationship (all of
+// them when none are named), or with undo makes them count again; its
+// metadata is reduced again from those that count.
+func (s *Service) retractRelationship(ctx context.Context, c Caller, req RetractRequest) (RetractResult, error) {
+	if len(req.ObservationIDs) > 0 || req.SourceID != "" {
+		return RetractResult{}, invalid("relationship_id", "relationship_id alone, or observation_ids / source_id", "both", "a relationship's observations are retracted on their own")
+	}
+	if err := checkID("relationship_id", req.RelationshipID); err != nil {
+		return RetractResult{}, err
+	}
+	var (
+		rel   graph.Relationship
+		robs  []graph.RelationshipObservation
+		types []string
+	)
+	err := s.graph.View(ctx, func(tx *graph.Tx) error {
+		var err error
+		rel, err = tx.Relationship(ctx, c.UserID, req.RelationshipID)
+		if graph.IsNotFound(err) {
+			return &NotFoundError{Kind: ErrRelationshipNotFound, ID: req.RelationshipID}
+		}
+		if err != nil {
+			return err
+		}
+		ends, err := tx.Entities(ctx, c.UserID, []string{rel.SourceEntityID, rel.TargetEntityID})
+		if err != nil {
+			return err
+		}
+		for _, e := range ends {
+			if !c.readable(e.Type) {
+				return &NotFoundError{Kind: ErrRelationshipNotFound, ID: req.RelationshipID}
+			}
+			types = append(types, e.Type)
+		}
+		robs, err = tx.RelationshipObservations(ctx, c.UserID, rel.ID)
+		return err
+	})
+	if err != nil {
 		return RetractResult{}, fmt.Errorf("knowledge: retract: %w", err)
 	}
-	res.ObservationIDs, res.Entities = changedIDs, entities
+	for _, t := range types {
+		if err := c.need(Delete, EntityResource(t)); err != nil {
+			return RetractResult{}, err
+		}
+	}
+	for _, id := range req.RelationshipObservationIDs {
+		if !slices.ContainsFunc(robs, func(o graph.RelationshipObservation) bool { return o.ID == id }) {
+			return RetractResult{}, &NotFoundError{Kind: ErrObservationNotFound, ID: id}
+		}
+	}
+	res := RetractResult{At: s.clock(), Undo: req.Undo, ObservationIDs: []string{}, Entities: []string{}, Relationships: []string{}}
+	var cands []Retraction
+	for _, o := range robs {
+		if len(req.RelationshipObservationIDs) == 0 || slices.Contains(req.RelationshipObservationIDs, o.ID) {
+			cands = append(cands, Retraction{UserID: c.UserID, ObservationID: o.ID, Kind: RetractRelationshipObservation,
+				SubjectID: rel.ID, SourceID: o.SourceID, At: res.At, Actor: c.AgentID, Reason: req.Reason})
+		}
+	}
+	changed, err := s.applyRetractions(ctx, c, cands, req.Undo, func(tx *graph.Tx, _ []string) error {
+		live, err := tx.Relationship(ctx, c.UserID, rel.ID)
+		if err != nil {
+			return err
+		}
+		_, err = s.reduceRelationship(ctx, tx, live)
+		return err
+	})
+	if err != nil {
+		return RetractResult{}, err
+	}
+	for _, r := range changed {
+		res.ObservationIDs = append(res.ObservationIDs, r.ObservationID)
+	}
+	if len(changed) > 0 {
+		res.Relationships = []string{rel.ID}
+	}
 	return res, nil
+}
+
+// countedRelationship returns the relationship observations of robs that
+// count: those no retraction took out.
+func (s *Service) countedRelationship(ctx context.Context, userID string, robs []graph.RelationshipObservation) ([]graph.RelationshipObservation, error) {
+	if s.contradictions == nil || len(robs) == 0 {
+		return robs, nil
+	}
+	ids := make([]string, len(robs))
+	for i, o := range robs {
+		ids[i] = o.ID
+	}
+	out, err := s.contradictions.RejectedObservations(ctx, userID, ids)
+	if err != nil || len(out) == 0 {
+		return robs, err
+	}
+	return slices.DeleteFunc(slices.Clone(robs), func(o graph.RelationshipObservation) bool { return out[o.ID] }), nil
 }
 
 // recomputeOrClear computes an entity again from the observations that

@@ -338,3 +338,48 @@ func TestEraseConsent(t *testing.T) {
 		t.Errorf("erase with a delete rule: %v", merr)
 	}
 }
+
+// TestRetractRelationshipObservation: retracting the observation a
+// relationship's metadata came from makes the earlier one win; undo
+// brings it back; a later create keeps the retracted one out.
+func TestRetractRelationshipObservation(t *testing.T) {
+	e := newEnvWith(t, envOptions{contextStores: true})
+	ann := storeOne(t, e, map[string]any{"entity_type": "person", "name": "Ann Lee"})
+	acme := storeOne(t, e, map[string]any{"entity_type": "company", "name": "Acme Tools"})
+	key := map[string]any{"relationship_type": "WORKS_AT", "source_entity_id": ann, "target_entity_id": acme}
+	with := func(meta map[string]any) map[string]any {
+		m := map[string]any{"metadata": meta}
+		for k, v := range key {
+			m[k] = v
+		}
+		return m
+	}
+	e.mustCall(t, "create_relationship", with(map[string]any{"role": "clerk"}))
+	e.mustCall(t, "create_relationship", with(map[string]any{"role": "manager"}))
+	snap := func() (string, map[string]any) {
+		t.Helper()
+		out := e.mustCall(t, "get_relationship_snapshot", key)
+		s := out["snapshot"].(map[string]any)
+		return s["id"].(string), s
+	}
+	relID, s := snap()
+	if s["snapshot"].(map[string]any)["role"] != "manager" {
+		t.Fatalf("before: %v", s)
+	}
+	winner := s["provenance"].(map[string]any)["role"].(string)
+	out := e.mustCall(t, "retract", map[string]any{"relationship_id": relID, "relationship_observation_ids": []string{winner}, "reason": "never promoted"})
+	if r, _ := out["relationships"].([]any); len(r) != 1 || r[0] != relID {
+		t.Errorf("retract answered %v", out)
+	}
+	if _, s := snap(); s["snapshot"].(map[string]any)["role"] != "clerk" {
+		t.Errorf("after the retraction: %v", s)
+	}
+	e.mustCall(t, "create_relationship", with(map[string]any{"since": 2020}))
+	if _, s := snap(); s["snapshot"].(map[string]any)["role"] != "clerk" {
+		t.Errorf("a later create counts the retracted observation again: %v", s)
+	}
+	e.mustCall(t, "retract", map[string]any{"relationship_id": relID, "relationship_observation_ids": []string{winner}, "undo": true})
+	if _, s := snap(); s["snapshot"].(map[string]any)["role"] != "manager" {
+		t.Errorf("after undo: %v", s)
+	}
+}

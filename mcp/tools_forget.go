@@ -160,14 +160,18 @@ func eraseTool(d Deps) *Tool {
 type RetractIn struct {
 	ObservationIDs []string `json:"observation_ids,omitempty" jsonschema:"observations that stop counting"`
 	SourceID       *string  `json:"source_id,omitempty" jsonschema:"every observation of this source stops counting"`
-	Reason         *string  `json:"reason,omitempty"`
-	Undo           *bool    `json:"undo,omitempty" jsonschema:"make retracted observations count again"`
+	// RelationshipID goes alone.
+	RelationshipID             *string  `json:"relationship_id,omitempty" jsonschema:"alone: this relationship's observations (relationship_observation_ids, or all) stop counting"`
+	RelationshipObservationIDs []string `json:"relationship_observation_ids,omitempty"`
+	Reason                     *string  `json:"reason,omitempty"`
+	Undo                       *bool    `json:"undo,omitempty" jsonschema:"make retracted observations count again"`
 }
 
 // RetractOut says what was retracted.
 type RetractOut struct {
 	ObservationIDs []string `json:"observation_ids" jsonschema:"those that changed (retracted already, or not retracted for undo, are left out)"`
 	Entities       []string `json:"entities" jsonschema:"entities computed again"`
+	Relationships  []string `json:"relationships,omitempty" jsonschema:"relationships reduced again"`
 	At             string   `json:"at"`
 	Undo           bool     `json:"undo,omitempty"`
 }
@@ -176,8 +180,8 @@ func retractTool(d Deps) *Tool {
 	return newTool(toolSpec{
 		name:  "retract",
 		title: "Retract observations",
-		description: "Make observations (or all of a source's) stop counting, all or none: \"that was wrong\". They stay listed, with who retracted them and why; " +
-			"each field takes its next value. undo reverses it.",
+		description: "Make observations (or all of a source's, or a relationship's) stop counting, all or none: \"that was wrong\". " +
+			"They stay listed, with who retracted them and why; each field takes its next value. undo reverses it.",
 		toolset: ToolsetForget, ann: destroys, budget: BudgetList,
 		shape: func(s *jsonschema.Schema) {
 			ids := prop(s, "observation_ids")
@@ -185,15 +189,21 @@ func retractTool(d Deps) *Tool {
 			ids.MaxItems = &hi
 			maxLen(ids.Items, idLimit)
 			maxLen(prop(s, "source_id"), idLimit)
+			maxLen(prop(s, "relationship_id"), idLimit)
+			rids := prop(s, "relationship_observation_ids")
+			rids.MaxItems = &hi
+			maxLen(rids.Items, idLimit)
 			maxLen(prop(s, "reason"), vector.MaxReasonLen)
 		},
 	}, func(ctx context.Context, call *Call, in RetractIn) (RetractOut, error) {
 		res, err := d.Knowledge.Retract(ctx, call.Caller(), knowledge.RetractRequest{
 			ObservationIDs: in.ObservationIDs, SourceID: deref(in.SourceID), Reason: deref(in.Reason), Undo: in.Undo != nil && *in.Undo,
+			RelationshipID: deref(in.RelationshipID), RelationshipObservationIDs: in.RelationshipObservationIDs,
 		})
 		if err != nil {
 			return RetractOut{}, err
 		}
-		return RetractOut{ObservationIDs: orNone(res.ObservationIDs), Entities: orNone(res.Entities), At: ts(res.At), Undo: res.Undo}, nil
+		return RetractOut{ObservationIDs: orNone(res.ObservationIDs), Entities: orNone(res.Entities), Relationships: res.Relationships,
+			At: ts(res.At), Undo: res.Undo}, nil
 	})
 }
