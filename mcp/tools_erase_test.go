@@ -383,3 +383,23 @@ func TestRetractRelationshipObservation(t *testing.T) {
 		t.Errorf("after undo: %v", s)
 	}
 }
+
+// TestEraseClosesContradictions: a contradiction between two observations
+// of an entity holds both values; erasing the entity removes it from
+// review.
+func TestEraseClosesContradictions(t *testing.T) {
+	e := newEnvWith(t, envOptions{contextStores: true})
+	ann := storeOne(t, e, map[string]any{"entity_type": "person", "name": "Ann Lee", "title": "Nurse"})
+	e.mustCall(t, "store", map[string]any{"entities": []any{map[string]any{"entity_type": "person", "name": "Ann Lee", "title": "Surgeon"}},
+		"source_priority": 10})
+	if review := mustJSON(t, e.mustCall(t, "review_memories", map[string]any{"action": "list"})); !strings.Contains(review, ann) {
+		t.Fatalf("no contradiction to review: %s", review)
+	}
+	out := e.mustCall(t, "erase", map[string]any{"kind": "entity", "ids": []string{ann}})
+	if c := out["counts"].(map[string]any); c["contradictions"] != 1.0 {
+		t.Errorf("counts %v, want 1 contradiction", c)
+	}
+	if review := mustJSON(t, e.mustCall(t, "review_memories", map[string]any{"action": "list"})); strings.Contains(review, ann) || strings.Contains(review, "Surgeon") {
+		t.Errorf("review still shows the erased entity's contradiction: %s", review)
+	}
+}
