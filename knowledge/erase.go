@@ -167,6 +167,9 @@ func (s *Service) Erase(ctx context.Context, c Caller, req EraseRequest) (EraseR
 				return err
 			}
 		}
+		if err := orphanSources(ctx, tx, c.UserID, &p); err != nil {
+			return err
+		}
 		n, err := tx.Erase(ctx, p.erasure)
 		if err != nil {
 			return err
@@ -492,6 +495,39 @@ func batchesOf(ctx context.Context, tx *graph.Tx, userID, fileID string) ([]stri
 		}
 		after = srcs[len(srcs)-1].ID
 	}
+}
+
+// orphanSources adds to p the sources every observation of which p
+// erases: a source's row keeps what its call gave (provenance, a
+// filename), which is the erased entities' content as much as their
+// observations are. (Such a source's raw fragments and relationship
+// observations are of those entities too.)
+func orphanSources(ctx context.Context, tx *graph.Tx, userID string, p *erasePlan) error {
+	if len(p.erasure.ObservationIDs) == 0 {
+		return nil
+	}
+	obs, err := tx.ObservationsByID(ctx, userID, p.erasure.ObservationIDs)
+	if err != nil {
+		return err
+	}
+	erased := make(map[string]bool, len(obs))
+	var sources []string
+	for _, o := range obs {
+		erased[o.ID] = true
+		if !slices.Contains(sources, o.SourceID) && !slices.Contains(p.erasure.SourceIDs, o.SourceID) {
+			sources = append(sources, o.SourceID)
+		}
+	}
+	for _, src := range sources {
+		all, err := tx.ObservationsBySource(ctx, userID, src)
+		if err != nil {
+			return err
+		}
+		if !slices.ContainsFunc(all, func(o graph.Observation) bool { return !erased[o.ID] }) {
+			p.erasure.SourceIDs = append(p.erasure.SourceIDs, src)
+		}
+	}
+	return nil
 }
 
 // reduceTouched reduces again the relationships that lost observations of

@@ -51,10 +51,11 @@ func TestEraseEntityLeavesNoTrace(t *testing.T) {
 			}
 			ctx := t.Context()
 			marker := "zqe" + strings.TrimPrefix(vector.NewID(), "mem_")[:12] + "q"
-			ann := storeOne(t, e, map[string]any{
+			stored := e.mustCall(t, "store", map[string]any{"entities": []any{map[string]any{
 				"entity_type": "person", "name": "Ann " + marker, "email": marker + "@example.org",
 				"notes": "told in confidence " + marker, "birth_date": "1980-02-03", "nickname": marker,
-			})
+			}}, "provenance": map[string]any{"note": marker}})
+			ann := stored["entities"].([]any)[0].(map[string]any)["entity_id"].(string)
 			acme := storeOne(t, e, map[string]any{"entity_type": "company", "name": "Acme Tools"})
 			bob := storeOne(t, e, map[string]any{"entity_type": "person", "name": "Bob Stone"})
 			e.mustCall(t, "create_relationship", map[string]any{
