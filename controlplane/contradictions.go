@@ -194,7 +194,7 @@ func userIDsIn(userID string, ids []string) (string, []any) {
 }
 
 // RejectedObservations returns which of the given observations a
-// resolution rejected.
+// resolution rejected or a retraction took out (graph_retractions).
 func (s *Store) RejectedObservations(ctx context.Context, userID string, ids []string) (map[string]bool, error) {
 	return rejectedObservations(ctx, s.db, userID, ids)
 }
@@ -204,6 +204,8 @@ func rejectedObservations(ctx context.Context, db *sql.DB, userID string, ids []
 	for start := 0; start < len(ids); start += rejectedChunk {
 		in, args := userIDsIn(userID, ids[start:min(start+rejectedChunk, len(ids))])
 		rows, err := db.QueryContext(ctx, `SELECT observation_id FROM rejected_observations
+			WHERE user_id = $1 AND observation_id IN (`+in+`)
+			UNION SELECT observation_id FROM graph_retractions
 			WHERE user_id = $1 AND observation_id IN (`+in+`)`, args...)
 		if err != nil {
 			return nil, wrap("read rejected observations", err)

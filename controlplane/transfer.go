@@ -38,12 +38,18 @@ var (
 	TableSchemaSettings        = TransferTable{"schema_settings", []string{"user_id", "auto_enhance", "updated_at"}, "user_id"}
 	// The relationship types the user registered by using them.
 	TableRelationshipTypes = TransferTable{"cairn_relationship_types", []string{"user_id", "name", "created_at"}, "name"}
+	// What forgetting graph data leaves (issue 37): retractions, which an
+	// import carries so that a retracted observation keeps not counting,
+	// and tombstones, which keep an import of an older export from
+	// bringing erased entities and sources back (transfer skips them).
+	TableGraphRetractions = TransferTable{"graph_retractions", []string{"user_id", "observation_id", "kind", "subject_id", "source_id", "retracted_at", "actor", "reason"}, "observation_id"}
+	TableGraphTombstones  = TransferTable{"graph_tombstones", []string{"user_id", "kind", "id", "erased_at", "actor", "reason", "counts"}, "kind, id"}
 )
 
 // TransferTables lists every transfer table, in the order an import
 // writes them.
 var TransferTables = []TransferTable{TableProfiles, TableProfileLog, TableContradicts, TableRejected, TableAgents, TableConsentRules,
-	TableSchemaRecommendations, TableSchemaSettings, TableRelationshipTypes}
+	TableSchemaRecommendations, TableSchemaSettings, TableRelationshipTypes, TableGraphRetractions, TableGraphTombstones}
 
 // TransferTableNamed returns the transfer table of that name.
 func TransferTableNamed(name string) (TransferTable, bool) {

@@ -140,7 +140,8 @@ type ContradictionStore interface {
 	// ErrContradictionResolved.
 	ResolveContradiction(ctx context.Context, r Contradiction) error
 	// RejectedObservations returns which of the given observation ids a
-	// resolution rejected.
+	// resolution rejected or a retraction (GraphForgetStore.Retract) took
+	// out: the observations the reducer skips.
 	RejectedObservations(ctx context.Context, userID string, observationIDs []string) (map[string]bool, error)
 	// ForgetContradictions removes the user's contradictions, open or
 	// resolved, whose new observation is one of observationIDs (the claims

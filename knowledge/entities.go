@@ -250,7 +250,7 @@ func (s *Service) EntitySnapshot(ctx context.Context, c Caller, id string, at ti
 			return err
 		}
 		obs = slices.DeleteFunc(obs, func(o graph.Observation) bool { return o.CreatedAt.After(at) })
-		if obs, err = s.counted(ctx, c.UserID, obs); err != nil {
+		if obs, err = s.countedAt(ctx, c.UserID, obs, at); err != nil {
 			return err
 		}
 		if len(obs) == 0 {

@@ -23,6 +23,9 @@ var (
 	ErrSourceNotFound = errors.New("source not found")
 	// ErrFieldNotFound means the entity's snapshot has no such field.
 	ErrFieldNotFound = errors.New("field not found")
+	// ErrObservationNotFound means the observation does not exist for this
+	// user (or is about an entity the caller may not read).
+	ErrObservationNotFound = errors.New("observation not found")
 	// ErrRelationshipNotFound means the relationship does not exist.
 	ErrRelationshipNotFound = errors.New("relationship not found")
 	// ErrMemoryNotFound means the memory does not exist for this user, no

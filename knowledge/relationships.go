@@ -229,8 +229,14 @@ func (s *Service) createRelationshipsTogether(ctx context.Context, tx *graph.Tx,
 			return err
 		}
 		for _, o := range earlier {
-			observed[o.RelationshipID] = append(observed[o.RelationshipID], o)
 			stored[o.ID] = true
+		}
+		// Retracted observations stay stored and do not count.
+		if earlier, err = s.countedRelationship(ctx, c.UserID, earlier); err != nil {
+			return err
+		}
+		for _, o := range earlier {
+			observed[o.RelationshipID] = append(observed[o.RelationshipID], o)
 		}
 	}
 
@@ -447,10 +453,14 @@ func (s *Service) mayReadPath(ctx context.Context, tx *graph.Tx, c Caller, path 
 }
 
 // reduceRelationship recomputes a relationship's metadata from all its
-// observations, with the same reducer as entities (every field last_write).
+// observations that count (not retracted), with the same reducer as
+// entities (every field last_write).
 func (s *Service) reduceRelationship(ctx context.Context, tx *graph.Tx, rel graph.Relationship) (graph.Relationship, error) {
 	robs, err := tx.RelationshipObservations(ctx, rel.UserID, rel.ID)
 	if err != nil {
+		return graph.Relationship{}, err
+	}
+	if robs, err = s.countedRelationship(ctx, rel.UserID, robs); err != nil {
 		return graph.Relationship{}, err
 	}
 	return reduceRelationshipWith(ctx, tx, rel, robs)

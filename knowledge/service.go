@@ -32,6 +32,12 @@ type Service struct {
 	profiles   ProfileStore
 	// contradictions is nil when none are kept.
 	contradictions ContradictionStore
+	// forget keeps retractions and tombstones of graph data; nil refuses
+	// to retract or erase it.
+	forget GraphForgetStore
+	// eraseFile removes an erased file source's bytes (SetFileEraser);
+	// nil when files are not stored.
+	eraseFile FileEraser
 	// memories stores memories and insights; nil when not configured.
 	memories *vector.Store
 	// memoryIndex feeds context loading; nil when there are no memories.
@@ -78,6 +84,11 @@ type Options struct {
 	// Contradictions keeps contradictions between observations and the
 	// observations a resolution rejected; nil means none are detected.
 	Contradictions ContradictionStore
+	// GraphForget keeps retractions and tombstones of graph data (the
+	// control plane, with Contradictions, whose RejectedObservations must
+	// answer the retractions too); nil makes Retract and Erase report
+	// ErrUnavailable.
+	GraphForget GraphForgetStore
 	// Memories stores memories and insights; nil means the memory methods
 	// report ErrMemoriesUnavailable.
 	Memories *vector.Store
@@ -117,7 +128,7 @@ type Options struct {
 func NewService(g *graph.Store, schemas *schema.Registry, opts Options) *Service {
 	s := &Service{
 		graph: g, schemas: schemas, now: opts.Now, log: opts.Logger, embedder: opts.Embedder,
-		profiles: opts.Profiles, contradictions: opts.Contradictions,
+		profiles: opts.Profiles, contradictions: opts.Contradictions, forget: opts.GraphForget,
 		memories: opts.Memories, memoryIndex: opts.MemoryIndex, entityVecs: opts.EntityEmbeddings,
 		maxFieldBytes: opts.MaxFieldBytes, limits: defaultContextLimits, vecCache: newEntityVectorCache(opts.EntityVectorCache),
 		textCache:   newEntityTextCache(opts.EntityVectorCache),

@@ -135,3 +135,18 @@ func (c *entityTextCache) put(userID, textHash, text string) {
 		c.lru.Add(textKey{userID, textHash}, text)
 	}
 }
+
+// purge empties the cache: an erasure leaves no erased entity's text in
+// the process's memory (the vector cache is purged with it).
+func (c *entityTextCache) purge() {
+	if c != nil {
+		c.lru.Purge()
+	}
+}
+
+// purge empties the cache (see entityTextCache.purge).
+func (c *entityVectorCache) purge() {
+	if c != nil {
+		c.lru.Purge()
+	}
+}

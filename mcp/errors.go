@@ -119,6 +119,7 @@ func toError(err error) *Error {
 			knowledge.ErrFieldNotFound:        CodeFieldNotFound,
 			knowledge.ErrRelationshipNotFound: CodeNotFound,
 			knowledge.ErrMemoryNotFound:       CodeNotFound,
+			knowledge.ErrObservationNotFound:  CodeNotFound,
 		}[nf.Kind]
 		d := map[string]any{"id": nf.ID}
 		if nf.Field != "" {

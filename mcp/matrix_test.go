@@ -193,6 +193,12 @@ var consentMatrix = map[string]matrixCase{
 	"merge_entities": {args: func(f fixture) map[string]any {
 		return map[string]any{"from_entity_id": f.company2, "to_entity_id": f.company}
 	}},
+	"erase": {args: func(f fixture) map[string]any {
+		return map[string]any{"kind": "entity", "ids": []any{f.person}, "reason": "probe"}
+	}},
+	"retract": {args: func(f fixture) map[string]any {
+		return map[string]any{"source_id": f.source, "reason": "probe"}
+	}},
 	"list_timeline_events": {args: func(f fixture) map[string]any { return map[string]any{} }},
 	"create_relationship": {args: func(f fixture) map[string]any {
 		return map[string]any{"relationship_type": "REFERS_TO", "source_entity_id": f.invoice, "target_entity_id": f.company}

@@ -121,6 +121,12 @@ var propertyArgs = map[string]func(r *rand.Rand, ids []string, n int) map[string
 	"merge_entities": func(r *rand.Rand, ids []string, _ int) map[string]any {
 		return map[string]any{"from_entity_id": pick(r, ids), "to_entity_id": pick(r, ids)}
 	},
+	"erase": func(r *rand.Rand, ids []string, _ int) map[string]any {
+		return map[string]any{"kind": "entity", "ids": []any{pick(r, ids)}, "dry_run": r.IntN(2) == 0}
+	},
+	"retract": func(r *rand.Rand, ids []string, _ int) map[string]any {
+		return map[string]any{"observation_ids": []any{"obs_unknown"}}
+	},
 	"list_timeline_events": func(r *rand.Rand, ids []string, _ int) map[string]any {
 		if r.IntN(2) == 0 {
 			return map[string]any{"entity_id": pick(r, ids)}

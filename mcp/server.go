@@ -73,6 +73,8 @@ func AllTools(d Deps) []*Tool {
 		retrieveFieldProvenanceTool(d),
 		correctTool(d),
 		mergeEntitiesTool(d),
+		retractTool(d),
+		eraseTool(d),
 		listTimelineEventsTool(d),
 		createRelationshipTool(d),
 		createRelationshipsTool(d),
@@ -101,7 +103,7 @@ func AllTools(d Deps) []*Tool {
 
 // AllToolsets lists every toolset, in a stable order.
 var AllToolsets = []Toolset{ToolsetEntities, ToolsetRelationships, ToolsetTimeline, ToolsetSchema, ToolsetSchemaRegistry,
-	ToolsetMemories, ToolsetMemoryImport, ToolsetContext, ToolsetConsent, ToolsetFiles, ToolsetTables, ToolsetCompat}
+	ToolsetMemories, ToolsetMemoryImport, ToolsetContext, ToolsetConsent, ToolsetFiles, ToolsetTables, ToolsetForget, ToolsetCompat}
 
 // DefaultToolsets are the toolsets a server exposes unless told otherwise:
 // every toolset but those an agent needs only for some jobs (changing

@@ -69,7 +69,7 @@ func newEnvWith(t testing.TB, opts envOptions) *env {
 		t.Fatal(err)
 	}
 	clock := &fakeClock{t: time.Date(2026, 11, 23, 12, 0, 30, 0, time.UTC)}
-	kopts := knowledge.Options{Memories: memories, SourceTypes: files.SourceTypes(control)}
+	kopts := knowledge.Options{Memories: memories, SourceTypes: files.SourceTypes(control), GraphForget: control}
 	if opts.contextStores {
 		kopts.Profiles, kopts.Contradictions = control, st.contradictions
 	}

@@ -109,3 +109,114 @@ func deleteMemoryTool(d Deps) *Tool {
 		return DeleteMemoryOut{Mode: string(res.Mode), MemoryIDs: orNone(res.IDs), Counts: res.Counts, At: ts(res.At)}, nil
 	})
 }
+
+// ToolsetForget holds the tools that retract and erase graph data. It is
+// not a default toolset: an operator who lets agents forget entities and
+// sources turns it on (--toolsets), and consent must still allow delete;
+// its definitions would also push the default tools/list past
+// MaxToolsListBytes.
+const ToolsetForget Toolset = "forget"
+
+// --- erase ---
+
+// EraseIn are the arguments of erase.
+type EraseIn struct {
+	Kind   string   `json:"kind" jsonschema:"entity or source"`
+	IDs    []string `json:"ids" jsonschema:"entity or source ids (1 to 100)"`
+	Reason *string  `json:"reason,omitempty"`
+	DryRun *bool    `json:"dry_run,omitempty" jsonschema:"only count what would go"`
+}
+
+// EraseOut says what was erased.
+type EraseOut struct {
+	Kind       string         `json:"kind"`
+	IDs        []string       `json:"ids"`
+	Entities   []string       `json:"entities" jsonschema:"every entity erased (with merged duplicates, and a source's entities left with nothing)"`
+	Recomputed []string       `json:"recomputed" jsonschema:"entities that lost observations and were computed again"`
+	Counts     map[string]int `json:"counts" jsonschema:"rows removed per kind"`
+	At         string         `json:"at"`
+	DryRun     bool           `json:"dry_run,omitempty"`
+}
+
+func eraseTool(d Deps) *Tool {
+	return newTool(toolSpec{
+		name:  "erase",
+		title: "Erase entities or sources",
+		description: "Remove for good, all or none, an entity with everything derived from it, or a source with everything it produced " +
+			"(its entities are computed again); a tombstone remains. For \"forget this\" and data-protection requests.",
+		toolset: ToolsetForget, ann: destroys, budget: BudgetList,
+		shape: func(s *jsonschema.Schema) {
+			enum(prop(s, "kind"), string(knowledge.EraseEntity), string(knowledge.EraseSource))
+			ids := prop(s, "ids")
+			hi := knowledge.MaxEraseBatch
+			ids.MaxItems = &hi
+			maxLen(ids.Items, idLimit)
+			maxLen(prop(s, "reason"), vector.MaxReasonLen)
+		},
+	}, func(ctx context.Context, call *Call, in EraseIn) (EraseOut, error) {
+		res, err := d.Knowledge.Erase(ctx, call.Caller(), knowledge.EraseRequest{
+			Kind: knowledge.EraseKind(in.Kind), IDs: in.IDs, Reason: deref(in.Reason), DryRun: in.DryRun != nil && *in.DryRun,
+		})
+		if err != nil {
+			return EraseOut{}, err
+		}
+		return EraseOut{
+			Kind: string(res.Kind), IDs: orNone(res.IDs), Entities: orNone(res.Entities), Recomputed: orNone(res.Recomputed),
+			Counts: res.Counts, At: ts(res.At), DryRun: res.DryRun,
+		}, nil
+	})
+}
+
+// --- retract ---
+
+// RetractIn are the arguments of retract.
+type RetractIn struct {
+	ObservationIDs []string `json:"observation_ids,omitempty" jsonschema:"observations that stop counting"`
+	SourceID       *string  `json:"source_id,omitempty" jsonschema:"every observation of this source stops counting"`
+	// RelationshipID goes alone.
+	RelationshipID             *string  `json:"relationship_id,omitempty" jsonschema:"alone: this relationship's observations (relationship_observation_ids, or all) stop counting"`
+	RelationshipObservationIDs []string `json:"relationship_observation_ids,omitempty"`
+	Reason                     *string  `json:"reason,omitempty"`
+	Undo                       *bool    `json:"undo,omitempty" jsonschema:"make retracted observations count again"`
+}
+
+// RetractOut says what was retracted.
+type RetractOut struct {
+	ObservationIDs []string `json:"observation_ids" jsonschema:"those that changed (retracted already, or not retracted for undo, are left out)"`
+	Entities       []string `json:"entities" jsonschema:"entities computed again"`
+	Relationships  []string `json:"relationships,omitempty" jsonschema:"relationships reduced again"`
+	At             string   `json:"at"`
+	Undo           bool     `json:"undo,omitempty"`
+}
+
+func retractTool(d Deps) *Tool {
+	return newTool(toolSpec{
+		name:  "retract",
+		title: "Retract observations",
+		description: "Make observations (or all of a source's, or a relationship's) stop counting, all or none: \"that was wrong\". " +
+			"They stay listed, with who retracted them and why; each field takes its next value. undo reverses it.",
+		toolset: ToolsetForget, ann: destroys, budget: BudgetList,
+		shape: func(s *jsonschema.Schema) {
+			ids := prop(s, "observation_ids")
+			hi := knowledge.MaxEraseBatch
+			ids.MaxItems = &hi
+			maxLen(ids.Items, idLimit)
+			maxLen(prop(s, "source_id"), idLimit)
+			maxLen(prop(s, "relationship_id"), idLimit)
+			rids := prop(s, "relationship_observation_ids")
+			rids.MaxItems = &hi
+			maxLen(rids.Items, idLimit)
+			maxLen(prop(s, "reason"), vector.MaxReasonLen)
+		},
+	}, func(ctx context.Context, call *Call, in RetractIn) (RetractOut, error) {
+		res, err := d.Knowledge.Retract(ctx, call.Caller(), knowledge.RetractRequest{
+			ObservationIDs: in.ObservationIDs, SourceID: deref(in.SourceID), Reason: deref(in.Reason), Undo: in.Undo != nil && *in.Undo,
+			RelationshipID: deref(in.RelationshipID), RelationshipObservationIDs: in.RelationshipObservationIDs,
+		})
+		if err != nil {
+			return RetractOut{}, err
+		}
+		return RetractOut{ObservationIDs: orNone(res.ObservationIDs), Entities: orNone(res.Entities), Relationships: res.Relationships,
+			At: ts(res.At), Undo: res.Undo}, nil
+	})
+}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/cairnkg/cairn/consent"
 	"github.com/cairnkg/cairn/mcp"
-	"github.com/cairnkg/cairn/transfer"
 	"github.com/cairnkg/cairn/vector"
 )
 
@@ -185,30 +184,14 @@ func TestEraseLeavesNoTrace(t *testing.T) {
 			if n := searchHits(t, e, "health", "flu shot"); n != 1 {
 				t.Errorf("the other memory is found %d times, want 1 (%v)", n, other["id"])
 			}
-			users, err := e.control.ListUsers(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var exp bytes.Buffer
-			if _, err := transfer.Export(ctx, transfer.Stores{Graph: e.stores.graph, Control: e.control, Memories: e.stores.memories}, &exp,
-				transfer.ExportOptions{Users: users, Vectors: true, Audit: true, Consent: true}); err != nil {
-				t.Fatal(err)
-			}
-			if bytes.Contains(exp.Bytes(), []byte(marker)) {
+			exp := newExport(t, e)
+			if bytes.Contains(exp, []byte(marker)) {
 				t.Error("a new export holds the marker")
 			}
-			if !bytes.Contains(exp.Bytes(), []byte(`"kind":"memory_tombstone"`)) || !bytes.Contains(exp.Bytes(), []byte(id)) {
+			if !bytes.Contains(exp, []byte(`"kind":"memory_tombstone"`)) || !bytes.Contains(exp, []byte(id)) {
 				t.Error("a new export lacks the tombstone")
 			}
-
-			if err := e.audit.Flush(ctx); err != nil {
-				t.Fatal(err)
-			}
-			recs, err := e.control.QueryAudit(ctx, consent.AuditQuery{UserID: e.owner.UserID, Limit: 1000})
-			if err != nil {
-				t.Fatal(err)
-			}
-			raw, _ := json.Marshal(recs)
+			recs, raw := auditRecords(t, e)
 			if bytes.Contains(raw, []byte(marker)) {
 				t.Error("the audit log holds the marker")
 			}

@@ -58,6 +58,16 @@ func (g *tracedGraph) AckOutbox(ctx context.Context, entries []graph.OutboxEntry
 	return span(ctx, g.tracer, "graph.outbox.ack", func(ctx context.Context) error { return g.Driver.AckOutbox(ctx, entries) })
 }
 
+// Compact implements graph.Compactor when the traced driver does: an
+// erasure's compaction must not be lost to tracing.
+func (g *tracedGraph) Compact(ctx context.Context) error {
+	c, ok := g.Driver.(graph.Compactor)
+	if !ok {
+		return nil
+	}
+	return span(ctx, g.tracer, "graph.compact", c.Compact)
+}
+
 // MemoryDriver is a backend that keeps memories and entity embeddings, as
 // vector/embedded and vector/pgvector do.
 type MemoryDriver interface {
@@ -132,4 +142,13 @@ func (m *tracedMemories) EntityEmbeddings(ctx context.Context, userID string, id
 		return err
 	})
 	return out, err
+}
+
+// Compact implements vector.Compactor when the traced driver does (an
+// erasure's compaction), untraced like the other maintenance calls.
+func (m *tracedMemories) Compact(ctx context.Context) error {
+	if c, ok := m.MemoryDriver.(vector.Compactor); ok {
+		return c.Compact(ctx)
+	}
+	return nil
 }

@@ -27,6 +27,25 @@ func (im *importer) startUser(user string) {
 	}
 	im.graphUser = user
 	im.created, im.createdRels, im.waiting = map[string]bool{}, map[string]bool{}, map[string]bool{}
+	im.erased = nil
+}
+
+// erasedInStore returns the ids of the entities and sources the store has
+// a tombstone of, for the user of the lines: an older export, made before
+// an erasure, still holds them, and an import must not bring them back.
+func (im *importer) erasedInStore(ctx context.Context) (map[string]bool, error) {
+	if im.erased != nil {
+		return im.erased, nil
+	}
+	ts, err := im.s.Control.GraphTombstones(ctx, im.graphUser)
+	if err != nil {
+		return nil, err
+	}
+	im.erased = make(map[string]bool, len(ts))
+	for _, t := range ts {
+		im.erased[t.ID] = true
+	}
+	return im.erased, nil
 }
 
 // settle writes the entities held back once the lines that could bear on
@@ -53,6 +72,17 @@ func (im *importer) readEntities(ctx context.Context) error {
 	user := im.user
 	im.startUser(user)
 	es := decodeValid(im, ownedBy(user, func(e Entity) string { return e.UserID }, im.check.entity))
+	erased, err := im.erasedInStore(ctx)
+	if err != nil {
+		return err
+	}
+	es = slices.DeleteFunc(es, func(e lineOf[Entity]) bool {
+		if erased[e.v.ID] {
+			im.skip(SkipErased, KindEntity, 1)
+			return true
+		}
+		return false
+	})
 	if len(es) == 0 {
 		return nil
 	}
@@ -61,7 +91,7 @@ func (im *importer) readEntities(ctx context.Context) error {
 		ids[i] = e.v.ID
 	}
 	var have []graph.Entity
-	err := im.s.Graph.View(ctx, func(tx *graph.Tx) error {
+	err = im.s.Graph.View(ctx, func(tx *graph.Tx) error {
 		var err error
 		have, err = tx.Entities(ctx, user, ids)
 		return err
@@ -94,11 +124,19 @@ func (im *importer) readEntities(ctx context.Context) error {
 
 // readObservations reads a batch of observation lines: those of a new
 // entity are held back with it; the others are skipped.
-func (im *importer) readObservations() {
+func (im *importer) readObservations(ctx context.Context) error {
 	user := im.user
 	im.startUser(user)
 	obs := decodeValid(im, ownedBy(user, func(o graph.Observation) string { return o.UserID }, im.check.observation))
+	erased, err := im.erasedInStore(ctx)
+	if err != nil {
+		return err
+	}
 	for _, o := range obs {
+		if erased[o.v.EntityID] || erased[o.v.OriginalEntityID] || erased[o.v.SourceID] {
+			im.skip(SkipErased, KindObservation, 1)
+			continue
+		}
 		if !im.waiting[o.v.EntityID] || slices.ContainsFunc(im.merged, func(p pendingEntity) bool { return p.e.ID == o.v.EntityID }) {
 			// The entity is one the store held, or one refused, or one
 			// no line names: its observations are not written.
@@ -112,6 +150,7 @@ func (im *importer) readObservations() {
 		im.pendingObs = append(im.pendingObs, pendingObservation{o.line, o.v})
 		im.pendingBytes += len(sameJSON(o.v))
 	}
+	return nil
 }
 
 // writePending checks the new entities held back against their

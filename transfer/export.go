@@ -184,7 +184,8 @@ func exportUser(ctx context.Context, s Stores, ew *exportWriter, u consent.User,
 	}
 	tables := []controlplane.TransferTable{controlplane.TableProfiles, controlplane.TableProfileLog,
 		controlplane.TableContradicts, controlplane.TableRejected,
-		controlplane.TableSchemaRecommendations, controlplane.TableSchemaSettings, controlplane.TableRelationshipTypes}
+		controlplane.TableSchemaRecommendations, controlplane.TableSchemaSettings, controlplane.TableRelationshipTypes,
+		controlplane.TableGraphRetractions, controlplane.TableGraphTombstones}
 	if opts.Consent {
 		tables = append(tables, controlplane.TableAgents, controlplane.TableConsentRules)
 	}

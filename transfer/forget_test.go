@@ -12,25 +12,35 @@ import (
 	"github.com/cairnkg/cairn/vector"
 )
 
+// forgetBackends are the backends the forgetting round trips run on.
+var forgetBackends = []struct {
+	name string
+	open func(*testing.T, *clock) backend
+}{{"Embedded", openEmbedded}, {"Postgres", openPostgres}}
+
+// forgetUser opens a backend with a user of that name and returns them,
+// the clock and a caller of the user.
+func forgetUser(t *testing.T, open func(*testing.T, *clock) backend, name string) (backend, *clock, consent.User, knowledge.Caller) {
+	t.Helper()
+	clk := &clock{t: time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)}
+	src := open(t, clk)
+	u, err := src.stores.Control.CreateUser(t.Context(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return src, clk, u, knowledge.Caller{UserID: u.ID, AgentID: "claude"}
+}
+
 // Exports carry what forgetting leaves (issue 37): an erased memory is a
 // tombstone without content, a retracted one and an update's old content
 // are versions; and an import never brings an erased memory back, nor
 // makes a retracted one count again, from this export or from one made
 // before, of this format version or the previous one.
 func TestExportImportForgetting(t *testing.T) {
-	for _, open := range []struct {
-		name string
-		open func(*testing.T, *clock) backend
-	}{{"Embedded", openEmbedded}, {"Postgres", openPostgres}} {
+	for _, open := range forgetBackends {
 		t.Run(open.name, func(t *testing.T) {
-			clk := &clock{t: time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)}
-			src := open.open(t, clk)
+			src, clk, u, c := forgetUser(t, open.open, "dana")
 			ctx := t.Context()
-			u, err := src.stores.Control.CreateUser(ctx, "dana")
-			if err != nil {
-				t.Fatal(err)
-			}
-			c := knowledge.Caller{UserID: u.ID, AgentID: "claude"}
 			const marker = "zqvforgetmarkq"
 			save := func(text string) string {
 				t.Helper()
@@ -135,5 +145,72 @@ func assertGone(t *testing.T, ms *vector.Store, user, id, marker string) {
 		if strings.Contains(h.Text, marker) {
 			t.Errorf("a listed memory holds the erased text: %+v", h)
 		}
+	}
+}
+
+// Exports carry what erasing and retracting graph data leaves: a new
+// export holds no erased content and holds the tombstone; an export made
+// before the erasure, imported into the store that erased or into a copy
+// made from the new export, does not bring the entity back.
+func TestExportImportGraphErasure(t *testing.T) {
+	for _, open := range forgetBackends {
+		t.Run(open.name, func(t *testing.T) {
+			src, clk, u, c := forgetUser(t, open.open, "erin")
+			ctx := t.Context()
+			const marker = "zqvgrapheraseq"
+			res, err := src.svc.Store(ctx, c, knowledge.StoreRequest{Entities: []map[string]any{
+				{"entity_type": "person", "name": "Ann " + marker, "nickname": marker},
+				{"entity_type": "person", "name": "Bob Stone", "title": "Nurse"},
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ann, bob := res.Entities[0].EntityID, res.Entities[1].EntityID
+			corr, err := src.svc.Correct(ctx, c, knowledge.CorrectRequest{EntityID: bob, EntityType: "person", Field: "title", Value: "Surgeon"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts := transfer.ExportOptions{Users: []consent.User{u}}
+			before := exported(t, src.stores, opts)
+			if _, err := src.svc.Erase(ctx, c, knowledge.EraseRequest{Kind: knowledge.EraseEntity, IDs: []string{ann}, Reason: "asked"}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := src.svc.Retract(ctx, c, knowledge.RetractRequest{ObservationIDs: []string{corr.ObservationID}, Reason: "wrong"}); err != nil {
+				t.Fatal(err)
+			}
+			after := exported(t, src.stores, opts)
+			if bytes.Contains(after, []byte(marker)) {
+				t.Fatalf("the export after the erasure holds the erased content:\n%s", after)
+			}
+			for _, want := range []string{`"table":"graph_tombstones"`, `"table":"graph_retractions"`, ann} {
+				if !bytes.Contains(after, []byte(want)) {
+					t.Errorf("the export lacks %s", want)
+				}
+			}
+			gone := func(s transfer.Stores) {
+				t.Helper()
+				if got := exported(t, s, opts); bytes.Contains(got, []byte(marker)) {
+					t.Errorf("the store holds the erased entity again:\n%s", got)
+				}
+			}
+			st := imported(t, src.stores, before)
+			if st.Skipped[transfer.SkipErased][transfer.KindEntity] != 1 {
+				t.Errorf("import of the older export skipped %v, want the erased entity as erased", st.Skipped)
+			}
+			gone(src.stores)
+
+			dst := open.open(t, clk)
+			imported(t, dst.stores, after)
+			imported(t, dst.stores, before)
+			gone(dst.stores)
+			rs, err := dst.stores.Control.Retractions(ctx, u.ID, []string{corr.ObservationID})
+			if err != nil || len(rs) != 1 || rs[0].Reason != "wrong" {
+				t.Errorf("retractions after import = %+v, %v", rs, err)
+			}
+			snap, err := dst.svc.EntitySnapshot(ctx, c, bob, time.Time{})
+			if err != nil || snap.Entity.Snapshot["title"] != "Nurse" {
+				t.Errorf("Bob after import: %+v, %v", snap.Entity.Snapshot, err)
+			}
+		})
 	}
 }

@@ -67,8 +67,9 @@ const (
 	// SkipNotAsked: agents, consent rules and audit records are imported
 	// only when ImportOptions asks for them.
 	SkipNotAsked = "not_asked"
-	// SkipErased: the memory was erased in the store (it has a
-	// tombstone): an older export does not bring it back.
+	// SkipErased: the memory, entity or source was erased in the store
+	// (it has a tombstone), or the line is of what an erased entity or
+	// source produced: an older export does not bring it back.
 	SkipErased = "erased"
 	// SkipRetracted: the memory was retracted in the store: an older
 	// export does not make it count again.
@@ -203,6 +204,9 @@ type importer struct {
 	created, createdRels map[string]bool
 	// waiting are the ids of pending and merged.
 	waiting map[string]bool
+	// erased are the ids of the entities and sources of the user that the
+	// store has a tombstone of (erasedInStore); nil until read.
+	erased map[string]bool
 	// agents are the agents this import created, whose consent rules it
 	// writes.
 	agents map[string]bool
@@ -472,9 +476,17 @@ func (im *importer) write(ctx context.Context) (int, error) {
 		return n, nil
 	case KindSource:
 		srcs := decodeValid(im, ownedBy(user, func(s graph.Source) string { return s.UserID }, im.check.source))
+		erased, err := im.erasedInStore(ctx)
+		if err != nil {
+			return 0, err
+		}
 		return im.update(ctx, func(tx *graph.Tx, _ graph.Exporter) (int, error) {
 			n := 0
 			for _, src := range srcs {
+				if erased[src.v.ID] {
+					im.skip(SkipErased, KindSource, 1)
+					continue
+				}
 				_, err := tx.Source(ctx, user, src.v.ID)
 				if err == nil {
 					im.skip(SkipHeld, KindSource, 1)
@@ -493,8 +505,7 @@ func (im *importer) write(ctx context.Context) (int, error) {
 	case KindEntity:
 		return 0, im.readEntities(ctx)
 	case KindObservation:
-		im.readObservations()
-		return 0, nil
+		return 0, im.readObservations(ctx)
 	case KindTimeline:
 		tls := decodeValid(im, func(tl graph.EntityTimeline) error {
 			if err := im.check.id("entity_id", tl.EntityID); err != nil {
@@ -527,7 +538,15 @@ func (im *importer) write(ctx context.Context) (int, error) {
 		})
 	case KindRawFragment:
 		fs := decodeValid(im, ownedBy(user, func(f graph.RawFragment) string { return f.UserID }, im.check.rawFragment))
+		erased, err := im.erasedInStore(ctx)
+		if err != nil {
+			return 0, err
+		}
 		fs = slices.DeleteFunc(fs, func(f lineOf[graph.RawFragment]) bool {
+			if erased[f.v.SourceID] || erased[f.v.EntityID] {
+				im.skip(SkipErased, KindRawFragment, 1)
+				return true
+			}
 			if !im.created[f.v.EntityID] {
 				im.skip(SkipHeld, KindRawFragment, 1)
 				return true
@@ -556,6 +575,17 @@ func (im *importer) write(ctx context.Context) (int, error) {
 		})
 	case KindRelationship:
 		rels := decodeValid(im, ownedBy(user, func(r graph.Relationship) string { return r.UserID }, im.check.relationship))
+		erased, err := im.erasedInStore(ctx)
+		if err != nil {
+			return 0, err
+		}
+		rels = slices.DeleteFunc(rels, func(r lineOf[graph.Relationship]) bool {
+			if erased[r.v.SourceEntityID] || erased[r.v.TargetEntityID] {
+				im.skip(SkipErased, KindRelationship, 1)
+				return true
+			}
+			return false
+		})
 		return im.update(ctx, func(tx *graph.Tx, ex graph.Exporter) (int, error) {
 			// Both ends must be entities this import created or the store
 			// holds: a relationship of a refused entity is refused too.
@@ -608,11 +638,19 @@ func (im *importer) write(ctx context.Context) (int, error) {
 		})
 	case KindRelationshipObservation:
 		obs := decodeValid(im, ownedBy(user, func(o graph.RelationshipObservation) string { return o.UserID }, im.check.relationshipObservation))
+		erased, err := im.erasedInStore(ctx)
+		if err != nil {
+			return 0, err
+		}
 		return im.update(ctx, func(tx *graph.Tx, _ graph.Exporter) (int, error) {
 			have := map[string]bool{}
 			n := 0
 			for _, ol := range obs {
 				o := ol.v
+				if erased[o.SourceID] {
+					im.skip(SkipErased, KindRelationshipObservation, 1)
+					continue
+				}
 				// Only the observations of relationships this import
 				// created: those of one the store held are left alone.
 				if !im.createdRels[o.RelationshipID] {

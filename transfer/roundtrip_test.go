@@ -60,7 +60,7 @@ func newBackend(t *testing.T, s transfer.Stores, clk *clock) backend {
 	s.Bucket = bucket
 	svc := knowledge.NewService(s.Graph, schema.NewPersistentRegistry(s.Control), knowledge.Options{
 		Now: clk.now, Embedder: embed.NewLocal(), Memories: s.Memories,
-		Profiles: s.Control, Contradictions: s.Control, SourceTypes: files.SourceTypes(s.Control),
+		Profiles: s.Control, Contradictions: s.Control, GraphForget: s.Control, SourceTypes: files.SourceTypes(s.Control),
 	})
 	fsvc := files.New(files.Options{Bucket: bucket, Meta: s.Control, Jobs: s.Control, Knowledge: svc, SpoolDir: t.TempDir(), Now: clk.now})
 	return backend{s, svc, fsvc}

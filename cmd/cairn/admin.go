@@ -27,7 +27,8 @@ const adminUsage = `admin user create NAME | user list
        cairn admin consent list [--user NAME] [--agent AGENT] | consent remove [--user NAME] RULE_ID
        cairn admin audit [--user NAME] [--agent AGENT] [--tool TOOL] [--decision allow|deny] [--since WHEN] [--limit N] [--json]
        cairn admin schema list [--user NAME] | schema register [--user NAME] [--inactive] FILE
-       cairn admin schema activate [--user NAME] TYPE VERSION | schema auto-enhance [--user NAME] on|off`
+       cairn admin schema activate [--user NAME] TYPE VERSION | schema auto-enhance [--user NAME] on|off
+       cairn admin erase [--user NAME] --entity IDS | --source IDS [--reason TEXT] [--dry-run] | erase --user NAME [--dry-run]`
 
 func adminCommand() *command {
 	return &command{
@@ -68,7 +69,17 @@ Flags of the subcommands (anywhere after the subcommand):
   --resource PATTERN   consent allow|deny: the resource pattern
   --action read|write|delete  consent allow|deny: the action
   --tool, --decision allow|deny, --since WHEN, --limit N, --json   audit filters
-  --inactive           schema register: store the version without activating it`,
+  --inactive           schema register: store the version without activating it
+  --entity ID[,ID…], --source ID[,ID…], --reason TEXT, --dry-run   erase
+
+Erase (docs/forgetting.md): admin erase --entity IDS or --source IDS removes
+those entities with everything derived from them, or those sources with
+everything they produced, of --user (default: the owner), leaving
+tombstones; admin erase --user NAME alone erases every entity of that user,
+100 at a time with progress on stderr (run it again after an interruption:
+it goes on with what is left). --dry-run changes nothing and lists what
+would go. Each erasure is recorded in the audit log. It opens the whole
+store (as cairn serve would: --neo4j-uri for a split deployment).`,
 		env: commonEnv,
 		setup: func(fs *flag.FlagSet) runFunc {
 			// The common flags may come before the subcommand too: cairn
@@ -97,16 +108,21 @@ type adminFlags struct {
 	limit    int
 	asJSON   bool
 	inactive bool
+	// erase
+	entity string
+	source string
+	reason string
+	dryRun bool
 }
 
 // runAdmin parses `admin <noun> <verb> …` and runs it.
 func runAdmin(ctx context.Context, env *environment, args []string, top commonFlags) error {
 	if len(args) == 0 {
-		return usageError{"admin needs a command: user, agent, key, consent, audit or schema (see cairn admin --help)"}
+		return usageError{"admin needs a command: user, agent, key, consent, audit, schema or erase (see cairn admin --help)"}
 	}
 	noun, rest := args[0], args[1:]
 	verb := ""
-	if noun != "audit" {
+	if noun != "audit" && noun != "erase" {
 		if len(rest) == 0 {
 			return usageError{fmt.Sprintf("admin %s needs a subcommand (see cairn admin --help)", noun)}
 		}
@@ -127,6 +143,10 @@ func runAdmin(ctx context.Context, env *environment, args []string, top commonFl
 	fs.IntVar(&f.limit, "limit", 50, "audit: most records")
 	fs.BoolVar(&f.asJSON, "json", false, "audit: one JSON object per line")
 	fs.BoolVar(&f.inactive, "inactive", false, "schema register: do not activate the version")
+	fs.StringVar(&f.entity, "entity", "", "erase: entity ids, comma-separated")
+	fs.StringVar(&f.source, "source", "", "erase: source ids, comma-separated")
+	fs.StringVar(&f.reason, "reason", "", "erase: why, kept in the tombstones")
+	fs.BoolVar(&f.dryRun, "dry-run", false, "erase: say what would go, change nothing")
 	pos, err := parseInterspersed(fs, rest)
 	if err != nil {
 		return usageError{fmt.Sprintf("admin %s %s: %v", noun, verb, err)}
@@ -147,7 +167,8 @@ func runAdmin(ctx context.Context, env *environment, args []string, top commonFl
 	if !given["log-format"] {
 		f.common.logFormat = top.logFormat
 	}
-	if _, err := f.common.logger(env.stderr); err != nil {
+	log, err := f.common.logger(env.stderr)
+	if err != nil {
 		return err
 	}
 	store, closeStore, err := openControlPlane(ctx, f.common.dataDir, f.common.databaseURL)
@@ -155,7 +176,7 @@ func runAdmin(ctx context.Context, env *environment, args []string, top commonFl
 		return err
 	}
 	defer closeStore()
-	a := &admin{store: store, out: env.stdout, f: f, pos: pos}
+	a := &admin{store: store, out: env.stdout, errw: env.stderr, f: f, pos: pos}
 	switch noun + " " + verb {
 	case "user create":
 		return a.userCreate(ctx)
@@ -179,6 +200,8 @@ func runAdmin(ctx context.Context, env *environment, args []string, top commonFl
 		return a.consentRemove(ctx)
 	case "audit ":
 		return a.audit(ctx)
+	case "erase ":
+		return a.erase(ctx, log)
 	case "schema list":
 		return a.schemaList(ctx)
 	case "schema register":
@@ -233,6 +256,7 @@ func openControlPlane(ctx context.Context, dataDir, url string) (*controlplane.S
 type admin struct {
 	store *controlplane.Store
 	out   io.Writer
+	errw  io.Writer // progress
 	f     adminFlags
 	pos   []string
 }

@@ -118,7 +118,7 @@ func openApp(ctx context.Context, cfg appConfig, log *slog.Logger) (*app, error)
 	}
 	a.knowledge = knowledge.NewService(a.graph, schema.NewPersistentRegistry(a.control), knowledge.Options{
 		Logger: log, Embedder: embedder, BackgroundEmbedder: background, Memories: a.memories,
-		Profiles: a.control, Contradictions: a.control.WithReader(b.reader()),
+		Profiles: a.control, Contradictions: a.control.WithReader(b.reader()), GraphForget: a.control,
 		EntityEmbeddings: vector.NewEntityStore(memDriver), MaxFieldBytes: cfg.maxFieldBytes,
 		SourceTypes: files.SourceTypes(a.control),
 	})

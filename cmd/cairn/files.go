@@ -137,6 +137,7 @@ func (a *app) openFiles(ctx context.Context, cfg appConfig, deps *mcp.Deps) erro
 		Parser: isolate.New(isolate.Options{Timeout: cfg.files.interpretTimeout, MemoryBytes: cfg.files.interpretMemory,
 			MaxOutputBytes: 4 * cfg.files.maxBytes}), // 0: isolate.DefaultMaxOutputBytes
 	})
+	a.knowledge.SetFileEraser(a.files.EraseFile)
 	deps.Files, deps.FileRoots = a.files, cfg.files.roots
 	return nil
 }

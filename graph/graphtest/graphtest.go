@@ -60,6 +60,7 @@ func Run(t *testing.T, newStore Harness) {
 		{"TextScreen", testTextScreen},
 		{"Export", testExport},
 		{"UserDefinedTypes", testUserDefinedTypes},
+		{"Erase", testErase},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -88,10 +88,12 @@ func newEnv(t *testing.T, b backend, o files.Options) *env {
 	}
 	t.Cleanup(func() { bucket.Close() })
 	clk := &clock{t: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}
-	know := knowledge.NewService(g, schema.NewRegistry(), knowledge.Options{Now: clk.Now})
+	know := knowledge.NewService(g, schema.NewRegistry(), knowledge.Options{Now: clk.Now, GraphForget: cp})
 	o.Bucket, o.Meta, o.Jobs, o.Knowledge, o.Now = bucket, cp, cp, know, clk.Now
 	o.SpoolDir = t.TempDir()
-	return &env{svc: files.New(o), control: cp, know: know, graph: g, bucket: bucket, clock: clk}
+	svc := files.New(o)
+	know.SetFileEraser(svc.EraseFile)
+	return &env{svc: svc, control: cp, know: know, graph: g, bucket: bucket, clock: clk}
 }
 
 var (

@@ -216,44 +216,17 @@ func insertTombstone(ctx context.Context, tx *sql.Tx, t vector.Tombstone) error 
 	return nil
 }
 
-// compactTries bounds the checkpoints Compact tries, compactPause apart.
-const (
-	compactTries = 50
-	compactPause = 20 * time.Millisecond
-)
-
 // Compact implements vector.Compactor: a checkpoint that copies the whole
 // write-ahead log into the database file and truncates the log, so that
-// the frames of pages as they were before an erasure are gone. It waits
-// for readers to finish (busy timeout), and tries again while another
-// checkpoint (the store's background one) or a writer of another table
-// (the audit log) holds it up.
+// the frames of pages as they were before an erasure are gone
+// (sqlite.DB.TruncateWAL, which the graph's compaction runs too).
 func (d *Driver) Compact(ctx context.Context) error {
 	d.writeMu.Lock()
 	defer d.writeMu.Unlock()
-	for try := 1; ; try++ {
-		var busy, logged, done int
-		err := d.db.Write.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &logged, &done)
-		switch {
-		case err != nil && !isBusy(err):
-			return fmt.Errorf("vector/embedded: compact: %w", err)
-		case err == nil && busy == 0:
-			return nil
-		case try == compactTries:
-			return fmt.Errorf("vector/embedded: compact: the checkpoint was blocked %d times by readers or writers; the next erasure retries", try)
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("vector/embedded: compact: %w", ctx.Err())
-		case <-time.After(compactPause):
-		}
+	if err := d.db.TruncateWAL(ctx); err != nil {
+		return fmt.Errorf("vector/embedded: compact: %w", err)
 	}
-}
-
-// isBusy reports whether err is SQLite's SQLITE_BUSY or SQLITE_LOCKED.
-func isBusy(err error) bool {
-	var coded interface{ Code() int }
-	return errors.As(err, &coded) && (coded.Code()&0xff == 5 || coded.Code()&0xff == 6)
+	return nil
 }
 
 // Versions implements vector.Driver.

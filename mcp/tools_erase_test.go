@@ -1,0 +1,406 @@
+package mcp_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
+	"github.com/cairnkg/cairn/consent"
+	"github.com/cairnkg/cairn/db/postgres"
+	"github.com/cairnkg/cairn/graph"
+	graphneo4j "github.com/cairnkg/cairn/graph/neo4j"
+	"github.com/cairnkg/cairn/graph/neo4j/neo4jtest"
+	"github.com/cairnkg/cairn/mcp"
+	"github.com/cairnkg/cairn/transfer"
+	"github.com/cairnkg/cairn/vector"
+)
+
+// storeOne stores one entity and returns its id.
+func storeOne(t *testing.T, e *env, ent map[string]any) string {
+	t.Helper()
+	out := e.mustCall(t, "store", map[string]any{"entities": []any{ent}})
+	return out["entities"].([]any)[0].(map[string]any)["entity_id"].(string)
+}
+
+// TestEraseEntityLeavesNoTrace is the proof of issue 37 for entities: a
+// marker planted in an entity's fields, its unknown (raw) fields, its
+// identifiers and a relationship's metadata is, once the entity is erased,
+// in no byte of the SQLite files (after the store's own compaction) and in
+// no row of any PostgreSQL table; entity search finds it by neither
+// keyword nor meaning; contexts and relationship listings do not show it;
+// a new export holds none of it; the audit log records the erasure.
+func TestEraseEntityLeavesNoTrace(t *testing.T) {
+	// The split deployment's graph is in Neo4j: its nodes and
+	// relationships are searched for the marker too.
+	var n4j *neo4jtest.Server
+	split := storeBackend{"Neo4j", func(t testing.TB) backendStores {
+		n4j = neo4jtest.Take(t)
+		return onPostgres(t, func(*postgres.DB) graph.Driver { return graphneo4j.New(n4j.Driver, n4j.Config.Database) })
+	}}
+	for _, b := range []storeBackend{embeddedBackend, postgresBackend, split} {
+		t.Run(b.name, func(t *testing.T) {
+			n4j = nil
+			e := newEnvWith(t, envOptions{backend: &b, contextStores: true})
+			holdsMarker := func(t *testing.T, e *env, marker string) bool {
+				t.Helper()
+				return holdsMarker(t, e, marker) || n4j != nil && neo4jHolds(t, n4j, marker)
+			}
+			ctx := t.Context()
+			marker := "zqe" + strings.TrimPrefix(vector.NewID(), "mem_")[:12] + "q"
+			stored := e.mustCall(t, "store", map[string]any{"entities": []any{map[string]any{
+				"entity_type": "person", "name": "Ann " + marker, "email": marker + "@example.org",
+				"notes": "told in confidence " + marker, "birth_date": "1980-02-03", "nickname": marker,
+			}}, "provenance": map[string]any{"note": marker}})
+			ann := stored["entities"].([]any)[0].(map[string]any)["entity_id"].(string)
+			acme := storeOne(t, e, map[string]any{"entity_type": "company", "name": "Acme Tools"})
+			bob := storeOne(t, e, map[string]any{"entity_type": "person", "name": "Bob Stone"})
+			e.mustCall(t, "create_relationship", map[string]any{
+				"relationship_type": "WORKS_AT", "source_entity_id": ann, "target_entity_id": acme, "metadata": map[string]any{"note": marker},
+			})
+			found := func(query string, meaning bool) []string {
+				t.Helper()
+				out := e.mustCall(t, "retrieve_entities", map[string]any{"query": query, "meaning": meaning})
+				var ids []string
+				for _, r := range out["entities"].([]any) {
+					ids = append(ids, r.(map[string]any)["id"].(string))
+				}
+				return ids
+			}
+			if ids := found(marker, false); len(ids) != 1 || ids[0] != ann {
+				t.Fatalf("before the erasure the marker finds %v, want [%s]", ids, ann)
+			}
+			if err := e.stores.memories.Compact(ctx); err != nil {
+				t.Fatalf("compact: %v", err)
+			}
+			if !holdsMarker(t, e, marker) {
+				t.Fatal("the store does not hold the marker before the erasure: the search below proves nothing")
+			}
+
+			dry := e.mustCall(t, "erase", map[string]any{"kind": "entity", "ids": []string{ann}, "dry_run": true})
+			if !holdsMarker(t, e, marker) || dry["dry_run"] != true {
+				t.Fatalf("a dry run erased: %v", dry)
+			}
+			out := e.mustCall(t, "erase", map[string]any{"kind": "entity", "ids": []string{ann}, "reason": "data-protection request"})
+			c := out["counts"].(map[string]any)
+			for kind, want := range map[string]float64{"entities": 1, "observations": 1, "raw_fragments": 1, "relationships": 1, "relationship_observations": 1} {
+				if c[kind] != want {
+					t.Errorf("counts[%s] = %v, want %v (%v)", kind, c[kind], want, c)
+				}
+			}
+			if c["identifiers"].(float64) < 2 || c["timeline_events"] != 1.0 {
+				t.Errorf("counts %v: want the name and email identifiers and the birthday", c)
+			}
+			if !mustJSONEq(dry["counts"], c) {
+				t.Errorf("the dry run counted %v, the erasure %v", dry["counts"], c)
+			}
+
+			if holdsMarker(t, e, marker) {
+				t.Error("the store still holds the marker after the erasure")
+			}
+			if ids := found(marker, false); len(ids) != 0 {
+				t.Errorf("keyword search finds %v after the erasure", ids)
+			}
+			for _, id := range found("Ann told in confidence", true) {
+				if id == ann {
+					t.Error("search by meaning finds the erased entity")
+				}
+			}
+			if _, merr := e.call(t, "retrieve_entity_snapshot", map[string]any{"entity_id": ann}); merr == nil || merr.Body.Code != "ENTITY_NOT_FOUND" {
+				t.Errorf("the erased entity's snapshot: %v", merr)
+			}
+			rels := e.mustCall(t, "list_relationships", map[string]any{"entity_id": acme})
+			if s := mustJSON(t, rels); strings.Contains(s, ann) || strings.Contains(s, marker) {
+				t.Errorf("list_relationships still shows the erased entity: %s", s)
+			}
+			ctxOut := e.mustCall(t, "get_user_context", map[string]any{"budget_tokens": 8000})
+			delete(ctxOut, "meta")
+			if s := mustJSON(t, ctxOut); strings.Contains(s, marker) || strings.Contains(s, ann) || !strings.Contains(s, bob) {
+				t.Errorf("after the erasure get_user_context shows the entity or lost Bob: %s", s)
+			}
+			if ids := found("Bob Stone", false); len(ids) != 1 || ids[0] != bob {
+				t.Errorf("the other person is found as %v", ids)
+			}
+
+			if bytes.Contains(newExport(t, e), []byte(marker)) {
+				t.Error("a new export holds the marker")
+			}
+			recs, raw := auditRecords(t, e)
+			if bytes.Contains(raw, []byte(marker)) {
+				t.Error("the audit log holds the marker")
+			}
+			erased := false
+			for _, r := range recs {
+				erased = erased || (r.Tool == "erase" && r.Decision == consent.Allow)
+			}
+			if !erased {
+				t.Errorf("the audit log does not record the erasure: %s", raw)
+			}
+			ts, err := e.control.GraphTombstones(ctx, e.owner.UserID)
+			if err != nil || len(ts) != 1 || ts[0].ID != ann || ts[0].Reason != "data-protection request" || ts[0].ErasedAt.IsZero() {
+				t.Errorf("tombstones = %+v, %v", ts, err)
+			}
+			if _, merr := e.call(t, "erase", map[string]any{"kind": "entity", "ids": []string{ann}}); merr == nil || merr.Body.Code != "ENTITY_NOT_FOUND" {
+				t.Errorf("erasing again: %v", merr)
+			}
+		})
+	}
+}
+
+// neo4jHolds reports whether a property of any node or relationship of the
+// Neo4j database holds marker.
+func neo4jHolds(t *testing.T, srv *neo4jtest.Server, marker string) bool {
+	t.Helper()
+	res, err := neo4j.ExecuteQuery(t.Context(), srv.Driver, `
+		CALL () { MATCH (n) RETURN [k IN keys(n) | n[k]] AS vs
+		  UNION ALL MATCH ()-[r]->() RETURN [k IN keys(r) | r[k]] AS vs }
+		WITH [v IN vs | toLower(coalesce(toStringOrNull(v),
+		  reduce(s = '', x IN CASE WHEN v IS :: LIST<ANY> THEN v ELSE [] END | s + ' ' + coalesce(toStringOrNull(x), ''))))] AS vs
+		WITH vs WHERE any(v IN vs WHERE v CONTAINS $m)
+		RETURN count(*) AS n`, map[string]any{"m": marker}, neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(srv.Config.Database))
+	if err != nil {
+		t.Fatalf("search Neo4j: %v", err)
+	}
+	n, _ := res.Records[0].Get("n")
+	if n.(int64) > 0 {
+		t.Logf("Neo4j holds the marker in %d nodes or relationships", n)
+	}
+	return n.(int64) > 0
+}
+
+// newExport returns a new export of every user of the env, with vectors,
+// consent and audit.
+func newExport(t *testing.T, e *env) []byte {
+	t.Helper()
+	users, err := e.control.ListUsers(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var exp bytes.Buffer
+	if _, err := transfer.Export(t.Context(), transfer.Stores{Graph: e.stores.graph, Control: e.control, Memories: e.stores.memories}, &exp,
+		transfer.ExportOptions{Users: users, Vectors: true, Audit: true, Consent: true}); err != nil {
+		t.Fatal(err)
+	}
+	return exp.Bytes()
+}
+
+// auditRecords flushes the audit log and returns the owner's records, and
+// their JSON.
+func auditRecords(t *testing.T, e *env) ([]consent.AuditRecord, []byte) {
+	t.Helper()
+	if err := e.audit.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := e.control.QueryAudit(t.Context(), consent.AuditQuery{UserID: e.owner.UserID, Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(recs)
+	return recs, raw
+}
+
+// mustJSONEq reports whether a and b encode to the same JSON.
+func mustJSONEq(a, b any) bool {
+	ja, err1 := json.Marshal(a)
+	jb, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && bytes.Equal(ja, jb)
+}
+
+// TestRetractWinningObservation: retracting the observation a field's value
+// came from makes the next one win, with provenance naming it; the
+// retracted observation stays listed; undo makes it win again.
+func TestRetractWinningObservation(t *testing.T) {
+	e := newEnvWith(t, envOptions{contextStores: true})
+	ann := storeOne(t, e, map[string]any{"entity_type": "person", "name": "Ann Lee", "title": "Nurse"})
+	snap := func() map[string]any {
+		t.Helper()
+		return e.mustCall(t, "retrieve_entity_snapshot", map[string]any{"entity_id": ann})
+	}
+	first := snap()["provenance"].(map[string]any)["title"].(string)
+	corr := e.mustCall(t, "correct", map[string]any{"entity_id": ann, "entity_type": "person", "field": "title", "value": "Surgeon"})
+	corrID := corr["observation_id"].(string)
+	if s := snap(); s["snapshot"].(map[string]any)["title"] != "Surgeon" {
+		t.Fatalf("after the correction: %v", s)
+	}
+	before := time.Now().UTC().Format(time.RFC3339Nano)
+	time.Sleep(2 * time.Millisecond) // the retraction is recorded strictly after before
+	out := e.mustCall(t, "retract", map[string]any{"observation_ids": []string{corrID}, "reason": "wrong person"})
+	if ids := out["observation_ids"].([]any); len(ids) != 1 || ids[0] != corrID || out["entities"].([]any)[0] != ann {
+		t.Errorf("retract answered %v", out)
+	}
+	s := snap()
+	if s["snapshot"].(map[string]any)["title"] != "Nurse" || s["provenance"].(map[string]any)["title"] != first {
+		t.Errorf("after the retraction the title is %v from %v, want Nurse from %s", s["snapshot"].(map[string]any)["title"], s["provenance"], first)
+	}
+	if s := e.mustCall(t, "retrieve_entity_snapshot", map[string]any{"entity_id": ann, "at": before}); s["snapshot"].(map[string]any)["title"] != "Surgeon" {
+		t.Errorf("as of before the retraction the title is %v, want Surgeon", s["snapshot"])
+	}
+	if obs := mustJSON(t, e.mustCall(t, "list_observations", map[string]any{"entity_id": ann})); !strings.Contains(obs, corrID) {
+		t.Errorf("the retracted observation is no longer listed: %s", obs)
+	}
+	if again := e.mustCall(t, "retract", map[string]any{"observation_ids": []string{corrID}}); len(again["observation_ids"].([]any)) != 0 {
+		t.Errorf("retracting again changed %v", again)
+	}
+	rs, err := e.control.Retractions(t.Context(), e.owner.UserID, []string{corrID})
+	if err != nil || len(rs) != 1 || rs[0].Reason != "wrong person" || rs[0].Actor == "" || rs[0].SubjectID != ann {
+		t.Errorf("retraction record %+v, %v", rs, err)
+	}
+	e.mustCall(t, "retract", map[string]any{"observation_ids": []string{corrID}, "undo": true})
+	if s := snap(); s["snapshot"].(map[string]any)["title"] != "Surgeon" || s["provenance"].(map[string]any)["title"] != corrID {
+		t.Errorf("after undo: %v", s)
+	}
+	if _, merr := e.call(t, "retract", map[string]any{"observation_ids": []string{"obs_nope"}}); merr == nil || merr.Body.Code != "NOT_FOUND" {
+		t.Errorf("retracting an unknown observation: %v", merr)
+	}
+}
+
+// TestEraseMergedAndSource: erasing a duplicate merged into another entity
+// takes its observations out of the survivor, which is computed again;
+// erasing a source recomputes the entities it contributed to and erases
+// those it alone made.
+func TestEraseMergedAndSource(t *testing.T) {
+	e := newEnvWith(t, envOptions{contextStores: true})
+	ann := storeOne(t, e, map[string]any{"entity_type": "person", "name": "Ann Lee", "title": "Nurse"})
+	dup := storeOne(t, e, map[string]any{"entity_type": "person", "name": "Ann B. Lee", "email": "ann@example.org", "phone": "555-0100"})
+	e.mustCall(t, "merge_entities", map[string]any{"from_entity_id": dup, "to_entity_id": ann})
+	if s := e.mustCall(t, "retrieve_entity_snapshot", map[string]any{"entity_id": ann}); s["snapshot"].(map[string]any)["email"] != "ann@example.org" {
+		t.Fatalf("the merge did not bring the email: %v", s)
+	}
+	out := e.mustCall(t, "erase", map[string]any{"kind": "entity", "ids": []string{dup}})
+	if r := out["recomputed"].([]any); len(r) != 1 || r[0] != ann {
+		t.Errorf("erase answered %v, want %s recomputed", out, ann)
+	}
+	s := e.mustCall(t, "retrieve_entity_snapshot", map[string]any{"entity_id": ann})
+	snap := s["snapshot"].(map[string]any)
+	if snap["email"] != nil || snap["phone"] != nil || snap["title"] != "Nurse" || snap["name"] != "Ann Lee" {
+		t.Errorf("the survivor after erasing its duplicate: %v", snap)
+	}
+	if r := e.mustCall(t, "retrieve_entity_by_identifier", map[string]any{"identifier": "ann@example.org"}); strings.Contains(mustJSON(t, r), ann) {
+		t.Errorf("the survivor is still found by the erased duplicate's email: %v", r)
+	}
+
+	// One source makes Cy and adds a field to Ann; Cy goes, Ann loses it.
+	st := e.mustCall(t, "store", map[string]any{"entities": []any{
+		map[string]any{"entity_type": "person", "name": "Cy Young"},
+		map[string]any{"entity_type": "person", "name": "Ann Lee", "company": "Acme"},
+	}})
+	src := st["source_id"].(string)
+	cy := st["entities"].([]any)[0].(map[string]any)["entity_id"].(string)
+	mem := e.mustCall(t, "save_memory", map[string]any{"collection": "notes", "text": "Cy joined Acme", "source_id": src})
+	out = e.mustCall(t, "erase", map[string]any{"kind": "source", "ids": []string{src}})
+	if ents, rec := out["entities"].([]any), out["recomputed"].([]any); len(ents) != 1 || ents[0] != cy || len(rec) != 1 || rec[0] != ann {
+		t.Errorf("erasing the source answered %v", out)
+	}
+	if c := out["counts"].(map[string]any); c["sources"] != 1.0 || c["observations"] != 2.0 || c["memories"] != 1.0 {
+		t.Errorf("counts %v", c)
+	}
+	if s := e.mustCall(t, "retrieve_entity_snapshot", map[string]any{"entity_id": ann}); s["snapshot"].(map[string]any)["company"] != nil {
+		t.Errorf("Ann keeps the erased source's company: %v", s)
+	}
+	if _, merr := e.call(t, "retrieve_entity_snapshot", map[string]any{"entity_id": cy}); merr == nil {
+		t.Error("the entity only the erased source made is still there")
+	}
+	if ts, err := e.stores.memories.Tombstones(t.Context(), e.owner.UserID, []string{mem["id"].(string)}); err != nil || len(ts) != 1 {
+		t.Errorf("the memory naming the erased source: tombstones %v, %v", ts, err)
+	}
+}
+
+// TestEraseConsent: write is not delete; an entity the caller may not read
+// is answered as one that does not exist; a delete rule lets the caller
+// erase and retract.
+func TestEraseConsent(t *testing.T) {
+	e := newEnvWith(t, envOptions{contextStores: true})
+	ann := storeOne(t, e, map[string]any{"entity_type": "person", "name": "Ann Lee", "title": "Nurse"})
+	writer, _ := e.agent(t, e.owner.UserID, "writer", [3]string{"read", "entities/*", "allow"}, [3]string{"write", "entities/*", "allow"})
+	stranger, _ := e.agent(t, e.owner.UserID, "stranger", [3]string{"delete", "entities/*", "allow"})
+	deleter, _ := e.agent(t, e.owner.UserID, "deleter", [3]string{"read", "entities/person", "allow"}, [3]string{"delete", "entities/person", "allow"})
+	if _, merr := e.callAs(t, writer, "erase", map[string]any{"kind": "entity", "ids": []string{ann}}); merr == nil ||
+		merr.Body.Code != mcp.CodeConsentDenied || merr.Body.Details["action"] != "delete" {
+		t.Errorf("erase without a delete rule: %v, want %s for delete", merr, mcp.CodeConsentDenied)
+	}
+	_, unreadable := e.callAs(t, stranger, "erase", map[string]any{"kind": "entity", "ids": []string{ann}})
+	_, absent := e.callAs(t, stranger, "erase", map[string]any{"kind": "entity", "ids": []string{"ent_nope"}})
+	if unreadable == nil || absent == nil || unreadable.Body.Code != absent.Body.Code ||
+		strings.ReplaceAll(unreadable.Body.Message, ann, "ID") != strings.ReplaceAll(absent.Body.Message, "ent_nope", "ID") {
+		t.Errorf("erase of an unreadable entity %v, of a missing one %v: want the same answer", unreadable, absent)
+	}
+	snap := e.mustCall(t, "retrieve_entity_snapshot", map[string]any{"entity_id": ann})
+	obs := snap["provenance"].(map[string]any)["title"].(string)
+	if _, merr := e.callAs(t, writer, "retract", map[string]any{"observation_ids": []string{obs}}); merr == nil || merr.Body.Code != mcp.CodeConsentDenied {
+		t.Errorf("retract without a delete rule: %v", merr)
+	}
+	if _, merr := e.callAs(t, deleter, "retract", map[string]any{"observation_ids": []string{obs}}); merr != nil {
+		t.Errorf("retract with a delete rule: %v", merr)
+	}
+	if _, merr := e.callAs(t, deleter, "erase", map[string]any{"kind": "entity", "ids": []string{ann}}); merr != nil {
+		t.Errorf("erase with a delete rule: %v", merr)
+	}
+}
+
+// TestRetractRelationshipObservation: retracting the observation a
+// relationship's metadata came from makes the earlier one win; undo
+// brings it back; a later create keeps the retracted one out.
+func TestRetractRelationshipObservation(t *testing.T) {
+	e := newEnvWith(t, envOptions{contextStores: true})
+	ann := storeOne(t, e, map[string]any{"entity_type": "person", "name": "Ann Lee"})
+	acme := storeOne(t, e, map[string]any{"entity_type": "company", "name": "Acme Tools"})
+	key := map[string]any{"relationship_type": "WORKS_AT", "source_entity_id": ann, "target_entity_id": acme}
+	with := func(meta map[string]any) map[string]any {
+		m := map[string]any{"metadata": meta}
+		for k, v := range key {
+			m[k] = v
+		}
+		return m
+	}
+	e.mustCall(t, "create_relationship", with(map[string]any{"role": "clerk"}))
+	e.mustCall(t, "create_relationship", with(map[string]any{"role": "manager"}))
+	snap := func() (string, map[string]any) {
+		t.Helper()
+		out := e.mustCall(t, "get_relationship_snapshot", key)
+		s := out["snapshot"].(map[string]any)
+		return s["id"].(string), s
+	}
+	relID, s := snap()
+	if s["snapshot"].(map[string]any)["role"] != "manager" {
+		t.Fatalf("before: %v", s)
+	}
+	winner := s["provenance"].(map[string]any)["role"].(string)
+	out := e.mustCall(t, "retract", map[string]any{"relationship_id": relID, "relationship_observation_ids": []string{winner}, "reason": "never promoted"})
+	if r, _ := out["relationships"].([]any); len(r) != 1 || r[0] != relID {
+		t.Errorf("retract answered %v", out)
+	}
+	if _, s := snap(); s["snapshot"].(map[string]any)["role"] != "clerk" {
+		t.Errorf("after the retraction: %v", s)
+	}
+	e.mustCall(t, "create_relationship", with(map[string]any{"since": 2020}))
+	if _, s := snap(); s["snapshot"].(map[string]any)["role"] != "clerk" {
+		t.Errorf("a later create counts the retracted observation again: %v", s)
+	}
+	e.mustCall(t, "retract", map[string]any{"relationship_id": relID, "relationship_observation_ids": []string{winner}, "undo": true})
+	if _, s := snap(); s["snapshot"].(map[string]any)["role"] != "manager" {
+		t.Errorf("after undo: %v", s)
+	}
+}
+
+// TestEraseClosesContradictions: a contradiction between two observations
+// of an entity holds both values; erasing the entity removes it from
+// review.
+func TestEraseClosesContradictions(t *testing.T) {
+	e := newEnvWith(t, envOptions{contextStores: true})
+	ann := storeOne(t, e, map[string]any{"entity_type": "person", "name": "Ann Lee", "title": "Nurse"})
+	e.mustCall(t, "store", map[string]any{"entities": []any{map[string]any{"entity_type": "person", "name": "Ann Lee", "title": "Surgeon"}},
+		"source_priority": 10})
+	if review := mustJSON(t, e.mustCall(t, "review_memories", map[string]any{"action": "list"})); !strings.Contains(review, ann) {
+		t.Fatalf("no contradiction to review: %s", review)
+	}
+	out := e.mustCall(t, "erase", map[string]any{"kind": "entity", "ids": []string{ann}})
+	if c := out["counts"].(map[string]any); c["contradictions"] != 1.0 {
+		t.Errorf("counts %v, want 1 contradiction", c)
+	}
+	if review := mustJSON(t, e.mustCall(t, "review_memories", map[string]any{"action": "list"})); strings.Contains(review, ann) || strings.Contains(review, "Surgeon") {
+		t.Errorf("review still shows the erased entity's contradiction: %s", review)
+	}
+}
