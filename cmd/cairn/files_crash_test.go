@@ -87,7 +87,9 @@ func TestKilledJobCompletesOnce(t *testing.T) {
 	t.Parallel()
 	dataDir := filepath.Join(t.TempDir(), "data")
 	env := []string{"CAIRN_RATE_LIMIT=0", "CAIRN_RATE_LIMIT_STORE=0", "CAIRN_RATE_LIMIT_UPLOAD=0", "CAIRN_JOB_WORKERS=1", "CAIRN_JOB_LEASE=2s"}
-	const rows = 20000
+	// Enough rows that the job is far from done when its first batch is
+	// stored (a batch is 100 rows; the test polls every 20 ms).
+	const rows = 6000
 	var csv strings.Builder
 	csv.WriteString("Date,Description,Amount,Reference\n")
 	for i := range rows {
