@@ -6,6 +6,7 @@
 # Usage:
 #   eval "$(scripts/provision-neo4j.sh)"      # start, export the variables
 #   scripts/provision-neo4j.sh --stop         # stop what it started
+#   scripts/provision-neo4j.sh --kill         # the same, without waiting
 #
 # What it does:
 #   * If CAIRN_TEST_NEO4J_URI is already set, nothing is started: the
@@ -27,7 +28,9 @@
 #   * It waits until each server's Bolt port answers (at most 120 s).
 #   * --stop stops the servers a previous run started (SIGTERM, then SIGKILL
 #     after 15 s) and removes their scratch directories. Servers left by a
-#     run whose shell died are stopped by the next start.
+#     run whose shell died are stopped by the next start. --kill does the
+#     same with SIGKILL at once: the data is scratch, and a clean shutdown
+#     (a checkpoint of each store) took scripts/test 12 s at its end.
 #
 # Environment:
 #   CAIRN_TEST_NEO4J_URI      use this server (or comma-separated servers)
@@ -105,11 +108,12 @@ have() { command -v "$1" >/dev/null 2>&1; }
 
 # stop_pids PID...: SIGTERM to each, then SIGKILL to any still there after
 # 15 s. A test server's data is scratch, so a slow shutdown is not waited
-# for longer.
+# for longer. With STOP_SIGNAL=KILL, SIGKILL at once.
+STOP_SIGNAL=TERM
 stop_pids() {
 	local pid i alive
 	(($#)) || return 0
-	kill -TERM "$@" 2>/dev/null || true
+	kill -"$STOP_SIGNAL" "$@" 2>/dev/null || true
 	for ((i = 0; i < 150; i++)); do
 		alive=0
 		for pid; do
@@ -331,9 +335,14 @@ main() {
 		stop_servers
 		return 0
 		;;
+	--kill)
+		STOP_SIGNAL=KILL
+		stop_servers
+		return 0
+		;;
 	"") ;;
 	*)
-		log "usage: provision-neo4j.sh [--stop]"
+		log "usage: provision-neo4j.sh [--stop | --kill]"
 		exit 2
 		;;
 	esac
