@@ -49,10 +49,34 @@ var resources = []struct{ Pattern, Meaning string }{
 	{"schema", "the schema registry"},
 }
 
+// scopeMeanings say on the page what each scope a client may ask for
+// means: what the choices below it may grant.
+var scopeMeanings = map[string]string{
+	ScopeRead:    "read what you allow below",
+	ScopeWrite:   "also write (store, correct, save memories) where you allow it below",
+	scopeOffline: "stay connected: refresh its access until you disconnect it",
+}
+
+// askedScope is a scope a client asked for, with what it means.
+type askedScope struct{ Name, Meaning string }
+
+// asked returns scopes with their meanings, an unknown one saying so.
+func asked(scopes []string) []askedScope {
+	out := make([]askedScope, len(scopes))
+	for i, sc := range scopes {
+		m, ok := scopeMeanings[sc]
+		if !ok {
+			m = "not a scope Cairn knows; it grants nothing"
+		}
+		out[i] = askedScope{sc, m}
+	}
+	return out
+}
+
 // pageData is what the consent template shows.
 type pageData struct {
 	Client, ClientID, RedirectHost, Remote string
-	Scopes                                 []string
+	Scopes                                 []askedScope
 	WriteAllowed                           bool
 	Presets                                []preset
 	Resources                              []struct{ Pattern, Meaning string }
@@ -74,7 +98,8 @@ code{font-size:.9em}
 <div class="who">
 <p><strong>{{.Client}}</strong> (client <code>{{.ClientID}}</code>) asks for access to your knowledge graph and memories.</p>
 <p>It will return you to <code>{{.RedirectHost}}</code>{{if .Remote}}; it registered from <code>{{.Remote}}</code>{{end}}.
-Scopes asked: {{range .Scopes}}<code>{{.}}</code> {{else}}none (read and write may be chosen){{end}}</p>
+{{if .Scopes}}Scopes asked:</p>
+<ul>{{range .Scopes}}<li><code>{{.Name}}</code>: {{.Meaning}}</li>{{end}}</ul>{{else}}It asked for no scope: read and write may be chosen.</p>{{end}}
 </div>
 {{if .Error}}<p class="err" role="alert">{{.Error}}</p>{{end}}
 <form method="post" autocomplete="off">
@@ -174,7 +199,7 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, ar fosite.Author
 	scopes := ar.GetRequestedScopes()
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
-	_ = page.Execute(w, pageData{Client: name, ClientID: c.ID, RedirectHost: host, Remote: c.Remote, Scopes: scopes,
+	_ = page.Execute(w, pageData{Client: name, ClientID: c.ID, RedirectHost: host, Remote: c.Remote, Scopes: asked(scopes),
 		WriteAllowed: writeAllowed(scopes), Presets: presets, Resources: resources, Hidden: hidden, CSRF: csrf, Nonce: nonce, Error: msg})
 }
 

@@ -222,6 +222,12 @@ func (h *harness) approve(q url.Values, preset string) *url.URL {
 	if resp.Header.Get("X-Frame-Options") != "DENY" || !strings.Contains(resp.Header.Get("Content-Security-Policy"), "frame-ancestors 'none'") {
 		h.t.Errorf("consent page headers: %v", resp.Header)
 	}
+	// Each scope asked is shown with what it means.
+	for _, sc := range strings.Fields(q.Get("scope")) {
+		if !regexp.MustCompile(`<li><code>` + regexp.QuoteMeta(sc) + `</code>: \w`).Match(page) {
+			h.t.Errorf("the consent page does not say what %s means:\n%s", sc, page)
+		}
+	}
 	m := csrfField.FindSubmatch(page)
 	if m == nil {
 		h.t.Fatalf("no CSRF field on the consent page")
