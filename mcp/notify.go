@@ -106,9 +106,9 @@ func (subs *subscriptions) run(ctx context.Context, k *knowledge.Service, logged
 				break
 			}
 		}
-		if time.Since(lastPrune) > changeRetention/4 {
+		if time.Since(lastPrune) > ChangeRetention/4 {
 			lastPrune = time.Now()
-			if err := k.PruneChanges(ctx, time.Now().Add(-changeRetention)); err != nil && ctx.Err() == nil {
+			if err := k.PruneChanges(ctx, time.Now().Add(-ChangeRetention)); err != nil && ctx.Err() == nil {
 				subs.s.log.Warn("subscriptions: prune the change log", "err", err)
 			}
 		}

@@ -56,9 +56,11 @@ const (
 	// told when the graph keeps no change log; past it the oldest are
 	// dropped (a notification is a hint to read again, not the data).
 	maxPendingChanges = 4096
-	// changeRetention is how long logged changes are kept: far longer
-	// than a poll, so that every process reads them first.
-	changeRetention = time.Hour
+	// ChangeRetention is how long logged changes are kept: far longer
+	// than a poll, so that every process reads them first. A server
+	// prunes older ones as it polls, and cairn serve hourly whether or
+	// not a session is open.
+	ChangeRetention = time.Hour
 	// notifyTimeout bounds the sending of one notification, and is how
 	// long a permit to send one to a session holds.
 	notifyTimeout = 5 * time.Second

@@ -4,8 +4,10 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"time"
 
 	"github.com/cairnkg/cairn/controlplane"
+	"github.com/cairnkg/cairn/mcp"
 )
 
 // retentionFlags bound how long serve and stdio keep audit records.
@@ -43,4 +45,26 @@ func (a *app) startAuditRetention(ctx context.Context, r controlplane.AuditReten
 		return
 	}
 	a.background(ctx, func(ctx context.Context) { a.control.RunAuditRetention(ctx, r, 0, a.log) })
+}
+
+// startChangeLogPruning deletes, at start and hourly, the graph's logged
+// changes older than subscriptions read them (mcp.ChangeRetention). The
+// subscription watcher prunes as it polls, but only while a session is
+// open: a server that nobody subscribes to (REST calls, an import, jobs)
+// would otherwise keep a row for every change it ever made.
+func (a *app) startChangeLogPruning(ctx context.Context) {
+	a.background(ctx, func(ctx context.Context) {
+		t := time.NewTicker(time.Hour)
+		defer t.Stop()
+		for {
+			if err := a.graph.PruneChanges(ctx, time.Now().Add(-mcp.ChangeRetention)); err != nil && ctx.Err() == nil {
+				a.log.Warn("prune the graph's change log", "err", err)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	})
 }

@@ -194,6 +194,7 @@ OTLP/HTTP, and a call's trace id is its request id (docs/operations.md).`,
 				a.startEntityEmbeddings(ctx)
 				a.startTextSigBackfill(ctx)
 				a.startAuditRetention(ctx, cfg.auditRetention)
+				a.startChangeLogPruning(ctx)
 				if a.files != nil {
 					a.files.SetBaseURL(cmp.Or(*publicURL, "http://"+ln.Addr().String()))
 				}

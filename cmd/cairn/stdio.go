@@ -106,6 +106,7 @@ stderr.`,
 				a.startEntityEmbeddings(ctx)
 				a.startTextSigBackfill(ctx)
 				a.startAuditRetention(ctx, cfg.auditRetention)
+				a.startChangeLogPruning(ctx)
 				a.startJobs(ctx, cfg.files.workers, cfg.files.lease)
 				a.startFileRecovery(ctx)
 				a.started()
