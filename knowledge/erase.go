@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -152,6 +153,7 @@ func (s *Service) Erase(ctx context.Context, c Caller, req EraseRequest) (EraseR
 		res   EraseResult
 		e     graph.Erasure
 		files []string
+		vis   relationshipView
 	)
 	err = s.graph.Update(ctx, func(tx *graph.Tx) error {
 		res = EraseResult{Kind: req.Kind, IDs: ids, At: s.clock(), DryRun: req.DryRun}
@@ -168,6 +170,9 @@ func (s *Service) Erase(ctx context.Context, c Caller, req EraseRequest) (EraseR
 			}
 		}
 		if err := orphanSources(ctx, tx, c.UserID, &p); err != nil {
+			return err
+		}
+		if vis, err = visibleRelationships(ctx, tx, c, p.erasure.EntityIDs); err != nil {
 			return err
 		}
 		n, err := tx.Erase(ctx, p.erasure)
@@ -204,7 +209,7 @@ func (s *Service) Erase(ctx context.Context, c Caller, req EraseRequest) (EraseR
 		return nil
 	})
 	if errors.Is(err, errDryRun) {
-		return res, nil
+		return vis.redact(res), nil
 	}
 	if err != nil {
 		return EraseResult{}, fmt.Errorf("knowledge: erase: %w", err)
@@ -212,7 +217,65 @@ func (s *Service) Erase(ctx context.Context, c Caller, req EraseRequest) (EraseR
 	if err := s.eraseSourceMemories(ctx, c, mems, req.Reason, res); err != nil {
 		return EraseResult{}, err
 	}
-	return res, s.afterErase(ctx, c, req, e, files, &res)
+	err = s.afterErase(ctx, c, req, e, files, &res)
+	return vis.redact(res), err
+}
+
+// relationshipView is what a caller may see of the relationships an
+// erasure of entities removes: an answer says nothing of what the caller
+// may not read, and a relationship to an entity of a type it may not read
+// (or any relationship, without read on the graph) is such a thing.
+type relationshipView struct {
+	// all: the caller may see every live relationship of the erased
+	// entities, so the erasure's own counts (every period, every
+	// observation) say nothing more.
+	all bool
+	// live and observations count the live relationships it may see and
+	// their observations.
+	live, observations int
+}
+
+// visibleRelationships looks, before they go, at the live relationships of
+// the entities to erase.
+func visibleRelationships(ctx context.Context, tx *graph.Tx, c Caller, entityIDs []string) (relationshipView, error) {
+	graphRead := c.May(Read, ResourceGraph)
+	v := relationshipView{all: graphRead}
+	if len(entityIDs) == 0 {
+		return v, nil
+	}
+	edges, err := tx.Edges(ctx, graph.EdgeQuery{UserID: c.UserID, EntityIDs: entityIDs, Direction: graph.Both})
+	if err != nil {
+		return v, err
+	}
+	seen := map[string]bool{}
+	for _, e := range edges {
+		if seen[e.ID] {
+			continue // between two erased entities: listed from both ends
+		}
+		seen[e.ID] = true
+		if !graphRead || !c.readable(e.SourceType) || !c.readable(e.TargetType) {
+			v.all = false
+			continue
+		}
+		v.live++
+		v.observations += e.ObservationCount
+	}
+	if !graphRead {
+		v.live, v.observations = 0, 0
+	}
+	return v, nil
+}
+
+// redact returns res with relationship counts the caller may see: the
+// erasure's own when it may see them all, else those of the live
+// relationships it may see. The tombstone keeps the erasure's own.
+func (v relationshipView) redact(res EraseResult) EraseResult {
+	if v.all || res.Counts == nil {
+		return res
+	}
+	res.Counts = maps.Clone(res.Counts)
+	res.Counts["relationships"], res.Counts["relationship_observations"] = v.live, v.observations
+	return res
 }
 
 // sourceMemories returns the ids of the memories that name one of the

@@ -3,6 +3,7 @@ package mcp_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -402,5 +403,43 @@ func TestEraseClosesContradictions(t *testing.T) {
 	}
 	if review := mustJSON(t, e.mustCall(t, "review_memories", map[string]any{"action": "list"})); strings.Contains(review, ann) || strings.Contains(review, "Surgeon") {
 		t.Errorf("review still shows the erased entity's contradiction: %s", review)
+	}
+}
+
+// TestEraseCountsOnlyWhatTheCallerSees: erasing a person linked to a
+// company and to an invoice, an agent that may not read invoices is told
+// of the one relationship it can see (and its observation), never of the
+// one to the invoice; without read on the graph, of none; the owner, of
+// both.
+func TestEraseCountsOnlyWhatTheCallerSees(t *testing.T) {
+	e := newEnvWith(t, envOptions{contextStores: true})
+	round := 0
+	erase := func(who consent.Principal, dryRun bool) map[string]any {
+		t.Helper()
+		round++ // new entities each round: a dry run leaves the last ones
+		ann := storeOne(t, e, map[string]any{"entity_type": "person", "name": fmt.Sprint("Ann Lee ", round)})
+		acme := storeOne(t, e, map[string]any{"entity_type": "company", "name": fmt.Sprint("Acme ", round)})
+		inv := storeOne(t, e, map[string]any{"entity_type": "invoice", "invoice_number": fmt.Sprint("INV-", round), "vendor_name": "Acme"})
+		e.mustCall(t, "create_relationship", map[string]any{"relationship_type": "REFERS_TO", "source_entity_id": ann, "target_entity_id": acme})
+		e.mustCall(t, "create_relationship", map[string]any{"relationship_type": "REFERS_TO", "source_entity_id": inv, "target_entity_id": ann})
+		out, merr := e.callAs(t, who, "erase", map[string]any{"kind": "entity", "ids": []string{ann}, "dry_run": dryRun})
+		if merr != nil {
+			t.Fatalf("erase as %s: %v", who.AgentName, merr)
+		}
+		return out["counts"].(map[string]any)
+	}
+	narrow, _ := e.agent(t, e.owner.UserID, "narrow", [3]string{"read", "entities/*", "allow"}, [3]string{"read", "entities/invoice", "deny"},
+		[3]string{"read", "graph", "allow"}, [3]string{"delete", "entities/person", "allow"})
+	blind, _ := e.agent(t, e.owner.UserID, "blind", [3]string{"read", "entities/*", "allow"}, [3]string{"delete", "entities/person", "allow"})
+	for _, tc := range []struct {
+		who        consent.Principal
+		rels, robs float64
+	}{{narrow, 1, 1}, {blind, 0, 0}, {e.owner, 2, 2}} {
+		for _, dry := range []bool{true, false} {
+			c := erase(tc.who, dry)
+			if c["relationships"] != tc.rels || c["relationship_observations"] != tc.robs {
+				t.Errorf("%s (dry run %v): counts %v, want %v relationships and %v observations", tc.who.AgentName, dry, c, tc.rels, tc.robs)
+			}
+		}
 	}
 }
