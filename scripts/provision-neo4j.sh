@@ -143,6 +143,16 @@ stop_servers() {
 		fi
 		dirs+=("$dir")
 	done <"$RUNNING"
+	if [[ -z $only_stale ]] && ((${#pids[@]})); then
+		# The CPU the servers used, which the test binaries did not have
+		# on a small machine (fields 14 and 15 of /proc/PID/stat, in ticks).
+		local ticks=0 t
+		for pid in "${pids[@]}"; do
+			t=$(awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null) || continue
+			ticks=$((ticks + t))
+		done
+		log "stopping ${#pids[@]} server(s), which used $((ticks / $(getconf CLK_TCK))) s of CPU"
+	fi
 	stop_pids "${pids[@]}"
 	for dir in "${dirs[@]}"; do
 		[[ $dir == "$STATE"/run.* ]] && rm -rf "$dir"
@@ -217,6 +227,13 @@ server.memory.pagecache.size=${CAIRN_TEST_NEO4J_PAGECACHE:-128m}
 db.tx_log.rotation.retention_policy=2 files
 db.logs.query.enabled=OFF
 dbms.usage_report.enabled=false
+# Every test empties the database and fills it again, so the statistics a
+# cached plan was made with diverge at once, and after the default 10 s
+# every statement was planned anew: parsing and planning were half of the
+# servers' CPU (Java Flight Recorder, 2026-11-29). Scratch data needs no
+# fresher plans; graph/neo4j's tests cost the servers 180 s of CPU rather
+# than 227.
+dbms.cypher.min_replan_interval=1h
 EOF
 	local heap=${CAIRN_TEST_NEO4J_HEAP:-384m} java_opts=${CAIRN_TEST_NEO4J_JAVA_OPTS:--XX:+UseG1GC}
 	if ! NEO4J_HOME=$dir NEO4J_CONF=$dir/conf "$JAVA" -cp "$cp" org.neo4j.cli.AdminTool \
