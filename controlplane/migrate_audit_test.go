@@ -39,7 +39,7 @@ func TestMigrateAuditLog(t *testing.T) {
 			return db
 		}},
 		{"Postgres", migrations.Postgres, func(t *testing.T) *sql.DB {
-			db, err := sql.Open("pgx", pgtest.URL(t))
+			db, err := sql.Open("pgx", pgtest.EmptyURL(t))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -296,7 +296,7 @@ func TestConsoleInBrowser(t *testing.T) {
 			continue
 		}
 		t.Run(b.name, func(t *testing.T) {
-			w := newConsoleWorld(t, b.env(t)...)
+			w := newConsoleWorld(t, b.env(t, false)...)
 
 			out := screenshotDir(t, "cairn-console-e2e-")
 			t.Logf("console screenshots in %s", out)

@@ -327,8 +327,10 @@ func relationshipScenario(t *testing.T, cs *mcpsdk.ClientSession) {
 // e2eBackend is a store the end-to-end tests run the binary on.
 type e2eBackend struct {
 	name string
-	// env returns the environment that selects the store.
-	env func(t *testing.T) []string
+	// env returns the environment that selects a store of t's own: on a
+	// server, with every migration applied, or, when empty is set, with
+	// none (for the tests of migrating).
+	env func(t *testing.T, empty bool) []string
 	// usesDataDir says whether the store lives in --data-dir.
 	usesDataDir bool
 }
@@ -340,17 +342,28 @@ type e2eBackend struct {
 var e2eBackends = []e2eBackend{
 	// An empty CAIRN_DATABASE_URL counts as unset, whatever the test's own
 	// environment holds.
-	{"Embedded", func(*testing.T) []string { return []string{"CAIRN_DATABASE_URL="} }, true},
-	{"Postgres", func(t *testing.T) []string { return []string{"CAIRN_DATABASE_URL=" + pgtest.URL(t)} }, false},
-	{"Neo4j", splitEnv, false},
+	{"Embedded", func(*testing.T, bool) []string { return []string{"CAIRN_DATABASE_URL="} }, true},
+	{"Postgres", func(t *testing.T, empty bool) []string { return []string{"CAIRN_DATABASE_URL=" + pgURL(t, empty)} }, false},
+	{"Neo4j", splitEnvOf, false},
+}
+
+// pgURL returns a database of t's own (pgtest.URL), or an empty schema.
+func pgURL(t *testing.T, empty bool) string {
+	if empty {
+		return pgtest.EmptyURL(t)
+	}
+	return pgtest.URL(t)
 }
 
 // splitEnv selects the split deployment: a Neo4j server held by t alone
-// for the graph, and a PostgreSQL schema of t's own for everything else.
-func splitEnv(t *testing.T) []string {
+// for the graph, and a PostgreSQL database of t's own for everything else.
+func splitEnv(t *testing.T) []string { return splitEnvOf(t, false) }
+
+// splitEnvOf is splitEnv, with an empty PostgreSQL schema when empty is set.
+func splitEnvOf(t *testing.T, empty bool) []string {
 	t.Helper()
 	neo4jtest.SkipUnlessConfigured(t)
-	env := []string{"CAIRN_DATABASE_URL=" + pgtest.URL(t)}
+	env := []string{"CAIRN_DATABASE_URL=" + pgURL(t, empty)}
 	return append(env, neo4jtest.Take(t).Env()...)
 }
 
@@ -364,7 +377,7 @@ func forEachBackend(t *testing.T, fn func(t *testing.T, dataDir string, env []st
 	for _, b := range e2eBackends {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()
-			env := b.env(t)
+			env := b.env(t, false)
 			dataDir := filepath.Join(t.TempDir(), "data")
 			fn(t, dataDir, env)
 			if _, err := os.Stat(dataDir); !b.usesDataDir && err == nil {

@@ -22,7 +22,7 @@ func TestMigrateConcurrently(t *testing.T) {
 	}
 	for _, b := range e2eBackends {
 		t.Run(b.name, func(t *testing.T) {
-			env := b.env(t)
+			env := b.env(t, true)
 			dialect := migrations.Postgres
 			if b.usesDataDir {
 				dialect = migrations.SQLite
@@ -92,7 +92,7 @@ func TestMigrateStatusChangesNothing(t *testing.T) {
 	}
 	for _, b := range e2eBackends {
 		t.Run(b.name, func(t *testing.T) {
-			env := b.env(t)
+			env := b.env(t, true)
 			dialect := migrations.Postgres
 			if b.usesDataDir {
 				dialect = migrations.SQLite

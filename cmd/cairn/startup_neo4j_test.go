@@ -66,7 +66,7 @@ func TestNeo4jStartupErrors(t *testing.T) {
 			c := tc.config(t)
 			for _, command := range []string{"serve", "stdio", "migrate"} {
 				t.Run(command, func(t *testing.T) {
-					pg := pgtest.URL(t)
+					pg := pgtest.EmptyURL(t)
 					cmd := exec.Command(cairnBinary(t), command, "--data-dir", t.TempDir())
 					if command == "serve" {
 						cmd.Args = append(cmd.Args, "--addr", "127.0.0.1:0")
@@ -101,7 +101,7 @@ func withoutModelWarning(stderr string) string {
 	return strings.TrimSuffix(strings.Join(lines, ""), "\n")
 }
 
-// tablesIn counts the tables in the schema of a pgtest URL.
+// tablesIn counts the tables in the schema of a pgtest.EmptyURL.
 func tablesIn(t *testing.T, url string) int {
 	t.Helper()
 	ctx := t.Context()

@@ -15,7 +15,7 @@ import (
 )
 
 func TestOpenMigrates(t *testing.T) {
-	dsn := pgtest.URL(t)
+	dsn := pgtest.EmptyURL(t)
 	db, err := postgres.Open(t.Context(), dsn, postgres.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +86,7 @@ func TestOpenErrors(t *testing.T) {
 // and a second Migrate finds nothing to do.
 func TestMigrateAndStatus(t *testing.T) {
 	ctx := t.Context()
-	dsn := pgtest.URL(t)
+	dsn := pgtest.EmptyURL(t)
 	all, err := migrations.Load(migrations.Postgres)
 	if err != nil {
 		t.Fatal(err)

@@ -1,19 +1,25 @@
-// Package pgtest gives each test a PostgreSQL schema of its own, in a test
-// database on the server that CAIRN_TEST_DATABASE_URL names.
+// Package pgtest gives each test a PostgreSQL database or schema of its own,
+// on the server that CAIRN_TEST_DATABASE_URL names.
 //
 // Without that variable, tests that need PostgreSQL skip with one line that
 // says how to enable them; under CI=true they fail instead, so that a broken
 // provisioning step cannot pass as a green run. scripts/test sets the
 // variable (see scripts/provision-postgres.sh).
 //
-// Schemas rather than databases keep a store's setup cheap (CREATE SCHEMA is
-// fast; CREATE DATABASE copies a template), and let every package, and every
-// parallel test inside one, work side by side on the same server.
+// URL hands out a database copied from a template that holds every
+// migration, built once per set of migrations and shared by every test
+// binary on the server: a copy costs a fifth of the server's CPU that
+// creating a schema, migrating it and dropping it did (measured 2026-11-29:
+// 0.16 s against 0.72 s a test, for nearly 400 tests a run), and the
+// migration runner's advisory lock, which is per database, no longer
+// serialises the tests of every package. EmptyURL hands out an empty schema,
+// for the tests of migrating itself.
 package pgtest
 
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -26,6 +32,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/cairnkg/cairn/migrations"
 )
 
 // EnvURL names the server the tests use.
@@ -46,27 +55,44 @@ var setup struct {
 	err error
 }
 
-// URL returns the URL of a new, empty schema in the test database, with the
-// vector extension usable in it, and drops the schema when the test ends.
-// Connections made with the URL have search_path set to that schema.
+var template struct {
+	sync.Once
+	name string // of the template database
+	err  error
+}
+
+// URL returns the URL of a new database of the test's own, with the vector
+// extension and every PostgreSQL migration applied (a store opened on it
+// finds nothing to migrate), and drops the database when the test ends.
 func URL(t testing.TB) string {
 	t.Helper()
-	base := os.Getenv(EnvURL)
-	if base == "" {
-		msg := "postgres: " + EnvURL + " is not set; run scripts/test, or set it to a PostgreSQL server with pgvector, to run this test"
-		if inCI() {
-			t.Fatal(msg + " (CI=true: PostgreSQL tests may not be skipped)")
-		}
-		t.Skip(msg)
+	base := baseURL(t)
+	template.Do(func() { template.name, template.err = buildTemplate(base) })
+	if template.err != nil {
+		t.Fatalf("postgres: build the migrated template database: %v", template.err)
 	}
+	name := "t_" + randomHex()
+	exec(t, base, `CREATE DATABASE `+name+` TEMPLATE `+template.name)
+	// FORCE: a test that failed half-way may leave a pool open; its
+	// database goes all the same.
+	t.Cleanup(func() { exec(t, base, `DROP DATABASE IF EXISTS `+name+` WITH (FORCE)`) })
+	record(t)
+	return withDatabase(t, base, name)
+}
+
+// EmptyURL returns the URL of a new, empty schema in the test database,
+// with the vector extension usable in it, and drops the schema when the
+// test ends: for tests of what migrating does. Connections made with the
+// URL have search_path set to that schema.
+func EmptyURL(t testing.TB) string {
+	t.Helper()
+	base := baseURL(t)
 	setup.Do(func() { setup.url, setup.err = prepare(base) })
 	if setup.err != nil {
 		t.Fatalf("postgres: prepare the test database: %v", setup.err)
 	}
 
-	b := make([]byte, 8)
-	_, _ = rand.Read(b)
-	schema := "t_" + hex.EncodeToString(b)
+	schema := "t_" + randomHex()
 	exec(t, setup.url, `CREATE SCHEMA `+schema)
 	t.Cleanup(func() { exec(t, setup.url, `DROP SCHEMA `+schema+` CASCADE`) })
 	record(t)
@@ -79,6 +105,109 @@ func URL(t testing.TB) string {
 	q.Set("search_path", schema+",public")
 	u.RawQuery = q.Encode()
 	return u.String()
+}
+
+// baseURL returns the server's URL, or skips t (fails it under CI=true)
+// when there is none.
+func baseURL(t testing.TB) string {
+	t.Helper()
+	base := os.Getenv(EnvURL)
+	if base == "" {
+		msg := "postgres: " + EnvURL + " is not set; run scripts/test, or set it to a PostgreSQL server with pgvector, to run this test"
+		if inCI() {
+			t.Fatal(msg + " (CI=true: PostgreSQL tests may not be skipped)")
+		}
+		t.Skip(msg)
+	}
+	return base
+}
+
+func randomHex() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func withDatabase(t testing.TB, base, name string) string {
+	t.Helper()
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatalf("postgres: %v", err)
+	}
+	u.Path = "/" + name
+	return u.String()
+}
+
+// templateLock is the advisory lock, taken in the server's base database,
+// under which one process of a run builds the template while the others
+// wait for it ("cairntpl" in ASCII).
+const templateLock int64 = 0x636169726e74706c
+
+// buildTemplate returns the name of the template database for the current
+// migrations, building it unless it exists. The name carries a hash of the
+// migrations, so that a changed file builds a new template; the database
+// is built under another name and renamed when complete, so that a build
+// that dies half-way is never copied.
+func buildTemplate(base string) (string, error) {
+	all, err := migrations.Load(migrations.Postgres)
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	for _, m := range all {
+		fmt.Fprintf(h, "%d %s %d\n%s\n", m.Version, m.Name, len(m.SQL), m.SQL)
+	}
+	name := "cairn_tmpl_" + hex.EncodeToString(h.Sum(nil)[:8])
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, base)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, templateLock); err != nil {
+		return "", err
+	}
+	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, templateLock) //nolint:errcheck // the session ends next
+	var exists bool
+	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, name).Scan(&exists); err != nil {
+		return "", err
+	}
+	if exists {
+		return name, nil
+	}
+	building := name + "_building"
+	for _, sql := range []string{`DROP DATABASE IF EXISTS ` + building + ` WITH (FORCE)`, `CREATE DATABASE ` + building} {
+		if _, err := conn.Exec(ctx, sql); err != nil {
+			return "", fmt.Errorf("%s: %w", sql, err)
+		}
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		return "", err
+	}
+	u.Path = "/" + building
+	cfg, err := pgx.ParseConfig(u.String())
+	if err != nil {
+		return "", err
+	}
+	db := stdlib.OpenDB(*cfg)
+	if _, err := db.ExecContext(ctx, `CREATE EXTENSION IF NOT EXISTS vector SCHEMA public`); err != nil {
+		db.Close()
+		return "", fmt.Errorf("create extension vector: %w", err)
+	}
+	_, err = migrations.Apply(ctx, db, migrations.Postgres)
+	// Closed before the copies: PostgreSQL copies no database that has
+	// sessions.
+	db.Close()
+	if err != nil {
+		return "", err
+	}
+	if _, err := conn.Exec(ctx, `ALTER DATABASE `+building+` RENAME TO `+name); err != nil {
+		return "", err
+	}
+	return name, nil
 }
 
 // prepare creates the test database unless it exists, with the vector
