@@ -231,7 +231,7 @@ dbms.usage_report.enabled=false
 # cached plan was made with diverge at once, and after the default 10 s
 # every statement was planned anew: parsing and planning were half of the
 # servers' CPU (Java Flight Recorder, 2026-11-29). Scratch data needs no
-# fresher plans; graph/neo4j's tests cost the servers 180 s of CPU rather
+# fresher plans; graph/neo4j's tests cost two servers 180 s of CPU rather
 # than 227.
 dbms.cypher.min_replan_interval=1h
 EOF
