@@ -2,6 +2,7 @@ package vector
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"time"
 )
@@ -132,6 +133,11 @@ type ForgetDriver interface {
 	InsertTombstones(ctx context.Context, ts []Tombstone) error
 	// InsertVersions records versions (an import); each has an Embedding.
 	InsertVersions(ctx context.Context, vs []Version) error
+	// DropSpaces deletes the user's collections (their recorded spaces)
+	// that hold no memory, live or a version, and returns how many it
+	// deleted: erasing a user (cairn admin erase --user) leaves no
+	// collection name behind.
+	DropSpaces(ctx context.Context, userID string) (int, error)
 }
 
 // Compactor is an optional capability of a driver whose erased content
@@ -294,6 +300,15 @@ func (s *Store) InsertVersions(ctx context.Context, space Space, vs []Version) e
 		return nil
 	}
 	return s.d.InsertVersions(ctx, vs)
+}
+
+// DropSpaces deletes the user's collections that hold no memory, live or
+// a version (see ForgetDriver.DropSpaces).
+func (s *Store) DropSpaces(ctx context.Context, userID string) (int, error) {
+	if userID == "" {
+		return 0, errors.New("vector: drop spaces: a user id is required")
+	}
+	return s.d.DropSpaces(ctx, userID)
 }
 
 // Compact makes the driver's files hold nothing erased, when the driver

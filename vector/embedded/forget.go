@@ -314,3 +314,20 @@ func (d *Driver) InsertVersions(ctx context.Context, vs []vector.Version) error 
 		return nil
 	})
 }
+
+// DropSpaces implements vector.ForgetDriver.
+func (d *Driver) DropSpaces(ctx context.Context, userID string) (int, error) {
+	n := 0
+	err := d.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM memory_spaces AS s WHERE s.user_id = ?
+		AND NOT EXISTS (SELECT 1 FROM memories m WHERE m.user_id = s.user_id AND m.collection = s.collection)
+		AND NOT EXISTS (SELECT 1 FROM memory_versions v WHERE v.user_id = s.user_id AND v.collection = s.collection)`, userID)
+		if err != nil {
+			return fmt.Errorf("vector/embedded: drop spaces: %w", err)
+		}
+		k, err := res.RowsAffected()
+		n = int(k)
+		return err
+	})
+	return n, err
+}

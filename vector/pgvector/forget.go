@@ -208,3 +208,14 @@ func (d *Driver) InsertVersions(ctx context.Context, vs []vector.Version) error 
 	}
 	return nil
 }
+
+// DropSpaces implements vector.ForgetDriver.
+func (d *Driver) DropSpaces(ctx context.Context, userID string) (int, error) {
+	tag, err := d.pool.Exec(ctx, `DELETE FROM memory_spaces AS s WHERE s.user_id = $1
+		AND NOT EXISTS (SELECT 1 FROM memories m WHERE m.user_id = s.user_id AND m.collection = s.collection)
+		AND NOT EXISTS (SELECT 1 FROM memory_versions v WHERE v.user_id = s.user_id AND v.collection = s.collection)`, userID)
+	if err != nil {
+		return 0, fmt.Errorf("vector/pgvector: drop spaces: %w", err)
+	}
+	return int(tag.RowsAffected()), nil
+}

@@ -192,6 +192,38 @@ func testForget(t *testing.T, h Harness) {
 	if ts, _ := s.Tombstones(ctx, bob, nil); len(ts) != 0 {
 		t.Errorf("bob has alice's tombstones: %+v", ts)
 	}
+
+	// DropSpaces: alice's emptied collection goes; one that still holds a
+	// memory, or only a retracted version, stays, as do bob's.
+	d := save(t, s, testSpace, vector.Memory{UserID: alice, Collection: "kept", Text: "delta", Embedding: unit(32, 4)},
+		vector.Memory{UserID: alice, Collection: "retracted", Text: "echo", Embedding: unit(32, 5)})
+	if _, err := s.Retract(ctx, alice, []string{d[1].ID}, by); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.DropSpaces(ctx, alice); err != nil || n != 1 {
+		t.Errorf("DropSpaces = %d, %v; want 1 (notes)", n, err)
+	}
+	names := func(user string) []string {
+		t.Helper()
+		cs, err := s.Collections(ctx, user, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, c := range cs {
+			out = append(out, c.Name)
+		}
+		return out
+	}
+	if got := names(alice); !slices.Equal(got, []string{"kept", "retracted"}) {
+		t.Errorf("alice's collections after DropSpaces: %v; want [kept retracted]", got)
+	}
+	if got := names(bob); !slices.Equal(got, []string{"notes"}) {
+		t.Errorf("bob's collections after alice's DropSpaces: %v", got)
+	}
+	if n, err := s.DropSpaces(ctx, alice); err != nil || n != 0 {
+		t.Errorf("DropSpaces again = %d, %v; want 0", n, err)
+	}
 }
 
 // testForgetImport checks that versions and tombstones an import brings
