@@ -217,6 +217,25 @@ func (s *Store) StoredFiles(ctx context.Context, userID string) ([]files.File, e
 	return out, wrap("stored files", rows.Err())
 }
 
+// FileIDs returns the ids of all of a user's files, pending ones
+// included, by id: what erasing the user must remove.
+func (s *Store) FileIDs(ctx context.Context, userID string) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id FROM cairn_files WHERE user_id = $1 ORDER BY id`, userID)
+	if err != nil {
+		return nil, wrap("file ids", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, wrap("file ids", err)
+		}
+		out = append(out, id)
+	}
+	return out, wrap("file ids", rows.Err())
+}
+
 // UsedBytes is the total size of a user's files, pending ones included.
 func (s *Store) UsedBytes(ctx context.Context, userID string) (int64, error) {
 	var n sql.NullInt64

@@ -1,0 +1,270 @@
+package controlplane
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// A user's erasure (cairn admin erase --user, issue 37, docs/forgetting.md)
+// runs in steps over every store; UserErasure is its job record, which
+// makes a run that stops resumable: the next run of the same user's
+// erasure takes it up at the step it had reached.
+
+// UserErasure is the record of one erasure of all of a user's data.
+type UserErasure struct {
+	ID     string
+	UserID string
+	// Status is "running" or "done".
+	Status string
+	// Phase is the first step not yet done ("" once done).
+	Phase string
+	// Counts is how many rows of each kind the steps done so far erased.
+	Counts     map[string]int
+	Actor      string
+	Reason     string
+	StartedAt  time.Time
+	UpdatedAt  time.Time
+	FinishedAt time.Time
+}
+
+// The states of a UserErasure.
+const (
+	ErasureRunning = "running"
+	ErasureDone    = "done"
+)
+
+const erasureCols = `id, user_id, status, phase, counts, actor, reason, started_at, updated_at, finished_at`
+
+func scanErasure(row interface{ Scan(...any) error }) (UserErasure, error) {
+	var e UserErasure
+	var counts string
+	var started, updated int64
+	var finished sql.NullInt64
+	if err := row.Scan(&e.ID, &e.UserID, &e.Status, &e.Phase, &counts, &e.Actor, &e.Reason, &started, &updated, &finished); err != nil {
+		return e, err
+	}
+	if err := json.Unmarshal([]byte(counts), &e.Counts); err != nil {
+		return e, fmt.Errorf("erasure %s: counts: %w", e.ID, err)
+	}
+	e.StartedAt = time.UnixMicro(started).UTC()
+	e.UpdatedAt = time.UnixMicro(updated).UTC()
+	e.FinishedAt = fromMicros(finished)
+	return e, nil
+}
+
+// BeginUserErasure returns the user's running erasure, with resumed true,
+// or records a new one at phase first. Concurrent callers agree on one.
+func (s *Store) BeginUserErasure(ctx context.Context, userID, first, actor, reason string) (e UserErasure, resumed bool, err error) {
+	err = s.tx(ctx, erasureLockKey(userID), func(tx *sql.Tx) error {
+		e, err = scanErasure(tx.QueryRowContext(ctx, `SELECT `+erasureCols+` FROM user_erasures WHERE user_id = $1 AND status = $2`, userID, ErasureRunning))
+		if err == nil {
+			resumed = true
+			return nil
+		}
+		if !isNoRows(err) {
+			return wrap("read erasure", err)
+		}
+		now := s.now().UTC().Truncate(time.Microsecond)
+		e = UserErasure{ID: newID("era_"), UserID: userID, Status: ErasureRunning, Phase: first, Counts: map[string]int{},
+			Actor: actor, Reason: reason, StartedAt: now, UpdatedAt: now}
+		_, err = tx.ExecContext(ctx, `INSERT INTO user_erasures (id, user_id, status, phase, counts, actor, reason, started_at, updated_at)
+			VALUES ($1, $2, $3, $4, '{}', $5, $6, $7, $7)`, e.ID, userID, ErasureRunning, first, actor, reason, micros(now))
+		return wrap("begin erasure", err)
+	})
+	return e, resumed, err
+}
+
+// erasureLockKey is the advisory lock that serialises beginning a user's
+// erasure on PostgreSQL (SQLite serialises every write transaction).
+func erasureLockKey(userID string) int64 { return fileQuotaLockKey("erasure:" + userID) }
+
+// ProgressUserErasure records that the running erasure id has reached
+// phase with counts.
+func (s *Store) ProgressUserErasure(ctx context.Context, id, phase string, counts map[string]int) error {
+	b, err := json.Marshal(counts)
+	if err != nil {
+		return err
+	}
+	res, err := s.db.ExecContext(ctx, `UPDATE user_erasures SET phase = $2, counts = $3, updated_at = $4 WHERE id = $1 AND status = $5`,
+		id, phase, string(b), micros(s.now()), ErasureRunning)
+	if err != nil {
+		return wrap("erasure progress", err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return fmt.Errorf("controlplane: erasure %s is not running: %w", id, ErrNotFound)
+	}
+	return nil
+}
+
+// ErasedUser reports whether the user with this id was erased (an
+// erasure of it is done).
+func (s *Store) ErasedUser(ctx context.Context, userID string) (bool, error) {
+	var n int
+	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM user_erasures WHERE user_id = $1 AND status = $2`, userID, ErasureDone).Scan(&n)
+	return n > 0, wrap("erased user", err)
+}
+
+// UserErasures returns the most recent erasures, newest first.
+func (s *Store) UserErasures(ctx context.Context, limit int) ([]UserErasure, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+erasureCols+` FROM user_erasures ORDER BY started_at DESC, id LIMIT $1`, limit)
+	if err != nil {
+		return nil, wrap("erasures", err)
+	}
+	defer rows.Close()
+	var out []UserErasure
+	for rows.Next() {
+		e, err := scanErasure(rows)
+		if err != nil {
+			return nil, wrap("erasures", err)
+		}
+		out = append(out, e)
+	}
+	return out, wrap("erasures", rows.Err())
+}
+
+// userRecordTables are the control-plane tables that hold a user's records,
+// in the order the last step of an erasure deletes them (what refers to a
+// row before the row), with the condition that selects the user's rows ($1
+// is the user id). The audit log is not among them: it holds no content
+// and stays the record of who did what (its retention ages it out), nor
+// are the tombstones and user_erasures, which are what an erasure leaves.
+var userRecordTables = []struct{ table, where string }{
+	{"contradictions", "user_id = $1"},
+	{"rejected_observations", "user_id = $1"},
+	{"graph_retractions", "user_id = $1"},
+	{"profile_changes", "user_id = $1"},
+	{"profiles", "user_id = $1"},
+	{"schema_recommendations", "user_id = $1"},
+	{"schema_settings", "user_id = $1"},
+	{"schema_versions", "owner_id = $1"},
+	{"cairn_relationship_types", "user_id = $1"},
+	{"cairn_jobs", "user_id = $1"},
+	{"oauth_tokens", "client_id IN (SELECT id FROM oauth_clients WHERE user_id = $1)"},
+	{"oauth_clients", "user_id = $1"},
+	{"rate_limits", "key_id IN (SELECT id FROM api_keys WHERE user_id = $1)"},
+	{"api_keys", "user_id = $1"},
+	{"consent_rules", "user_id = $1"},
+	{"agents", "user_id = $1"},
+	{"users", "id = $1"},
+}
+
+// UserRecords counts the user's rows of each control-plane table the last
+// step of an erasure deletes (what a dry run reports), by table.
+func (s *Store) UserRecords(ctx context.Context, userID string) (map[string]int, error) {
+	out := map[string]int{}
+	for _, t := range userRecordTables {
+		var n int
+		if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM `+t.table+` WHERE `+t.where, userID).Scan(&n); err != nil {
+			return nil, wrap("count "+t.table, err)
+		}
+		if n > 0 {
+			out[t.table] = n
+		}
+	}
+	return out, nil
+}
+
+// RevokeUserAccess is an erasure's first step: no key or OAuth token of
+// the user authenticates any more, and the user's queued interpretation
+// jobs are cancelled and running ones asked to stop, so that nothing
+// writes the user's data while it is erased. It returns how many keys and
+// tokens went and how many jobs it cancelled.
+func (s *Store) RevokeUserAccess(ctx context.Context, userID string) (map[string]int, error) {
+	out := map[string]int{}
+	now := micros(s.now())
+	err := s.tx(ctx, 0, func(tx *sql.Tx) error {
+		clear(out)
+		for _, st := range []struct{ kind, sql string }{
+			{"oauth_tokens", `DELETE FROM oauth_tokens WHERE client_id IN (SELECT id FROM oauth_clients WHERE user_id = $1)`},
+			{"rate_limits", `DELETE FROM rate_limits WHERE key_id IN (SELECT id FROM api_keys WHERE user_id = $1)`},
+			{"api_keys", `DELETE FROM api_keys WHERE user_id = $1`},
+			{"jobs_cancelled", `UPDATE cairn_jobs SET status = 'cancelled', stage = 'cancelled', cancel_requested = 1,
+				finished_at = $2, updated_at = $2 WHERE user_id = $1 AND status = 'queued'`},
+			{"jobs_stopping", `UPDATE cairn_jobs SET cancel_requested = 1, updated_at = $2 WHERE user_id = $1 AND status = 'running'`},
+		} {
+			args := []any{userID}
+			if st.kind == "jobs_cancelled" || st.kind == "jobs_stopping" {
+				args = append(args, now)
+			}
+			res, err := tx.ExecContext(ctx, st.sql, args...)
+			if err != nil {
+				return wrap("revoke "+st.kind, err)
+			}
+			n, err := res.RowsAffected()
+			if err != nil {
+				return wrap("revoke "+st.kind, err)
+			}
+			if n > 0 {
+				out[st.kind] = int(n)
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// ErrUserHasFiles means an erasure's last step found files of the user
+// still stored: their bytes must go first (files.Service.EraseFile).
+var ErrUserHasFiles = errors.New("controlplane: the user still has stored files")
+
+// FinishUserErasure is an erasure's last step: it deletes the user's
+// records from every control-plane table (userRecordTables), the user
+// record last, and marks the erasure done with counts plus what it
+// deleted, in one transaction: a run that stops before it commits leaves
+// the user to resume the erasure by name. It returns the erasure as done.
+func (s *Store) FinishUserErasure(ctx context.Context, id string, counts map[string]int) (UserErasure, error) {
+	var out UserErasure
+	err := s.tx(ctx, 0, func(tx *sql.Tx) error {
+		e, err := scanErasure(tx.QueryRowContext(ctx, `SELECT `+erasureCols+` FROM user_erasures WHERE id = $1`, id))
+		if isNoRows(err) {
+			return fmt.Errorf("controlplane: erasure %s: %w", id, ErrNotFound)
+		}
+		if err != nil {
+			return wrap("finish erasure", err)
+		}
+		if e.Status != ErasureRunning {
+			return fmt.Errorf("controlplane: erasure %s is %s", id, e.Status)
+		}
+		var files int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM cairn_files WHERE user_id = $1`, e.UserID).Scan(&files); err != nil {
+			return wrap("finish erasure", err)
+		}
+		if files > 0 {
+			return fmt.Errorf("%w (%d)", ErrUserHasFiles, files)
+		}
+		total := make(map[string]int, len(counts)+len(userRecordTables))
+		for k, v := range counts {
+			total[k] = v
+		}
+		for _, t := range userRecordTables {
+			res, err := tx.ExecContext(ctx, `DELETE FROM `+t.table+` WHERE `+t.where, e.UserID)
+			if err != nil {
+				return wrap("erase "+t.table, err)
+			}
+			n, err := res.RowsAffected()
+			if err != nil {
+				return wrap("erase "+t.table, err)
+			}
+			if n > 0 {
+				total[t.table] += int(n)
+			}
+		}
+		b, err := json.Marshal(total)
+		if err != nil {
+			return err
+		}
+		now := s.now().UTC().Truncate(time.Microsecond)
+		if _, err := tx.ExecContext(ctx, `UPDATE user_erasures SET status = $2, phase = '', counts = $3, updated_at = $4, finished_at = $4 WHERE id = $1`,
+			id, ErasureDone, string(b), micros(now)); err != nil {
+			return wrap("finish erasure", err)
+		}
+		e.Status, e.Phase, e.Counts, e.UpdatedAt, e.FinishedAt = ErasureDone, "", total, now, now
+		out = e
+		return nil
+	})
+	return out, err
+}
