@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
-
 	"github.com/cairnkg/cairn/consent"
 	"github.com/cairnkg/cairn/db/postgres"
 	"github.com/cairnkg/cairn/graph"
@@ -155,21 +153,14 @@ func TestEraseEntityLeavesNoTrace(t *testing.T) {
 // Neo4j database holds marker.
 func neo4jHolds(t *testing.T, srv *neo4jtest.Server, marker string) bool {
 	t.Helper()
-	res, err := neo4j.ExecuteQuery(t.Context(), srv.Driver, `
-		CALL () { MATCH (n) RETURN [k IN keys(n) | n[k]] AS vs
-		  UNION ALL MATCH ()-[r]->() RETURN [k IN keys(r) | r[k]] AS vs }
-		WITH [v IN vs | toLower(coalesce(toStringOrNull(v),
-		  reduce(s = '', x IN CASE WHEN v IS :: LIST<ANY> THEN v ELSE [] END | s + ' ' + coalesce(toStringOrNull(x), ''))))] AS vs
-		WITH vs WHERE any(v IN vs WHERE v CONTAINS $m)
-		RETURN count(*) AS n`, map[string]any{"m": marker}, neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(srv.Config.Database))
+	n, err := neo4jtest.Holds(t.Context(), srv.Driver, srv.Config.Database, marker)
 	if err != nil {
-		t.Fatalf("search Neo4j: %v", err)
+		t.Fatal(err)
 	}
-	n, _ := res.Records[0].Get("n")
-	if n.(int64) > 0 {
+	if n > 0 {
 		t.Logf("Neo4j holds the marker in %d nodes or relationships", n)
 	}
-	return n.(int64) > 0
+	return n > 0
 }
 
 // newExport returns a new export of every user of the env, with vectors,

@@ -262,3 +262,22 @@ func tryLock(c graphneo4j.Config) (*fileLock, error) {
 
 // String names the server for messages.
 func (s *Server) String() string { return fmt.Sprintf("%s/%s", s.Config.URI, s.Config.Database) }
+
+// Holds returns how many nodes and relationships of the database have a
+// property whose value (or an element of a list value), as lower-case
+// text, contains s: the proofs of erasure (issue 37) search every property
+// for a marker string.
+func Holds(ctx context.Context, drv neo4j.DriverWithContext, database, s string) (int64, error) {
+	res, err := neo4j.ExecuteQuery(ctx, drv, `
+		CALL () { MATCH (n) RETURN [k IN keys(n) | n[k]] AS vs
+		  UNION ALL MATCH ()-[r]->() RETURN [k IN keys(r) | r[k]] AS vs }
+		WITH [v IN vs | toLower(coalesce(toStringOrNull(v),
+		  reduce(s = '', x IN CASE WHEN v IS :: LIST<ANY> THEN v ELSE [] END | s + ' ' + coalesce(toStringOrNull(x), ''))))] AS vs
+		WITH vs WHERE any(v IN vs WHERE v CONTAINS $m)
+		RETURN count(*) AS n`, map[string]any{"m": strings.ToLower(s)}, neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(database))
+	if err != nil {
+		return 0, fmt.Errorf("neo4jtest: search for a string: %w", err)
+	}
+	n, _ := res.Records[0].Get("n")
+	return n.(int64), nil
+}
