@@ -28,7 +28,8 @@ const adminUsage = `admin user create NAME | user list
        cairn admin audit [--user NAME] [--agent AGENT] [--tool TOOL] [--decision allow|deny] [--since WHEN] [--limit N] [--json]
        cairn admin schema list [--user NAME] | schema register [--user NAME] [--inactive] FILE
        cairn admin schema activate [--user NAME] TYPE VERSION | schema auto-enhance [--user NAME] on|off
-       cairn admin erase [--user NAME] --entity IDS | --source IDS [--reason TEXT] [--dry-run] | erase --user NAME [--dry-run]`
+       cairn admin erase [--user NAME] --entity IDS | --source IDS [--reason TEXT] [--dry-run]
+       cairn admin erase --user NAME [--reason TEXT] [--dry-run] | erasures [--limit N]`
 
 func adminCommand() *command {
 	return &command{
@@ -69,25 +70,33 @@ Flags of the subcommands (anywhere after the subcommand):
   --resource PATTERN   consent allow|deny: the resource pattern
   --action read|write|delete  consent allow|deny: the action
   --tool, --decision allow|deny, --since WHEN, --limit N, --json   audit filters
+                       (audit --user also takes the id of an erased user)
   --inactive           schema register: store the version without activating it
   --entity ID[,ID…], --source ID[,ID…], --reason TEXT, --dry-run   erase
+  --blob-url URL       erase: the bucket of stored files, as serve's (default <data-dir>/blobs)
 
 Erase (docs/forgetting.md): admin erase --entity IDS or --source IDS removes
 those entities with everything derived from them, or those sources with
 everything they produced, of --user (default: the owner), leaving
-tombstones; admin erase --user NAME alone erases every entity of that user,
-100 at a time with progress on stderr (run it again after an interruption:
-it goes on with what is left). --dry-run changes nothing and lists what
-would go. Each erasure is recorded in the audit log. It opens the whole
+tombstones. admin erase --user NAME alone erases all of that user's data
+in every store, the user record last: first their keys and OAuth tokens
+stop working and their jobs are cancelled, then entities and sources (100
+at a time, with progress on stderr), memories and collections, files, and
+last their profile, agents, consent rules, schemas and the user. It runs
+as a job: a run that stops (a crash, Ctrl-C) is resumed where it stopped by
+running the same command again. admin erasures lists the erasures of
+users, running or done. --dry-run changes nothing and lists what would go.
+Each erasure is recorded in the audit log, which is kept (it holds no
+content). It opens the whole
 store (as cairn serve would: --neo4j-uri for a split deployment).`,
-		env: commonEnv,
+		env: append(commonEnv[:len(commonEnv):len(commonEnv)], envVar{"blob-url", "CAIRN_BLOB_URL"}),
 		setup: func(fs *flag.FlagSet) runFunc {
 			// The common flags may come before the subcommand too: cairn
 			// admin --data-dir d key list.
-			var top commonFlags
-			top.register(fs)
+			var top adminFlags
+			top.registerStores(fs)
 			return func(ctx context.Context, env *environment) error {
-				return runAdmin(ctx, env, fs.Args(), top)
+				return runAdmin(ctx, env, fs.Args(), fs)
 			}
 		},
 	}
@@ -109,20 +118,29 @@ type adminFlags struct {
 	asJSON   bool
 	inactive bool
 	// erase
-	entity string
-	source string
-	reason string
-	dryRun bool
+	blobURL string
+	entity  string
+	source  string
+	reason  string
+	dryRun  bool
 }
 
-// runAdmin parses `admin <noun> <verb> …` and runs it.
-func runAdmin(ctx context.Context, env *environment, args []string, top commonFlags) error {
+// registerStores registers the flags that select the stores: the common
+// ones and the file bucket (erase removes files' bytes).
+func (f *adminFlags) registerStores(fs *flag.FlagSet) {
+	f.common.register(fs)
+	fs.StringVar(&f.blobURL, "blob-url", "", "erase: bucket of stored files, as serve's --blob-url; default <data-dir>/blobs on the embedded store")
+}
+
+// runAdmin parses `admin <noun> <verb> …` and runs it; top holds the flags
+// given before the subcommand, with the environment applied.
+func runAdmin(ctx context.Context, env *environment, args []string, top *flag.FlagSet) error {
 	if len(args) == 0 {
-		return usageError{"admin needs a command: user, agent, key, consent, audit, schema or erase (see cairn admin --help)"}
+		return usageError{"admin needs a command: user, agent, key, consent, audit, schema, erase or erasures (see cairn admin --help)"}
 	}
 	noun, rest := args[0], args[1:]
 	verb := ""
-	if noun != "audit" && noun != "erase" {
+	if noun != "audit" && noun != "erase" && noun != "erasures" {
 		if len(rest) == 0 {
 			return usageError{fmt.Sprintf("admin %s needs a subcommand (see cairn admin --help)", noun)}
 		}
@@ -131,7 +149,7 @@ func runAdmin(ctx context.Context, env *environment, args []string, top commonFl
 	var f adminFlags
 	fs := flag.NewFlagSet("cairn admin", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	f.common.register(fs)
+	f.registerStores(fs)
 	fs.StringVar(&f.user, "user", "", "the user to act for (default: the owner)")
 	fs.StringVar(&f.agent, "agent", "", "the agent")
 	fs.StringVar(&f.expires, "expires", "", "key lifetime, e.g. 30d or 12h (default: never)")
@@ -140,7 +158,7 @@ func runAdmin(ctx context.Context, env *environment, args []string, top commonFl
 	fs.StringVar(&f.tool, "tool", "", "audit: only this tool")
 	fs.StringVar(&f.decision, "decision", "", "audit: allow or deny")
 	fs.StringVar(&f.since, "since", "", "audit: records since a duration ago (1h, 7d) or an RFC 3339 time")
-	fs.IntVar(&f.limit, "limit", 50, "audit: most records")
+	fs.IntVar(&f.limit, "limit", 50, "audit, erasures: most records")
 	fs.BoolVar(&f.asJSON, "json", false, "audit: one JSON object per line")
 	fs.BoolVar(&f.inactive, "inactive", false, "schema register: do not activate the version")
 	fs.StringVar(&f.entity, "entity", "", "erase: entity ids, comma-separated")
@@ -151,21 +169,18 @@ func runAdmin(ctx context.Context, env *environment, args []string, top commonFl
 	if err != nil {
 		return usageError{fmt.Sprintf("admin %s %s: %v", noun, verb, err)}
 	}
-	// Common flags not given after the subcommand keep their value from
+	// Store flags not given after the subcommand keep their value from
 	// before it, which already has the environment applied.
 	given := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
-	if !given["data-dir"] {
-		f.common.dataDir = top.dataDir
-	}
-	if !given["database-url"] {
-		f.common.databaseURL = top.databaseURL
-	}
-	if !given["log-level"] {
-		f.common.logLevel = top.logLevel
-	}
-	if !given["log-format"] {
-		f.common.logFormat = top.logFormat
+	var bad error
+	top.VisitAll(func(fl *flag.Flag) {
+		if !given[fl.Name] && bad == nil {
+			bad = fs.Set(fl.Name, fl.Value.String())
+		}
+	})
+	if bad != nil {
+		return bad
 	}
 	log, err := f.common.logger(env.stderr)
 	if err != nil {
@@ -202,6 +217,8 @@ func runAdmin(ctx context.Context, env *environment, args []string, top commonFl
 		return a.audit(ctx)
 	case "erase ":
 		return a.erase(ctx, log)
+	case "erasures ":
+		return a.erasures(ctx)
 	case "schema list":
 		return a.schemaList(ctx)
 	case "schema register":
@@ -524,6 +541,13 @@ func (a *admin) audit(ctx context.Context) error {
 		return err
 	}
 	u, err := a.user(ctx)
+	if errors.Is(err, controlplane.ErrNotFound) {
+		// An erased user's records stay: --user takes the user's id, which
+		// cairn admin erasures lists.
+		if erased, eerr := a.store.ErasedUser(ctx, a.f.user); eerr == nil && erased {
+			u, err = consent.User{ID: a.f.user}, nil
+		}
+	}
 	if err != nil {
 		return err
 	}

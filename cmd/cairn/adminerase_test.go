@@ -37,24 +37,7 @@ func TestAdminErase(t *testing.T) {
 	if audit := cairnAdmin(t, nil, false, append([]string{"audit", "--tool", "admin erase"}, dd...)...); !strings.Contains(audit, "admin erase") || strings.Contains(audit, "request 42") {
 		t.Errorf("audit = %s", audit)
 	}
-	// The whole user: a dry run counts Ada and changes nothing, the run
-	// erases her.
-	var ownerName string
-	for _, line := range strings.Split(cairnAdmin(t, nil, false, append([]string{"user", "list"}, dd...)...), "\n") {
-		if f := strings.Fields(line); len(f) == 3 && f[2] == "true" {
-			ownerName = f[0]
-		}
-	}
-	if out := cairnAdmin(t, nil, false, append([]string{"erase", "--user", ownerName, "--dry-run"}, dd...)...); !strings.Contains(out, "1 entities") {
-		t.Errorf("erase --user --dry-run printed %q", out)
-	}
-	callTool(t, owner, "retrieve_entity_snapshot", map[string]any{"entity_id": ada})
-	if out := cairnAdmin(t, nil, false, append([]string{"erase", "--user", ownerName}, dd...)...); !strings.Contains(out, "1 entities") {
-		t.Errorf("erase --user printed %q", out)
-	}
-	if e := callToolError(t, owner, "retrieve_entity_snapshot", map[string]any{"entity_id": ada}); e["code"] != "ENTITY_NOT_FOUND" {
-		t.Errorf("after erase --user: %v", e)
-	}
+	// All of a user's data: TestAdminEraseUser (eraseuser_test.go).
 	if msg := cairnAdmin(t, nil, true, append([]string{"erase"}, dd...)...); !strings.Contains(msg, "--entity") {
 		t.Errorf("erase without a target: %s", msg)
 	}
