@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/cairnkg/cairn/consent"
 	"github.com/cairnkg/cairn/db/postgres"
@@ -30,8 +33,9 @@ func storeOne(t *testing.T, e *env, ent map[string]any) string {
 // identifiers and a relationship's metadata is, once the entity is erased,
 // in no byte of the SQLite files (after the store's own compaction) and in
 // no row of any PostgreSQL table; entity search finds it by neither
-// keyword nor meaning; contexts and relationship listings do not show it;
-// a new export holds none of it; the audit log records the erasure.
+// keyword nor meaning; contexts, relationship listings, traversals and
+// MCP resources (its own read as not found) do not show it; a new export
+// holds none of it; the audit log records the erasure.
 func TestEraseEntityLeavesNoTrace(t *testing.T) {
 	// The split deployment's graph is in Neo4j: its nodes and
 	// relationships are searched for the marker too.
@@ -72,6 +76,12 @@ func TestEraseEntityLeavesNoTrace(t *testing.T) {
 			if ids := found(marker, false); len(ids) != 1 || ids[0] != ann {
 				t.Fatalf("before the erasure the marker finds %v, want [%s]", ids, ann)
 			}
+			cs := e.connect(t)
+			views := erasedEntityViews{id: ann, marker: marker, related: acme,
+				own:   []string{"cairn://entity/" + ann, "cairn://entity/" + ann + "/observations", "cairn://entity/" + ann + "/relationships", "cairn://source/" + stored["source_id"].(string)},
+				lists: []string{"cairn://entities/person", "cairn://entity/" + acme + "/relationships", "cairn://timeline/1980", "cairn://timeline/1980-02"},
+			}
+			views.check(t, e, cs, false)
 			if err := e.stores.memories.Compact(ctx); err != nil {
 				t.Fatalf("compact: %v", err)
 			}
@@ -111,6 +121,7 @@ func TestEraseEntityLeavesNoTrace(t *testing.T) {
 			if _, merr := e.call(t, "retrieve_entity_snapshot", map[string]any{"entity_id": ann}); merr == nil || merr.Body.Code != "ENTITY_NOT_FOUND" {
 				t.Errorf("the erased entity's snapshot: %v", merr)
 			}
+			views.check(t, e, cs, true)
 			rels := e.mustCall(t, "list_relationships", map[string]any{"entity_id": acme})
 			if s := mustJSON(t, rels); strings.Contains(s, ann) || strings.Contains(s, marker) {
 				t.Errorf("list_relationships still shows the erased entity: %s", s)
@@ -146,6 +157,69 @@ func TestEraseEntityLeavesNoTrace(t *testing.T) {
 				t.Errorf("erasing again: %v", merr)
 			}
 		})
+	}
+}
+
+// erasedEntityViews are the reads that show an entity before its
+// erasure and must not after: its MCP resources, and a traversal from the
+// other end of its relationship.
+type erasedEntityViews struct {
+	id, marker string
+	// related is an entity at the other end of one of its relationships,
+	// which outlives it: traversals start there.
+	related string
+	// own are the resources of the entity alone (itself, its
+	// observations, the source that made it): after the erasure each
+	// reads as not found.
+	own []string
+	// lists are resources that list it among others (its type's
+	// collection, the other end's relationships, the timeline of its
+	// birthday): after the erasure each still reads, without its id or
+	// the marker.
+	lists []string
+}
+
+// check reads every view as cs's caller, before (erased false) or after
+// the erasure: before, each must show the entity, so that after, not
+// showing it proves something.
+func (v erasedEntityViews) check(t *testing.T, e *env, cs *mcpsdk.ClientSession, erased bool) {
+	t.Helper()
+	shows := func(s string) bool { return strings.Contains(s, v.id) || strings.Contains(s, v.marker) }
+	for _, uri := range append(slices.Clone(v.own), v.lists...) {
+		got, err := readResource(t, cs, uri)
+		switch {
+		case !erased && (err != nil || !strings.Contains(mustJSON(t, got), v.id)):
+			t.Fatalf("before the erasure %s reads %v, %v; want it to show %s", uri, got, err, v.id)
+		case erased && slices.Contains(v.own, uri) && (err == nil || !strings.Contains(strings.ToLower(err.Error()), "not found")):
+			t.Errorf("after the erasure %s reads %v, %v; want not found", uri, got, err)
+		case erased && slices.Contains(v.lists, uri) && (err != nil || shows(mustJSON(t, got))):
+			t.Errorf("after the erasure %s reads %v, %v; want it without the entity", uri, got, err)
+		}
+	}
+	// resources/list: the timeline of the birthday, the only event,
+	// is listed before and not after; the people's collection stays
+	// (another person) with its count one lower.
+	res, err := cs.ListResources(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]string{}
+	for _, r := range res.Resources {
+		listed[r.URI] = r.Title
+	}
+	if _, ok := listed["cairn://timeline/1980"]; ok == erased || listed["cairn://entities/person"] != map[bool]string{false: "person (2)", true: "person (1)"}[erased] ||
+		shows(mustJSON(t, res)) {
+		t.Errorf("resources/list (erased %v): %v", erased, listed)
+	}
+	// A traversal from the company reaches the entity only before.
+	for _, tool := range []string{"retrieve_related_entities", "retrieve_graph_neighborhood"} {
+		args := map[string]any{"entity_id": v.related, "max_hops": 2}
+		if tool == "retrieve_graph_neighborhood" {
+			args = map[string]any{"node_id": v.related, "node_type": "entity"}
+		}
+		if got := mustJSON(t, e.mustCall(t, tool, args)); shows(got) == erased {
+			t.Errorf("%s from the other end (erased %v): %s", tool, erased, got)
+		}
 	}
 }
 

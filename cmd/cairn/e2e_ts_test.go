@@ -55,7 +55,23 @@ type tsScenarioResult struct {
 	ImportedInMarch []string `json:"imported_in_march"`
 	// MemoryErased is how many memories delete_memory erased (the scenario
 	// fails if a search still finds it).
-	MemoryErased    int      `json:"memory_erased"`
+	MemoryErased int `json:"memory_erased"`
+	// Retraction is what the scenario saw retracting the newer of two
+	// stored titles: the title before and after, and whether each id
+	// (the retracted observation, the entity recomputed, the observation
+	// and source the snapshot and the provenance name) was the one it
+	// should be.
+	Retraction struct {
+		TitleBefore                  any  `json:"title_before"`
+		BeforeFromNewer              bool `json:"before_from_newer"`
+		Retracted                    bool `json:"retracted"`
+		Recomputed                   bool `json:"recomputed"`
+		TitleAfter                   any  `json:"title_after"`
+		SnapshotFromOlder            bool `json:"snapshot_from_older"`
+		ProvenanceValue              any  `json:"provenance_value"`
+		ProvenanceObservationIsOlder bool `json:"provenance_observation_is_older"`
+		ProvenanceSourceIsOlder      bool `json:"provenance_source_is_older"`
+	} `json:"retraction"`
 	ContextEntities []string `json:"context_entities"`
 	SchemaCreated   []string `json:"schema_created"`
 	RecipeCuisine   any      `json:"recipe_cuisine"`
@@ -101,12 +117,13 @@ func runTSScenario(t *testing.T, env []string, args ...string) tsScenarioResult 
 	return res
 }
 
-// tsScenarioToolsets are the default toolsets and memory_import, whose
-// save_memories the scenario imports a conversation with; tsScenarioEnv
-// asks the server for them.
+// tsScenarioToolsets are the default toolsets, memory_import, whose
+// save_memories the scenario imports a conversation with, and forget,
+// whose retract it retracts an observation with; tsScenarioEnv asks the
+// server for them.
 var (
-	tsScenarioToolsets = append(slices.Clone(mcp.DefaultToolsets), mcp.ToolsetMemoryImport)
-	tsScenarioEnv      = "CAIRN_TOOLSETS=default," + string(mcp.ToolsetMemoryImport)
+	tsScenarioToolsets = append(slices.Clone(mcp.DefaultToolsets), mcp.ToolsetMemoryImport, mcp.ToolsetForget)
+	tsScenarioEnv      = "CAIRN_TOOLSETS=default," + string(mcp.ToolsetMemoryImport) + "," + string(mcp.ToolsetForget)
 )
 
 func checkTSScenario(t *testing.T, res tsScenarioResult) {
@@ -139,6 +156,11 @@ func checkTSScenario(t *testing.T, res tsScenarioResult) {
 	}
 	if res.MemoryErased != 1 {
 		t.Errorf("delete_memory erased %d memories, want 1", res.MemoryErased)
+	}
+	if r := res.Retraction; r.TitleBefore != "Rear Admiral" || !r.BeforeFromNewer || !r.Retracted || !r.Recomputed ||
+		r.TitleAfter != "Commodore" || !r.SnapshotFromOlder || r.ProvenanceValue != "Commodore" || !r.ProvenanceObservationIsOlder || !r.ProvenanceSourceIsOlder {
+		t.Errorf("retracting the newer of two titles: %+v; want Rear Admiral from the newer observation, then Commodore with the snapshot's and "+
+			"the provenance's observation and source the older", r)
 	}
 	if len(res.WorksAt) != 1 {
 		t.Errorf("a WORKS_AT traversal reached %v, want the company", res.WorksAt)

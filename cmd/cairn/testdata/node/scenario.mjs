@@ -133,6 +133,33 @@ async function main() {
     fail(`search_memory still finds the erased memory: ${JSON.stringify(again)} ${JSON.stringify(byWord)}`);
   }
 
+  // Retraction (issue 37): two sources disagree on a field; the newer
+  // wins until it is retracted ("that was wrong"), then the older one wins
+  // again and its provenance names the observation it now comes from.
+  const said = async (title) => {
+    const out = await call(client, "store", { entities: [{ entity_type: "person", name: "Grace Hopper", email: "grace@example.com", title }] });
+    return { entity: out.entities[0].entity_id, observation: out.entities[0].observation_id, source: out.source_id };
+  };
+  const older = await said("Commodore");
+  const newer = await said("Rear Admiral");
+  if (newer.entity !== older.entity) fail(`the second store made ${newer.entity}, want ${older.entity}`);
+  const grace = () => call(client, "retrieve_entity_snapshot", { entity_id: older.entity });
+  const beforeRetract = await grace();
+  const retracted = await call(client, "retract", { observation_ids: [newer.observation], reason: "she was promoted later" });
+  const afterRetract = await grace();
+  const titleProv = await call(client, "retrieve_field_provenance", { entity_id: older.entity, field: "title" });
+  seen.retraction = {
+    title_before: beforeRetract.snapshot.title ?? null,
+    before_from_newer: beforeRetract.provenance.title === newer.observation,
+    retracted: retracted.observation_ids.length === 1 && retracted.observation_ids[0] === newer.observation,
+    recomputed: retracted.entities.length === 1 && retracted.entities[0] === older.entity,
+    title_after: afterRetract.snapshot.title ?? null,
+    snapshot_from_older: afterRetract.provenance.title === older.observation,
+    provenance_value: titleProv.value,
+    provenance_observation_is_older: titleProv.source_observation.id === older.observation,
+    provenance_source_is_older: titleProv.source_material.id === older.source,
+  };
+
   // A conversation imported in one call, each turn with when it was said
   // (issue 36); date_range bounds that time, not the time of the import.
   const imported = await call(client, "save_memories", {
