@@ -207,6 +207,15 @@ func (s *Store) RevokeUserAccess(ctx context.Context, userID string) (map[string
 	return out, err
 }
 
+// RunningJobs counts the user's jobs that run: a worker holds their lease
+// (a job whose worker died, its lease run out, does not count).
+func (s *Store) RunningJobs(ctx context.Context, userID string) (int, error) {
+	var n int
+	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM cairn_jobs WHERE user_id = $1 AND status = 'running' AND lease_until > $2`,
+		userID, micros(s.now())).Scan(&n)
+	return n, wrap("running jobs", err)
+}
+
 // ErrUserHasFiles means an erasure's last step found files of the user
 // still stored: their bytes must go first (files.Service.EraseFile).
 var ErrUserHasFiles = errors.New("controlplane: the user still has stored files")

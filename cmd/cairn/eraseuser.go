@@ -110,6 +110,9 @@ func (e *userEraser) run(ctx context.Context, step string) error {
 	case stepFiles:
 		err = e.files(ctx)
 	case stepRecords:
+		if err := e.settle(ctx); err != nil {
+			return err
+		}
 		// One transaction: the records, the user and the job's end.
 		done, err := e.a.store.FinishUserErasure(ctx, e.job.ID, e.counts)
 		if err != nil {
@@ -129,6 +132,68 @@ func (e *userEraser) run(ctx context.Context, step string) error {
 	e.progress(step)
 	next := eraseSteps[slices.Index(eraseSteps, step)+1]
 	return e.a.store.ProgressUserErasure(ctx, e.job.ID, next, e.counts)
+}
+
+// settle makes sure nothing of the user's data was written while the
+// steps ran (a job that was running when access was revoked finishes its
+// batch): it waits for the user's running jobs to stop, then runs the
+// data steps again while they find something, a few rounds at most.
+func (e *userEraser) settle(ctx context.Context) error {
+	for waited := time.Duration(0); ; waited += time.Second {
+		n, err := e.a.store.RunningJobs(ctx, e.u.ID)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			break
+		}
+		if waited >= jobStopWait {
+			return fmt.Errorf("%d of the user's jobs still run after %s (asked to stop; see cairn jobs list): run the same command again once they stopped", n, jobStopWait)
+		}
+		if waited == 0 {
+			fmt.Fprintf(e.a.errw, "waiting for %d running job(s) of the user to stop\n", n)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+	for range 3 {
+		left, err := e.leftovers(ctx)
+		if err != nil || !left {
+			return err
+		}
+		fmt.Fprintln(e.a.errw, "data of the user was written meanwhile: erasing it")
+		for _, step := range []string{stepEntities, stepSources, stepMemories, stepFiles} {
+			if err := e.run(ctx, step); err != nil {
+				return err
+			}
+		}
+	}
+	return errors.New("data of the user is still being written: run the same command again")
+}
+
+// jobStopWait is how long the last step waits for the user's running jobs
+// to stop.
+const jobStopWait = time.Minute
+
+// leftovers reports whether the user still has an entity, a source, a
+// memory or a file.
+func (e *userEraser) leftovers(ctx context.Context) (bool, error) {
+	if ids, err := e.nextEntities(ctx, 0); err != nil || len(ids) > 0 {
+		return len(ids) > 0, err
+	}
+	if ids, err := e.nextSources(ctx); err != nil || len(ids) > 0 {
+		return len(ids) > 0, err
+	}
+	if e.app.memories != nil {
+		if ids, _, err := e.nextMemories(ctx); err != nil || len(ids) > 0 {
+			return len(ids) > 0, err
+		}
+	}
+	ids, err := e.a.store.FileIDs(ctx, e.u.ID)
+	return len(ids) > 0, err
 }
 
 func (e *userEraser) add(n map[string]int) {
