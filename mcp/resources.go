@@ -7,10 +7,13 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cairnkg/cairn/knowledge"
 )
 
 // Resources (Neotoma v1 §2.8) are read-only views a host can browse:
@@ -37,19 +40,57 @@ type resourceSpec struct {
 	tmpl  *mcpsdk.ResourceTemplate
 	tools []string
 	// read answers the resource at uri, whose part after the scheme is
-	// path; ok false means the URI is not of this template.
-	read func(ctx context.Context, run toolRun, uri, path string) (any, bool, error)
+	// path (without the query), from offset in its list (lists only);
+	// ok false means the URI is not of this template.
+	read func(ctx context.Context, run toolRun, uri, path string, offset int) (any, bool, error)
+	// paged says the resource is a list that takes ?offset=N.
+	paged bool
+}
+
+// A list resource answers up to resourcePageSize items from ?offset=N
+// (default 0), fewer where the tool's response budget cuts the page, and
+// says where the rest is: next_uri, the same URI at the offset after the
+// last item answered, while total says there are more.
+
+// maxResourceOffset bounds ?offset, as the tools bound theirs.
+const maxResourceOffset = 1_000_000_000
+
+// pageOf adds offset, and next_uri when the list goes on, to out, a list
+// resource's answer whose page of the list named key holds n items of
+// total.
+func pageOf(out map[string]any, uri string, offset, n, total int) map[string]any {
+	out["offset"] = offset
+	if next := offset + n; n > 0 && next < total {
+		base, _, _ := strings.Cut(uri, "?")
+		out["next_uri"] = fmt.Sprintf("%s?offset=%d", base, next)
+	}
+	return out
+}
+
+// listLen is the length of a JSON array (0 for anything else).
+func listLen(raw json.RawMessage) int {
+	var items []json.RawMessage
+	if json.Unmarshal(raw, &items) != nil {
+		return 0
+	}
+	return len(items)
 }
 
 func resourceSpecs() []resourceSpec {
 	jsonTemplate := func(uri, name, title, desc string) *mcpsdk.ResourceTemplate {
 		return &mcpsdk.ResourceTemplate{URITemplate: uri, Name: name, Title: title, Description: desc, MIMEType: "application/json"}
 	}
+	// A list's template takes its page's offset (RFC 6570 form-style
+	// query: cairn://entities/invoice?offset=100).
+	listTemplate := func(uri, name, title, desc string) *mcpsdk.ResourceTemplate {
+		return jsonTemplate(uri+"{?offset}", name, title, desc+" From ?offset=N; next_uri continues the list.")
+	}
 	return []resourceSpec{
 		{
-			tmpl:  jsonTemplate(resourceScheme+"entities/{entity_type}", "entity_collection", "Entities of a type", "The entities of one type, newest first (100 at most)."),
+			tmpl:  listTemplate(resourceScheme+"entities/{entity_type}", "entity_collection", "Entities of a type", "The entities of one type, newest first, 100 a page."),
 			tools: []string{"retrieve_entities"},
-			read: func(ctx context.Context, run toolRun, uri, path string) (any, bool, error) {
+			paged: true,
+			read: func(ctx context.Context, run toolRun, uri, path string, offset int) (any, bool, error) {
 				typ, ok := strings.CutPrefix(path, "entities/")
 				if !ok || typ == "" || strings.Contains(typ, "/") {
 					return nil, false, nil
@@ -58,20 +99,21 @@ func resourceSpecs() []resourceSpec {
 					Entities json.RawMessage `json:"entities"`
 					Total    int             `json:"total"`
 				}
-				err := run(ctx, "retrieve_entities", map[string]any{"entity_type": typ, "limit": resourcePageSize}, &page)
+				err := run(ctx, "retrieve_entities", map[string]any{"entity_type": typ, "limit": resourcePageSize, "offset": offset}, &page)
 				if err != nil {
 					return nil, true, err
 				}
 				if page.Total == 0 {
 					return nil, true, mcpsdk.ResourceNotFoundError(uri)
 				}
-				return map[string]any{"type": "entity_collection", "entity_type": typ, "entities": page.Entities, "total": page.Total, "uri": uri}, true, nil
+				out := map[string]any{"type": "entity_collection", "entity_type": typ, "entities": page.Entities, "total": page.Total, "uri": uri}
+				return pageOf(out, uri, offset, listLen(page.Entities), page.Total), true, nil
 			},
 		},
 		{
 			tmpl:  jsonTemplate(resourceScheme+"entity/{entity_id}", "entity", "An entity", "One entity: its snapshot with the provenance of each field."),
 			tools: []string{"retrieve_entity_snapshot"},
-			read: func(ctx context.Context, run toolRun, uri, path string) (any, bool, error) {
+			read: func(ctx context.Context, run toolRun, uri, path string, _ int) (any, bool, error) {
 				id, ok := strings.CutPrefix(path, "entity/")
 				if !ok || id == "" || strings.Contains(id, "/") {
 					return nil, false, nil
@@ -85,19 +127,22 @@ func resourceSpecs() []resourceSpec {
 			},
 		},
 		{
-			tmpl:  jsonTemplate(resourceScheme+"entity/{entity_id}/observations", "entity_observations", "An entity's observations", "What each source said about one entity, newest first (100 at most)."),
+			tmpl:  listTemplate(resourceScheme+"entity/{entity_id}/observations", "entity_observations", "An entity's observations", "What each source said about one entity, newest first, 100 a page."),
 			tools: []string{"list_observations"},
+			paged: true,
 			read:  entityPart("observations", "list_observations", "entity_observations"),
 		},
 		{
-			tmpl:  jsonTemplate(resourceScheme+"entity/{entity_id}/relationships", "entity_relationships", "An entity's relationships", "The live relationships of one entity, both directions (100 at most)."),
+			tmpl:  listTemplate(resourceScheme+"entity/{entity_id}/relationships", "entity_relationships", "An entity's relationships", "The live relationships of one entity, both directions, 100 a page."),
 			tools: []string{"list_relationships"},
+			paged: true,
 			read:  entityPart("relationships", "list_relationships", "entity_relationships"),
 		},
 		{
-			tmpl:  jsonTemplate(resourceScheme+"timeline/{period}", "timeline", "Timeline of a year or a month", "The timeline events of a year (2026) or a month (2026-03), newest first (100 at most)."),
+			tmpl:  listTemplate(resourceScheme+"timeline/{period}", "timeline", "Timeline of a year or a month", "The timeline events of a year (2026) or a month (2026-03), newest first, 100 a page."),
 			tools: []string{"list_timeline_events"},
-			read: func(ctx context.Context, run toolRun, uri, path string) (any, bool, error) {
+			paged: true,
+			read: func(ctx context.Context, run toolRun, uri, path string, offset int) (any, bool, error) {
 				period, ok := strings.CutPrefix(path, "timeline/")
 				if !ok || (len(period) != 4 && len(period) != 7) {
 					return nil, false, nil
@@ -110,17 +155,18 @@ func resourceSpecs() []resourceSpec {
 					Events json.RawMessage `json:"events"`
 					Total  int             `json:"total"`
 				}
-				in := map[string]any{"after_date": from.Format(time.RFC3339), "before_date": to.Format(time.RFC3339), "limit": resourcePageSize}
+				in := map[string]any{"after_date": from.Format(time.RFC3339), "before_date": to.Format(time.RFC3339), "limit": resourcePageSize, "offset": offset}
 				if err := run(ctx, "list_timeline_events", in, &page); err != nil {
 					return nil, true, err
 				}
-				return map[string]any{"type": "timeline", "period": period, "events": page.Events, "total": page.Total, "uri": uri}, true, nil
+				out := map[string]any{"type": "timeline", "period": period, "events": page.Events, "total": page.Total, "uri": uri}
+				return pageOf(out, uri, offset, listLen(page.Events), page.Total), true, nil
 			},
 		},
 		{
 			tmpl:  jsonTemplate(resourceScheme+"source/{source_id}", "source", "A source", "One source: its metadata and the entities it produced."),
 			tools: []string{"retrieve_graph_neighborhood"},
-			read: func(ctx context.Context, run toolRun, uri, path string) (any, bool, error) {
+			read: func(ctx context.Context, run toolRun, uri, path string, _ int) (any, bool, error) {
 				id, ok := strings.CutPrefix(path, "source/")
 				if !ok || id == "" || strings.Contains(id, "/") {
 					return nil, false, nil
@@ -138,19 +184,21 @@ func resourceSpecs() []resourceSpec {
 
 // entityPart reads a list about one entity (cairn://entity/{id}/part) with
 // tool, answering it as kind.
-func entityPart(part, tool, kind string) func(ctx context.Context, run toolRun, uri, path string) (any, bool, error) {
-	return func(ctx context.Context, run toolRun, uri, path string) (any, bool, error) {
+func entityPart(part, tool, kind string) func(ctx context.Context, run toolRun, uri, path string, offset int) (any, bool, error) {
+	return func(ctx context.Context, run toolRun, uri, path string, offset int) (any, bool, error) {
 		rest, ok := strings.CutPrefix(path, "entity/")
 		id, found := strings.CutSuffix(rest, "/"+part)
 		if !ok || !found || id == "" || strings.Contains(id, "/") {
 			return nil, false, nil
 		}
 		var out map[string]any
-		if err := run(ctx, tool, map[string]any{"entity_id": id, "limit": resourcePageSize}, &out); err != nil {
+		if err := run(ctx, tool, map[string]any{"entity_id": id, "limit": resourcePageSize, "offset": offset}, &out); err != nil {
 			return nil, true, err
 		}
 		out["type"], out["entity_id"], out["uri"] = kind, id, uri
-		return out, true, nil
+		items, _ := out[part].([]any)
+		total, _ := out["total"].(float64)
+		return pageOf(out, uri, offset, len(items), int(total)), true, nil
 	}
 }
 
@@ -179,17 +227,25 @@ func (s *Server) readResource(ctx context.Context, who PrincipalFunc, transport 
 	if !ok {
 		return nil, mcpsdk.ResourceNotFoundError(uri)
 	}
+	path, query, hasQuery := strings.Cut(path, "?")
 	if p, err := url.PathUnescape(path); err == nil {
 		path = p
+	}
+	offset, err := resourceOffset(query)
+	if err != nil {
+		return nil, invalidParams(fmt.Sprintf("%s: %v", uri, err))
 	}
 	run, err := s.runnerFor(ctx, who, req.Extra, transport)
 	if err != nil {
 		return nil, rpcError(err)
 	}
 	for _, r := range specs {
-		v, mine, err := r.read(ctx, run, uri, path)
+		v, mine, err := r.read(ctx, run, uri, path, offset)
 		if !mine {
 			continue
+		}
+		if hasQuery && !r.paged {
+			return nil, mcpsdk.ResourceNotFoundError(uri)
 		}
 		var e *Error
 		if errors.As(err, &e) && (e.Status == http.StatusNotFound || e.Body.Code == CodeConsentDenied) {
@@ -207,10 +263,60 @@ func (s *Server) readResource(ctx context.Context, who PrincipalFunc, transport 
 	return nil, mcpsdk.ResourceNotFoundError(uri)
 }
 
+// resourceOffset reads a list resource's query: offset=N or nothing.
+func resourceOffset(query string) (int, error) {
+	if query == "" {
+		return 0, nil
+	}
+	v, err := url.ParseQuery(query)
+	if err != nil {
+		return 0, fmt.Errorf("bad query: %w", err)
+	}
+	for k := range v {
+		if k != "offset" {
+			return 0, fmt.Errorf("unknown parameter %q (a list takes offset)", k)
+		}
+	}
+	n, err := strconv.Atoi(v.Get("offset"))
+	if err != nil || n < 0 || n > maxResourceOffset || len(v["offset"]) != 1 {
+		return 0, fmt.Errorf("offset must be one integer from 0 to %d", maxResourceOffset)
+	}
+	return n, nil
+}
+
 // listResources answers resources/list for the caller: a collection per
 // entity type it may read that holds entities (from get_user_context's
 // entity_types), and a timeline per year of the newest events it may read.
-func (s *Server) listResources(ctx context.Context, run toolRun) (*mcpsdk.ListResourcesResult, error) {
+// It answers resourceListPage resources from cursor (nextCursor goes on).
+func (s *Server) listResources(ctx context.Context, run toolRun, cursor string) (*mcpsdk.ListResourcesResult, error) {
+	from := 0
+	if cursor != "" {
+		n, err := strconv.Atoi(cursor)
+		if err != nil || n < 0 {
+			return nil, invalidParams("resources/list: the cursor is not one this server gave")
+		}
+		from = n
+	}
+	out, err := s.allResources(ctx, run)
+	if err != nil {
+		return nil, err
+	}
+	if from > len(out.Resources) {
+		return nil, invalidParams("resources/list: the cursor is not one this server gave")
+	}
+	if end := from + resourceListPage; end < len(out.Resources) {
+		out.Resources, out.NextCursor = out.Resources[from:end], strconv.Itoa(end)
+	} else {
+		out.Resources = out.Resources[from:]
+	}
+	return out, nil
+}
+
+// resourceListPage is how many resources one resources/list answers.
+const resourceListPage = 100
+
+// allResources is every resource listResources pages through.
+func (s *Server) allResources(ctx context.Context, run toolRun) (*mcpsdk.ListResourcesResult, error) {
 	out := &mcpsdk.ListResourcesResult{Resources: []*mcpsdk.Resource{}}
 	if s.hasTools("get_user_context", "retrieve_entities") {
 		var loaded struct {
@@ -219,7 +325,11 @@ func (s *Server) listResources(ctx context.Context, run toolRun) (*mcpsdk.ListRe
 				Count      int    `json:"count"`
 			} `json:"entity_types"`
 		}
-		if err := run(ctx, "get_user_context", map[string]any{}, &loaded); err != nil {
+		// The context's type inventory has a share of its token budget:
+		// the largest budget lists the most types (those with the most
+		// entities first, some hundreds); the templates and completions
+		// reach the rest.
+		if err := run(ctx, "get_user_context", map[string]any{"budget_tokens": knowledge.MaxContextBudget}, &loaded); err != nil {
 			return nil, err
 		}
 		for _, tc := range loaded.EntityTypes {

@@ -2,6 +2,8 @@ package mcp_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -110,4 +112,111 @@ func mustJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestResourcesPage reads a collection of 250 entities a page at a time by
+// following next_uri (a page is cut by retrieve_entities' response budget
+// well before 100 entities), and gets each entity once; a page's query is
+// checked; resources/list pages with its cursor.
+func TestResourcesPage(t *testing.T) {
+	e := newEnv(t)
+	var ents []any
+	for i := range 250 {
+		ents = append(ents, map[string]any{"entity_type": "company", "name": fmt.Sprintf("Company %03d", i)})
+	}
+	for i := 0; i < len(ents); i += 100 {
+		e.mustCall(t, "store", map[string]any{"entities": ents[i:min(i+100, len(ents))]})
+	}
+	cs := e.connect(t)
+	seen := map[string]bool{}
+	pages := 0
+	for uri := "cairn://entities/company"; uri != ""; pages++ {
+		got, err := readResource(t, cs, uri)
+		if err != nil {
+			t.Fatalf("read %s: %v", uri, err)
+		}
+		if got["total"] != float64(250) {
+			t.Fatalf("%s: total %v", uri, got["total"])
+		}
+		for _, ent := range got["entities"].([]any) {
+			id := ent.(map[string]any)["id"].(string)
+			if seen[id] {
+				t.Fatalf("%s: entity %s again", uri, id)
+			}
+			seen[id] = true
+		}
+		next, _ := got["next_uri"].(string)
+		if next != "" && !strings.HasPrefix(next, "cairn://entities/company?offset=") {
+			t.Fatalf("next_uri %q", next)
+		}
+		uri = next
+		if pages > 100 {
+			t.Fatal("next_uri does not end")
+		}
+	}
+	if len(seen) != 250 || pages < 3 {
+		t.Errorf("%d entities in %d pages, want 250 in 3 or more", len(seen), pages)
+	}
+	for _, uri := range []string{"cairn://entities/company?offset=-1", "cairn://entities/company?offset=x", "cairn://entities/company?page=2"} {
+		if _, err := readResource(t, cs, uri); err == nil || !strings.Contains(err.Error(), "offset") {
+			t.Errorf("read %s: %v, want an invalid-params error about offset", uri, err)
+		}
+	}
+	if _, err := readResource(t, cs, "cairn://entity/"+slices.Collect(maps.Keys(seen))[0]+"?offset=1"); err == nil {
+		t.Error("an entity read with a page's query succeeded")
+	}
+	if got, err := readResource(t, cs, "cairn://entities/company?offset=5000"); err != nil || len(got["entities"].([]any)) != 0 || got["next_uri"] != nil {
+		t.Errorf("a page past the end: %v, %v", got, err)
+	}
+	tmpls, err := cs.ListResourceTemplates(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tm := range tmpls.ResourceTemplates {
+		if strings.HasPrefix(tm.URITemplate, "cairn://entities/") && tm.URITemplate != "cairn://entities/{entity_type}{?offset}" {
+			t.Errorf("collection template %q", tm.URITemplate)
+		}
+	}
+	if _, err := cs.ListResources(t.Context(), &mcpsdk.ListResourcesParams{Cursor: "nonsense"}); err == nil {
+		t.Error("resources/list with a cursor it never gave succeeded")
+	}
+}
+
+// TestResourcesListPages lists the resources of a user with 120 entity
+// types through resources/list's cursor: every collection once.
+func TestResourcesListPages(t *testing.T) {
+	e := newEnv(t)
+	var ents []any
+	for i := range 120 {
+		ents = append(ents, map[string]any{"entity_type": fmt.Sprintf("kind_%03d", i), "name": "one"})
+	}
+	e.mustCall(t, "store", map[string]any{"entities": ents[:100]})
+	e.mustCall(t, "store", map[string]any{"entities": ents[100:]})
+	cs := e.connect(t)
+	seen := map[string]bool{}
+	pages := 0
+	for cursor := ""; ; pages++ {
+		res, err := cs.ListResources(t.Context(), &mcpsdk.ListResourcesParams{Cursor: cursor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range res.Resources {
+			if seen[r.URI] {
+				t.Fatalf("%s listed twice", r.URI)
+			}
+			seen[r.URI] = true
+		}
+		if cursor = res.NextCursor; cursor == "" {
+			break
+		}
+	}
+	n := 0
+	for uri := range seen {
+		if strings.HasPrefix(uri, "cairn://entities/kind_") {
+			n++
+		}
+	}
+	if n != 120 || pages != 1 {
+		t.Errorf("%d collections in %d pages, want 120 in 2", n, pages+1)
+	}
 }

@@ -318,7 +318,11 @@ func (s *Server) mcpServer(who PrincipalFunc, transport string) *mcpsdk.Server {
 				if err != nil {
 					return nil, rpcError(err)
 				}
-				res, err := s.listResources(ctx, run)
+				cursor := ""
+				if lr, ok := req.(*mcpsdk.ListResourcesRequest); ok && lr.Params != nil {
+					cursor = lr.Params.Cursor
+				}
+				res, err := s.listResources(ctx, run, cursor)
 				return res, rpcError(err)
 			}
 			return next(ctx, method, req)

@@ -162,8 +162,9 @@ func (subs *subscriptions) handlers(who PrincipalFunc, transport string, specs *
 	return sub, unsub
 }
 
-// canonicalURI is uri in the cairn:// scheme, unescaped, if it is one of
-// Cairn's (cairn:// or neotoma://).
+// canonicalURI is uri in the cairn:// scheme, unescaped and without a
+// page's query (a page of a list is the list), if it is one of Cairn's
+// (cairn:// or neotoma://).
 func canonicalURI(uri string) (string, bool) {
 	rest, ok := strings.CutPrefix(uri, resourceScheme)
 	if !ok {
@@ -172,6 +173,7 @@ func canonicalURI(uri string) (string, bool) {
 	if !ok {
 		return "", false
 	}
+	rest, _, _ = strings.Cut(rest, "?")
 	if p, err := url.PathUnescape(rest); err == nil {
 		rest = p
 	}
