@@ -13,6 +13,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cairnkg/cairn/knowledge"
 )
 
 // Prompts are what an agent's user picks from a host's menu (MCP
@@ -254,14 +256,16 @@ func invalidParams(msg string) error {
 // maxCompletions is how many values a completion offers.
 const maxCompletions = 10
 
-// completions answers completion/complete for the prompts' arguments:
-// entity names (from retrieve_entities, so consent-filtered and ranked by
-// the search) and periods (the years and months of the timeline events the
-// caller may read). Other arguments and references have no values.
+// completions answers completion/complete for the prompts' arguments and
+// the resource templates' variables: entity names and ids (from
+// retrieve_entities, so consent-filtered and ranked by the search), entity
+// types (those the caller may read that hold entities) and periods (the
+// years and months of the timeline events the caller may read). Other
+// arguments and references have no values.
 func (s *Server) completions(who PrincipalFunc, transport string) func(context.Context, *mcpsdk.CompleteRequest) (*mcpsdk.CompleteResult, error) {
 	return func(ctx context.Context, req *mcpsdk.CompleteRequest) (*mcpsdk.CompleteResult, error) {
 		empty := &mcpsdk.CompleteResult{Completion: mcpsdk.CompletionResultDetails{Values: []string{}}}
-		if req.Params == nil || req.Params.Ref == nil || req.Params.Ref.Type != "ref/prompt" {
+		if req.Params == nil || req.Params.Ref == nil || (req.Params.Ref.Type != "ref/prompt" && req.Params.Ref.Type != "ref/resource") {
 			return empty, nil
 		}
 		run, err := s.runnerFor(ctx, who, req.Extra, transport)
@@ -270,11 +274,21 @@ func (s *Server) completions(who PrincipalFunc, transport string) func(context.C
 		}
 		prefix := req.Params.Argument.Value
 		var values []string
+		ref, arg := req.Params.Ref, req.Params.Argument.Name
+		// A resource template's variables: its URI as listed (with or
+		// without the list's {?offset}), in either scheme.
+		tmpl, _ := canonicalURI(strings.TrimSuffix(ref.URI, "{?offset}"))
 		switch {
-		case req.Params.Ref.Name == PromptAboutEntity && req.Params.Argument.Name == "entity" && s.hasTools("retrieve_entities"):
+		case ref.Type == "ref/prompt" && ref.Name == PromptAboutEntity && arg == "entity" && s.hasTools("retrieve_entities"):
 			values, err = completeEntities(ctx, run, prefix)
-		case req.Params.Ref.Name == PromptSummarisePeriod && req.Params.Argument.Name == "period" && s.hasTools("list_timeline_events"):
+		case ref.Type == "ref/prompt" && ref.Name == PromptSummarisePeriod && arg == "period" && s.hasTools("list_timeline_events"):
 			values, err = completePeriods(ctx, run, prefix)
+		case ref.Type == "ref/resource" && tmpl == resourceScheme+"timeline/{period}" && arg == "period" && s.hasTools("list_timeline_events"):
+			values, err = completePeriods(ctx, run, prefix)
+		case ref.Type == "ref/resource" && tmpl == resourceScheme+"entities/{entity_type}" && arg == "entity_type" && s.hasTools("get_user_context"):
+			values, err = completeTypes(ctx, run, prefix)
+		case ref.Type == "ref/resource" && strings.HasPrefix(tmpl, resourceScheme+"entity/{entity_id}") && arg == "entity_id" && s.hasTools("retrieve_entities"):
+			values, err = completeEntityIDs(ctx, run, prefix)
 		}
 		if err != nil {
 			return nil, rpcError(err)
@@ -308,6 +322,49 @@ func completeEntities(ctx context.Context, run toolRun, prefix string) ([]string
 		if h.CanonicalName != "" && !slices.Contains(out, h.CanonicalName) {
 			out = append(out, h.CanonicalName)
 		}
+	}
+	return out, nil
+}
+
+// completeTypes offers the entity types the caller may read that hold
+// entities and start with prefix, those with the most entities first.
+func completeTypes(ctx context.Context, run toolRun, prefix string) ([]string, error) {
+	var loaded struct {
+		EntityTypes []struct {
+			EntityType string `json:"entity_type"`
+			Count      int    `json:"count"`
+		} `json:"entity_types"`
+	}
+	if err := run(ctx, "get_user_context", map[string]any{"budget_tokens": knowledge.MaxContextBudget}, &loaded); err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, tc := range loaded.EntityTypes {
+		if tc.Count > 0 && strings.HasPrefix(tc.EntityType, strings.ToLower(prefix)) {
+			out = append(out, tc.EntityType)
+		}
+	}
+	return out, nil
+}
+
+// completeEntityIDs offers the ids of the entities a search for prefix
+// finds (by name, or the id itself when prefix is one), best first.
+func completeEntityIDs(ctx context.Context, run toolRun, prefix string) ([]string, error) {
+	if strings.TrimSpace(prefix) == "" {
+		return nil, nil
+	}
+	var hits struct {
+		Entities []struct {
+			ID string `json:"id"`
+		} `json:"entities"`
+	}
+	in := map[string]any{"query": prefix, "limit": maxCompletions + 1, "include_snapshots": false, "meaning": false}
+	if err := run(ctx, "retrieve_entities", in, &hits); err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(hits.Entities))
+	for _, h := range hits.Entities {
+		out = append(out, h.ID)
 	}
 	return out, nil
 }

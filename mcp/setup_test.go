@@ -158,7 +158,7 @@ func (e *env) callAs(t testing.TB, p consent.Principal, tool string, args any) (
 }
 
 // call invokes a tool through the dispatch path every transport uses.
-func (e *env) call(t *testing.T, tool string, args any) (map[string]any, *mcp.Error) {
+func (e *env) call(t testing.TB, tool string, args any) (map[string]any, *mcp.Error) {
 	t.Helper()
 	raw, err := json.Marshal(args)
 	if err != nil {
@@ -177,7 +177,7 @@ func (e *env) call(t *testing.T, tool string, args any) (map[string]any, *mcp.Er
 }
 
 // mustCall is call that fails the test on a tool error.
-func (e *env) mustCall(t *testing.T, tool string, args any) map[string]any {
+func (e *env) mustCall(t testing.TB, tool string, args any) map[string]any {
 	t.Helper()
 	out, merr := e.call(t, tool, args)
 	if merr != nil {
@@ -188,7 +188,7 @@ func (e *env) mustCall(t *testing.T, tool string, args any) map[string]any {
 
 // connect returns an MCP client session on the server over in-memory
 // transports, as the owner.
-func (e *env) connect(t *testing.T) *mcpsdk.ClientSession {
+func (e *env) connect(t testing.TB) *mcpsdk.ClientSession {
 	t.Helper()
 	return connectServer(t, e.server, e.owner)
 }

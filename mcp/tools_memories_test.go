@@ -298,7 +298,7 @@ func TestInsightTools(t *testing.T) {
 }
 
 // connectServer returns a client session on s over in-memory transports.
-func connectServer(t *testing.T, s *mcp.Server, p consent.Principal) *mcpsdk.ClientSession {
+func connectServer(t testing.TB, s *mcp.Server, p consent.Principal) *mcpsdk.ClientSession {
 	t.Helper()
 	cs, err := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "test", Version: "1"}, nil).Connect(t.Context(), serveInMemory(t, s, p), nil)
 	if err != nil {
@@ -310,7 +310,7 @@ func connectServer(t *testing.T, s *mcp.Server, p consent.Principal) *mcpsdk.Cli
 
 // serveInMemory serves s to p over in-memory transports and returns the
 // client's end.
-func serveInMemory(t *testing.T, s *mcp.Server, p consent.Principal) mcpsdk.Transport {
+func serveInMemory(t testing.TB, s *mcp.Server, p consent.Principal) mcpsdk.Transport {
 	t.Helper()
 	ct, st := mcpsdk.NewInMemoryTransports()
 	ss, err := s.MCPServer(mcp.FixedPrincipal(p)).Connect(t.Context(), st, nil)
