@@ -82,13 +82,21 @@ func forEachBackend(t *testing.T, test func(t *testing.T, b backend)) {
 func newEnv(t *testing.T, b backend, o files.Options) *env {
 	t.Helper()
 	cp, g := b.open(t)
+	return newEnvOn(t, cp, g, o, knowledge.Options{})
+}
+
+// newEnvOn is newEnv on given stores, with the knowledge service's options
+// (its clock and graph forgetting are the env's).
+func newEnvOn(t *testing.T, cp *controlplane.Store, g *graph.Store, o files.Options, ko knowledge.Options) *env {
+	t.Helper()
 	bucket, err := fileblob.OpenBucket(t.TempDir(), &fileblob.Options{NoTempDir: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { bucket.Close() })
 	clk := &clock{t: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}
-	know := knowledge.NewService(g, schema.NewRegistry(), knowledge.Options{Now: clk.Now, GraphForget: cp})
+	ko.Now, ko.GraphForget = clk.Now, cp
+	know := knowledge.NewService(g, schema.NewRegistry(), ko)
 	o.Bucket, o.Meta, o.Jobs, o.Knowledge, o.Now = bucket, cp, cp, know, clk.Now
 	o.SpoolDir = t.TempDir()
 	svc := files.New(o)

@@ -239,7 +239,9 @@ func (r *run) interpret(ctx context.Context) (interpret.Result, error) {
 			return res, err
 		}
 	}
-	if err := r.finishExtras(ctx, c, f, res); err != nil {
+	// The file's text is embedded as a memory: seconds for a long text on
+	// a busy machine, more than a lease; the heartbeat keeps it.
+	if err := r.beating(ctx, func(ctx context.Context) error { return r.finishExtras(ctx, c, f, res) }); err != nil {
 		return res, err
 	}
 	return res, r.progress(ctx, Progress{Stage: "done", ItemsDone: total, ItemsTotal: total, Percent: 100})
@@ -256,6 +258,23 @@ const cancelPoll = time.Second
 // stops its interpretation (the worker is killed) and read returns
 // errCancelled or ErrLeaseLost.
 func (r *run) read(ctx context.Context, d interpret.Document) (interpret.Result, error) {
+	var res interpret.Result
+	err := r.beating(ctx, func(ctx context.Context) error {
+		var err error
+		res, err = r.s.parser.Parse(ctx, d)
+		if err == nil {
+			res, err = r.s.interpreters.Enrich(ctx, d, res)
+		}
+		return err
+	})
+	return res, err
+}
+
+// beating runs f, which reports no progress of its own, while a heartbeat
+// keeps the job's lease (see read): f's context ends when the job is
+// cancelled or its lease lost, and beating then returns errCancelled or
+// ErrLeaseLost.
+func (r *run) beating(ctx context.Context, f func(context.Context) error) error {
 	ictx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	beat := make(chan struct{})
@@ -263,16 +282,13 @@ func (r *run) read(ctx context.Context, d interpret.Document) (interpret.Result,
 		defer close(beat)
 		r.heartbeat(ictx, stop, r.job.Progress)
 	}()
-	res, err := r.s.parser.Parse(ictx, d)
-	if err == nil {
-		res, err = r.s.interpreters.Enrich(ictx, d, res)
-	}
+	err := f(ictx)
 	stop(nil)
 	<-beat
 	if cause := context.Cause(ictx); ctx.Err() == nil && (errors.Is(cause, errCancelled) || errors.Is(cause, ErrLeaseLost)) {
-		return res, cause
+		return cause
 	}
-	return res, err
+	return err
 }
 
 // heartbeat keeps the lease of a job whose file is being interpreted and
