@@ -3,6 +3,7 @@ package files_test
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,10 +20,13 @@ import (
 )
 
 // slowEmbedder embeds a text that holds slowWord only after a pause, as
-// a long text takes on a busy machine.
+// a long text takes on a busy machine; started is closed when the pause
+// begins.
 type slowEmbedder struct {
 	embed.Embedder
-	pause time.Duration
+	pause   time.Duration
+	started chan struct{}
+	once    *sync.Once
 }
 
 const slowWord = "zzslowzz"
@@ -30,6 +34,7 @@ const slowWord = "zzslowzz"
 func (s slowEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	for _, t := range texts {
 		if strings.Contains(t, slowWord) {
+			s.once.Do(func() { close(s.started) })
 			select {
 			case <-time.After(s.pause):
 			case <-ctx.Done():
@@ -49,9 +54,8 @@ func TestLeaseRenewedWhileTextIsSaved(t *testing.T) {
 	g := graph.NewStore(embedded.New(db))
 	t.Cleanup(func() { g.Close() })
 	cp := controlplane.New(db.Write, migrations.SQLite)
-	e := newEnvOn(t, cp, g, files.Options{}, knowledge.Options{
-		Memories: vector.NewStore(vembedded.New(db)), Embedder: slowEmbedder{embed.NewLocal(), 4 * time.Second},
-	})
+	slow := slowEmbedder{Embedder: embed.NewLocal(), pause: 4 * time.Second, started: make(chan struct{}), once: &sync.Once{}}
+	e := newEnvOn(t, cp, g, files.Options{}, knowledge.Options{Memories: vector.NewStore(vembedded.New(db)), Embedder: slow})
 	st := put(t, e, alice, "notes.md", []byte("# Notes\n\nA long text, "+slowWord+", that takes a while to embed.\n"))
 	j, err := e.svc.Enqueue(t.Context(), alice, files.QueuedBy{AgentID: "agent-claude", AgentName: "claude"}, st.File.ID, nil)
 	if err != nil {
@@ -63,9 +67,11 @@ func TestLeaseRenewedWhileTextIsSaved(t *testing.T) {
 		_, err := e.svc.RunOne(t.Context(), o, "worker-1")
 		ran <- err
 	}()
-	waitJob(t, e, j.ID, func(j files.Job) bool {
-		return j.Progress.Stage == "done" || j.Progress.Stage == "storing" || j.Finished()
-	})
+	select {
+	case <-slow.started:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the file's text was not embedded within 20 s")
+	}
 	// The clock runs at twice the real pace: 8 s pass during the 4 s
 	// embedding, beyond the 3 s lease, which the heartbeat renews every
 	// second (6 s of this clock).
