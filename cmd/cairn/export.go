@@ -146,7 +146,7 @@ func importExport(ctx context.Context, env *environment, a *app, embedder embed.
 	}
 	p := newTransferProgress(env.stderr, "import")
 	stats, err := transfer.Import(ctx, transfer.Stores{Graph: a.graph, Control: a.control, Memories: a.memories, Bucket: a.bucket}, r,
-		transfer.ImportOptions{Embedder: embedder, MaxFieldBytes: maxFieldBytes,
+		transfer.ImportOptions{Embedder: embedder, MaxFieldBytes: maxFieldBytes, Eraser: a.knowledge,
 			Agents: flags.withAgents, Consent: flags.withConsent, Audit: flags.withAudit,
 			Progress: func(read int64, lines int) {
 				if size > 0 {
@@ -231,7 +231,10 @@ into the store these flags configure, embedded, PostgreSQL or Neo4j. Ids
 are kept; a user whose name or id belongs to another user of this store is
 refused. An export line never changes what the store holds: entities,
 observations, relationships and rows it holds already are left alone (and
-counted as skipped), so running it twice changes nothing. Every value is
+counted as skipped), so running it twice changes nothing. A tombstone (a
+memory, entity or source the exporting store erased) is the exception: the
+import records it and erases what this store still holds of it, as erase
+does, and says what it erased (docs/forgetting.md). Every value is
 checked as a tool call checks it (ids, type names, --max-field-bytes); a
 new entity is written only if its snapshot agrees with its observations;
 a line that fails is refused, with its line number, and the rest goes on.
