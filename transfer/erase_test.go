@@ -175,6 +175,12 @@ func TestImportErasesGraphTombstones(t *testing.T) {
 					t.Errorf("the second import wrote %d %s", n, kind)
 				}
 			}
+			// And the export made before the erasures brings nothing back.
+			old := importedBy(t, dst, before)
+			if old.Erased != nil || old.Skipped[transfer.SkipErased][transfer.KindFile] != 1 {
+				t.Errorf("the older export: erased %v, skipped %v; want nothing erased, the file skipped as erased", old.Erased, old.Skipped)
+			}
+			assertErased(t, dst, u.ID, c, []string{x, q2}, []string{s, f})
 		})
 	}
 }
