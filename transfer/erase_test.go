@@ -181,6 +181,9 @@ func TestImportErasesGraphTombstones(t *testing.T) {
 				t.Errorf("the older export: erased %v, skipped %v; want nothing erased, the file skipped as erased", old.Erased, old.Skipped)
 			}
 			assertErased(t, dst, u.ID, c, []string{x, q2}, []string{s, f})
+			if dst.holds(t, marker) {
+				t.Error("the older export brought the marker back")
+			}
 		})
 	}
 }

@@ -731,9 +731,20 @@ func (im *importer) write(ctx context.Context) (int, error) {
 	}
 }
 
+// erasedColumns name, per control-plane table, the columns that hold the
+// id of an entity or a source. A row that names one the store erased is
+// of erased data (an erasure removes it: EraseContradictions), and a
+// contradiction holds the values it is about: an import of an export made
+// before the erasure skips it, as it skips the graph's lines.
+var erasedColumns = map[string][]string{
+	controlplane.TableContradicts.Name:      {"entity_id", "current_source_id", "new_source_id"},
+	controlplane.TableRejected.Name:         {"entity_id"},
+	controlplane.TableGraphRetractions.Name: {"subject_id", "source_id"},
+}
+
 // writeRows writes control-plane rows: agents only when asked for,
 // consent rules only when asked for and only those of agents this import
-// created.
+// created, none of an erased entity or source.
 func (im *importer) writeRows(ctx context.Context) (int, error) {
 	user := im.user
 	rows := decodeValid(im, func(r Row) error {
@@ -758,6 +769,10 @@ func (im *importer) writeRows(ctx context.Context) (int, error) {
 		}
 		return controlplane.CheckTransferRow(t, r.Row)
 	})
+	erased, err := im.erasedInStore(ctx)
+	if err != nil {
+		return 0, err
+	}
 	n := 0
 	for len(rows) > 0 {
 		// Consecutive rows of one table in one call.
@@ -774,6 +789,8 @@ func (im *importer) writeRows(ctx context.Context) (int, error) {
 				im.skip(SkipNotAsked, KindRow, 1)
 			case t.Name == controlplane.TableConsentRules.Name && !im.agents[fmt.Sprint(r.v.Row["agent_id"])]:
 				im.skip(SkipNotAsked, KindRow, 1)
+			case slices.ContainsFunc(erasedColumns[t.Name], func(c string) bool { s, _ := r.v.Row[c].(string); return erased[s] }):
+				im.skip(SkipErased, KindRow, 1)
 			default:
 				batch = append(batch, r.v.Row)
 			}
@@ -783,7 +800,6 @@ func (im *importer) writeRows(ctx context.Context) (int, error) {
 			continue
 		}
 		var created []bool
-		var err error
 		if t.Name == controlplane.TableGraphTombstones.Name {
 			created, err = im.writeGraphTombstones(ctx, batch)
 		} else {
