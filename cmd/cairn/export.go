@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -177,6 +178,8 @@ func printImportStats(w io.Writer, stats transfer.Stats) {
 		{transfer.SkipHeld, "skipped, already held"},
 		{transfer.SkipInvalid, "refused, invalid"},
 		{transfer.SkipNotAsked, "skipped, not asked for (--with-agents, --with-consent, --with-audit)"},
+		{transfer.SkipErased, "skipped, erased in this store"},
+		{transfer.SkipRetracted, "skipped, retracted in this store"},
 	} {
 		if counts := stats.Skipped[why.reason]; len(counts) > 0 {
 			fmt.Fprintf(w, "%s: %s\n", why.text, nonZeroCounts(counts))
@@ -187,6 +190,15 @@ func printImportStats(w io.Writer, stats transfer.Stats) {
 	}
 	if n := total(stats.Skipped[transfer.SkipInvalid]); n > len(stats.Refused) {
 		fmt.Fprintf(w, "… and %d more refused lines\n", n-len(stats.Refused))
+	}
+	if len(stats.Erased) > 0 {
+		// What the export's tombstones said was erased and this store
+		// still held, counted as erase counts it.
+		var parts []string
+		for _, k := range slices.Sorted(maps.Keys(stats.Erased)) {
+			parts = append(parts, fmt.Sprintf("%d %s", stats.Erased[k], k))
+		}
+		fmt.Fprintf(w, "erased, as the export's tombstones say: %s\n", strings.Join(parts, ", "))
 	}
 	if stats.Embedded > 0 {
 		fmt.Fprintf(w, "%d memories embedded with this store's embedder\n", stats.Embedded)
@@ -201,10 +213,18 @@ func printImportStats(w io.Writer, stats transfer.Stats) {
 	}
 }
 
+// nonZeroCounts says the counts that are not zero: the kinds of
+// countKinds in their order, then any other (memory_tombstone,
+// memory_version) by name.
 func nonZeroCounts(counts map[string]int) string {
 	var parts []string
 	for _, k := range countKinds {
 		if counts[k] != 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(counts)) {
+		if counts[k] != 0 && !slices.Contains(countKinds, k) {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
 		}
 	}
