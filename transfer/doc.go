@@ -25,6 +25,14 @@
 // when ImportOptions asks for them. A line that fails is refused and
 // counted (Stats.Skipped, Stats.Refused); the import goes on.
 //
+// Tombstones are the exception: a memory or graph tombstone in the file
+// is an erasure made in the store the export came from, and the import
+// erases what the store still holds of it (memories through the vector
+// store, entities and sources through ImportOptions.Eraser, as erase
+// does) and counts it (Stats.Erased). Lines of what the store has a
+// tombstone of are skipped, so an export made before an erasure brings
+// nothing back.
+//
 // Ids are kept. Entity and source ids are hashes that include the user id,
 // so an export is imported under the user ids it names; a user of the
 // target with the same name but another id (or the same id but another

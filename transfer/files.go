@@ -82,9 +82,14 @@ func (im *importer) resetSpool(fileID string) error {
 // read) checked against its size and hash, then, as an upload does, a
 // pending row, the blob unless the bucket has it (keys are content
 // addresses), and the row marked stored. A file the store holds already
-// is left alone; its blob is written only if the bucket lacks it.
+// is left alone; its blob is written only if the bucket lacks it. A file
+// whose source the store erased is skipped.
 func (im *importer) writeFiles(ctx context.Context) (int, error) {
 	fs, err := decodeAll[files.File](im.batch)
+	if err != nil {
+		return 0, err
+	}
+	erased, err := im.erasedInStore(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -111,6 +116,12 @@ func (im *importer) writeFiles(ctx context.Context) (int, error) {
 			if err := schema.ValidateTypeName("types", t); err != nil {
 				return n, fmt.Errorf("%w: file %s: %v", ErrFormat, f.ID, err)
 			}
+		}
+		// A file is its source: one the store erased does not come back
+		// from an export made before.
+		if erased[f.ID] {
+			im.skip(SkipErased, KindFile, 1)
+			continue
 		}
 		have, err := im.s.Control.File(ctx, f.UserID, f.ID)
 		switch {

@@ -53,6 +53,13 @@ type ImportOptions struct {
 	Consent bool
 	// Audit imports the audit log of the export.
 	Audit bool
+	// Eraser erases what the store still holds of the entities and
+	// sources the export's graph tombstones name, as erase does
+	// (knowledge.Service, with its file eraser set). nil: an import whose
+	// tombstones name an entity or source the store holds fails there,
+	// without recording those tombstones; one whose tombstones name
+	// nothing the store holds needs none.
+	Eraser GraphEraser
 }
 
 // Reasons a line is not written, the keys of Stats.Skipped.
@@ -89,6 +96,12 @@ type Stats struct {
 	Refused []Refusal
 	// Embedded counts memories embedded again by the target's embedder.
 	Embedded int
+	// Erased counts what the import erased from the store because the
+	// export's tombstones say it was erased, by kind as erase and
+	// delete_memory count it: entities, observations, sources, files,
+	// recomputed_entities, …, memories, retracted_memories, versions.
+	// Nil when it erased nothing.
+	Erased map[string]int
 	// Checksum says whether the file's SHA-256 is the one its end line
 	// holds. It is known once the file is read, after the lines were
 	// written: a mismatch says the file was changed after export (each
@@ -227,16 +240,17 @@ type pendingObservation struct {
 const maxPendingBytes = 64 << 20
 
 // Import reads an export from r into the stores, a batch at a time, and
-// returns what it read, wrote and skipped. An export line never changes
-// what the stores hold: an entity, observation, relationship period or row
-// the stores hold already is left as it is, and so are the observations,
-// timelines and raw fragments of an entity they hold. Running it twice
-// changes nothing. Every value is checked as a tool call checks it; a
-// line that fails is refused (counted in Stats.Skipped, listed in
-// Stats.Refused) and the import goes on. A new entity is written only if
-// its snapshot agrees with its observations: each field's value is the
-// value of the observation its provenance names, an observation of that
-// entity in the same file.
+// returns what it read, wrote, skipped and erased. An export line never
+// changes what the stores hold: an entity, observation, relationship
+// period or row the stores hold already is left as it is, and so are the
+// observations, timelines and raw fragments of an entity they hold; but a
+// tombstone erases what the stores still hold of that memory, entity or
+// source (Stats.Erased). Running it twice changes nothing. Every value is
+// checked as a tool call checks it; a line that fails is refused (counted
+// in Stats.Skipped, listed in Stats.Refused) and the import goes on. A new
+// entity is written only if its snapshot agrees with its observations:
+// each field's value is the value of the observation its provenance
+// names, an observation of that entity in the same file.
 func Import(ctx context.Context, s Stores, r io.Reader, opts ImportOptions) (Stats, error) {
 	if opts.BatchSize <= 0 {
 		opts.BatchSize = 500
@@ -717,9 +731,20 @@ func (im *importer) write(ctx context.Context) (int, error) {
 	}
 }
 
+// erasedColumns name, per control-plane table, the columns that hold the
+// id of an entity or a source. A row that names one the store erased is
+// of erased data (an erasure removes it: EraseContradictions), and a
+// contradiction holds the values it is about: an import of an export made
+// before the erasure skips it, as it skips the graph's lines.
+var erasedColumns = map[string][]string{
+	controlplane.TableContradicts.Name:      {"entity_id", "current_source_id", "new_source_id"},
+	controlplane.TableRejected.Name:         {"entity_id"},
+	controlplane.TableGraphRetractions.Name: {"subject_id", "source_id"},
+}
+
 // writeRows writes control-plane rows: agents only when asked for,
 // consent rules only when asked for and only those of agents this import
-// created.
+// created, none of an erased entity or source.
 func (im *importer) writeRows(ctx context.Context) (int, error) {
 	user := im.user
 	rows := decodeValid(im, func(r Row) error {
@@ -737,8 +762,17 @@ func (im *importer) writeRows(ctx context.Context) (int, error) {
 				return err
 			}
 		}
+		if t.Name == controlplane.TableGraphTombstones.Name {
+			if err := im.check.graphTombstone(r.Row); err != nil {
+				return err
+			}
+		}
 		return controlplane.CheckTransferRow(t, r.Row)
 	})
+	erased, err := im.erasedInStore(ctx)
+	if err != nil {
+		return 0, err
+	}
 	n := 0
 	for len(rows) > 0 {
 		// Consecutive rows of one table in one call.
@@ -755,6 +789,8 @@ func (im *importer) writeRows(ctx context.Context) (int, error) {
 				im.skip(SkipNotAsked, KindRow, 1)
 			case t.Name == controlplane.TableConsentRules.Name && !im.agents[fmt.Sprint(r.v.Row["agent_id"])]:
 				im.skip(SkipNotAsked, KindRow, 1)
+			case slices.ContainsFunc(erasedColumns[t.Name], func(c string) bool { s, _ := r.v.Row[c].(string); return erased[s] }):
+				im.skip(SkipErased, KindRow, 1)
 			default:
 				batch = append(batch, r.v.Row)
 			}
@@ -763,7 +799,12 @@ func (im *importer) writeRows(ctx context.Context) (int, error) {
 		if len(batch) == 0 {
 			continue
 		}
-		created, err := im.s.Control.ImportRowsEach(ctx, t, batch)
+		var created []bool
+		if t.Name == controlplane.TableGraphTombstones.Name {
+			created, err = im.writeGraphTombstones(ctx, batch)
+		} else {
+			created, err = im.s.Control.ImportRowsEach(ctx, t, batch)
+		}
 		if err != nil {
 			return n, err
 		}
@@ -1004,9 +1045,13 @@ func (im *importer) writeTombstones(ctx context.Context) (int, error) {
 		if !holds[t.ID] {
 			continue
 		}
-		if _, _, err := im.s.Memories.Erase(ctx, im.user, []string{t.ID}, t.Removal); err != nil {
+		_, n, err := im.s.Memories.Erase(ctx, im.user, []string{t.ID}, t.Removal)
+		if err != nil {
 			return 0, err
 		}
+		im.erasedCount("memories", n.Memories)
+		im.erasedCount("retracted_memories", n.Retracted)
+		im.erasedCount("versions", n.Versions)
 	}
 	if err := im.s.Memories.InsertTombstones(ctx, fresh); err != nil {
 		return 0, err

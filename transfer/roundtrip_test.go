@@ -46,11 +46,15 @@ type backend struct {
 	stores transfer.Stores
 	svc    *knowledge.Service
 	files  *files.Service
+	// holds reports whether any row of the store (the embedded store: any
+	// byte of its files) or any blob of its bucket holds a string.
+	holds func(t *testing.T, s string) bool
 }
 
 // newBackend opens a file bucket for s and the services; the schema
-// registry is the control plane's.
-func newBackend(t *testing.T, s transfer.Stores, clk *clock) backend {
+// registry is the control plane's. holds reports whether the store's
+// database holds a string.
+func newBackend(t *testing.T, s transfer.Stores, clk *clock, holds func(*testing.T, string) bool) backend {
 	t.Helper()
 	bucket, err := fileblob.OpenBucket(t.TempDir(), &fileblob.Options{NoTempDir: true})
 	if err != nil {
@@ -63,7 +67,11 @@ func newBackend(t *testing.T, s transfer.Stores, clk *clock) backend {
 		Profiles: s.Control, Contradictions: s.Control, GraphForget: s.Control, SourceTypes: files.SourceTypes(s.Control),
 	})
 	fsvc := files.New(files.Options{Bucket: bucket, Meta: s.Control, Jobs: s.Control, Knowledge: svc, SpoolDir: t.TempDir(), Now: clk.now})
-	return backend{s, svc, fsvc}
+	svc.SetFileEraser(fsvc.EraseFile)
+	return backend{s, svc, fsvc, func(t *testing.T, str string) bool {
+		t.Helper()
+		return holds(t, str) || bucketHolds(t, bucket, str)
+	}}
 }
 
 func openEmbedded(t *testing.T, clk *clock) backend {
@@ -74,7 +82,7 @@ func openEmbedded(t *testing.T, clk *clock) backend {
 		Memories: vector.NewStore(vecembedded.New(db)),
 	}
 	t.Cleanup(func() { s.Graph.Close(); s.Memories.Close() })
-	return newBackend(t, s, clk)
+	return newBackend(t, s, clk, func(t *testing.T, str string) bool { return sqliteHolds(t, db, str) })
 }
 
 func openPostgres(t *testing.T, clk *clock) backend {
@@ -88,7 +96,7 @@ func openPostgres(t *testing.T, clk *clock) backend {
 		Memories: vector.NewStore(pgvector.New(db.Pool, pgvector.Options{})),
 	}
 	t.Cleanup(func() { s.Graph.Close(); s.Memories.Close(); db.Close() })
-	return newBackend(t, s, clk)
+	return newBackend(t, s, clk, func(t *testing.T, str string) bool { return postgresHolds(t, db, str) })
 }
 
 // generate fills b with every kind of record for user u, through the

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -146,7 +147,7 @@ func importExport(ctx context.Context, env *environment, a *app, embedder embed.
 	}
 	p := newTransferProgress(env.stderr, "import")
 	stats, err := transfer.Import(ctx, transfer.Stores{Graph: a.graph, Control: a.control, Memories: a.memories, Bucket: a.bucket}, r,
-		transfer.ImportOptions{Embedder: embedder, MaxFieldBytes: maxFieldBytes,
+		transfer.ImportOptions{Embedder: embedder, MaxFieldBytes: maxFieldBytes, Eraser: a.knowledge,
 			Agents: flags.withAgents, Consent: flags.withConsent, Audit: flags.withAudit,
 			Progress: func(read int64, lines int) {
 				if size > 0 {
@@ -177,6 +178,8 @@ func printImportStats(w io.Writer, stats transfer.Stats) {
 		{transfer.SkipHeld, "skipped, already held"},
 		{transfer.SkipInvalid, "refused, invalid"},
 		{transfer.SkipNotAsked, "skipped, not asked for (--with-agents, --with-consent, --with-audit)"},
+		{transfer.SkipErased, "skipped, erased in this store"},
+		{transfer.SkipRetracted, "skipped, retracted in this store"},
 	} {
 		if counts := stats.Skipped[why.reason]; len(counts) > 0 {
 			fmt.Fprintf(w, "%s: %s\n", why.text, nonZeroCounts(counts))
@@ -187,6 +190,15 @@ func printImportStats(w io.Writer, stats transfer.Stats) {
 	}
 	if n := total(stats.Skipped[transfer.SkipInvalid]); n > len(stats.Refused) {
 		fmt.Fprintf(w, "… and %d more refused lines\n", n-len(stats.Refused))
+	}
+	if len(stats.Erased) > 0 {
+		// What the export's tombstones said was erased and this store
+		// still held, counted as erase counts it.
+		var parts []string
+		for _, k := range slices.Sorted(maps.Keys(stats.Erased)) {
+			parts = append(parts, fmt.Sprintf("%d %s", stats.Erased[k], k))
+		}
+		fmt.Fprintf(w, "erased, as the export's tombstones say: %s\n", strings.Join(parts, ", "))
 	}
 	if stats.Embedded > 0 {
 		fmt.Fprintf(w, "%d memories embedded with this store's embedder\n", stats.Embedded)
@@ -201,10 +213,18 @@ func printImportStats(w io.Writer, stats transfer.Stats) {
 	}
 }
 
+// nonZeroCounts says the counts that are not zero: the kinds of
+// countKinds in their order, then any other (memory_tombstone,
+// memory_version) by name.
 func nonZeroCounts(counts map[string]int) string {
 	var parts []string
 	for _, k := range countKinds {
 		if counts[k] != 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(counts)) {
+		if counts[k] != 0 && !slices.Contains(countKinds, k) {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
 		}
 	}
@@ -231,7 +251,10 @@ into the store these flags configure, embedded, PostgreSQL or Neo4j. Ids
 are kept; a user whose name or id belongs to another user of this store is
 refused. An export line never changes what the store holds: entities,
 observations, relationships and rows it holds already are left alone (and
-counted as skipped), so running it twice changes nothing. Every value is
+counted as skipped), so running it twice changes nothing. A tombstone (a
+memory, entity or source the exporting store erased) is the exception: the
+import records it and erases what this store still holds of it, as erase
+does, and says what it erased (docs/forgetting.md). Every value is
 checked as a tool call checks it (ids, type names, --max-field-bytes); a
 new entity is written only if its snapshot agrees with its observations;
 a line that fails is refused, with its line number, and the rest goes on.
