@@ -86,9 +86,12 @@ func (s *Store) readRetractions(ctx context.Context, where string, args ...any) 
 func (s *Store) AddGraphTombstones(ctx context.Context, ts []knowledge.GraphTombstone) error {
 	return s.tx(ctx, 0, func(tx *sql.Tx) error {
 		for _, t := range ts {
-			counts, err := json.Marshal(t.Counts)
-			if err != nil {
-				return err
+			counts := []byte("{}") // what went with an erasure counts nothing of its own
+			if t.Counts != nil {
+				var err error
+				if counts, err = json.Marshal(t.Counts); err != nil {
+					return err
+				}
 			}
 			if _, err := tx.ExecContext(ctx, `INSERT INTO graph_tombstones (user_id, kind, id, erased_at, actor, reason, counts)
 				VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING`,

@@ -379,12 +379,23 @@ func (s *Service) afterErase(ctx context.Context, c Caller, req EraseRequest, e 
 	for i, id := range res.IDs {
 		ts[i] = GraphTombstone{UserID: c.UserID, Kind: req.Kind, ID: id, ErasedAt: res.At, Actor: c.AgentID, Reason: req.Reason, Counts: res.Counts}
 	}
-	if req.Kind == EraseEntity {
-		for _, id := range res.Entities {
-			if !slices.Contains(res.IDs, id) {
-				ts = append(ts, GraphTombstone{UserID: c.UserID, Kind: EraseEntity, ID: id, ErasedAt: res.At, Actor: c.AgentID, Reason: req.Reason})
-			}
+	// What went with them has a tombstone of its own too (no counts: the
+	// erasure's are on the ids asked for), so that an import of an export
+	// made before the erasure does not bring it back: the duplicates
+	// merged into an erased entity, the entities a source's erasure left
+	// with no observation, the sources left with none, a stored file's
+	// interpretation batches.
+	derived := func(kind EraseKind, id string) {
+		if kind == req.Kind && slices.Contains(res.IDs, id) {
+			return
 		}
+		ts = append(ts, GraphTombstone{UserID: c.UserID, Kind: kind, ID: id, ErasedAt: res.At, Actor: c.AgentID, Reason: req.Reason})
+	}
+	for _, id := range res.Entities {
+		derived(EraseEntity, id)
+	}
+	for _, id := range e.SourceIDs {
+		derived(EraseSource, id)
 	}
 	if err := s.forget.AddGraphTombstones(ctx, ts); err != nil {
 		return fmt.Errorf("knowledge: erase: graph erased; tombstones not recorded: %w", err)

@@ -149,8 +149,11 @@ func TestEraseEntityLeavesNoTrace(t *testing.T) {
 			if !erased {
 				t.Errorf("the audit log does not record the erasure: %s", raw)
 			}
+			// Ann's tombstone, with the counts, and one of the source
+			// her store made, which her erasure left with no observation.
 			ts, err := e.control.GraphTombstones(ctx, e.owner.UserID)
-			if err != nil || len(ts) != 1 || ts[0].ID != ann || ts[0].Reason != "data-protection request" || ts[0].ErasedAt.IsZero() {
+			if err != nil || len(ts) != 2 || ts[0].ID != ann || ts[0].Reason != "data-protection request" || ts[0].ErasedAt.IsZero() ||
+				ts[0].Counts["entities"] != 1 || ts[1].Kind != "source" || ts[1].Reason != ts[0].Reason || len(ts[1].Counts) != 0 {
 				t.Errorf("tombstones = %+v, %v", ts, err)
 			}
 			if _, merr := e.call(t, "erase", map[string]any{"kind": "entity", "ids": []string{ann}}); merr == nil || merr.Body.Code != "ENTITY_NOT_FOUND" {

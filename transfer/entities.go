@@ -50,9 +50,15 @@ func (im *importer) erasedInStore(ctx context.Context) (map[string]bool, error) 
 
 // settle writes the entities held back once the lines that could bear on
 // them are over: the new entities when the next line is neither an entity
-// nor an observation, the merged ones when the user's entity pages end.
+// nor an observation, the merged ones when the user's entity pages end;
+// and when the user's lines end, erases what their tombstones name.
 func (im *importer) settle(ctx context.Context, nextKind, nextUser string) error {
 	other := nextUser != im.graphUser
+	if len(im.tombstoned) > 0 && other {
+		if err := im.eraseTombstoned(ctx); err != nil {
+			return err
+		}
+	}
 	if len(im.pending) > 0 && (other || (nextKind != KindEntity && nextKind != KindObservation)) {
 		if err := im.writePending(ctx); err != nil {
 			return err

@@ -99,9 +99,21 @@ func (im *importer) writeGraphTombstones(ctx context.Context, rows []map[string]
 			im.erased[t.id] = true
 		}
 	}
-	if im.opts.Eraser == nil {
-		return created, nil
+	if im.opts.Eraser != nil {
+		// Erased once every tombstone of the user is recorded (settle):
+		// an erasure records tombstones of what goes with what it was
+		// asked to erase, and the export's own of those must be there
+		// first, in whatever batch of lines they come.
+		im.tombstoned = append(im.tombstoned, ts...)
 	}
+	return created, nil
+}
+
+// eraseTombstoned erases what the store still holds of the user's
+// recorded tombstones (writeGraphTombstones), once the user's lines end.
+func (im *importer) eraseTombstoned(ctx context.Context) error {
+	ts := im.tombstoned
+	im.tombstoned = nil
 	// One erasure per kind, actor and reason (the erasure's own records,
 	// such as the tombstones of merged duplicates it finds, take them),
 	// of at most knowledge.MaxEraseBatch ids.
@@ -126,7 +138,7 @@ func (im *importer) writeGraphTombstones(ctx context.Context, rows []map[string]
 			// with its only source).
 			held, err := im.holding(ctx, g.kind, all[start:min(start+knowledge.MaxEraseBatch, len(all))])
 			if err != nil {
-				return created, err
+				return err
 			}
 			if len(held) == 0 {
 				continue
@@ -135,17 +147,17 @@ func (im *importer) writeGraphTombstones(ctx context.Context, rows []map[string]
 			if actor == "" {
 				actor = importActor
 			}
-			res, err := im.opts.Eraser.Erase(ctx, knowledge.Caller{UserID: im.user, AgentID: actor},
+			res, err := im.opts.Eraser.Erase(ctx, knowledge.Caller{UserID: im.graphUser, AgentID: actor},
 				knowledge.EraseRequest{Kind: g.kind, IDs: held, Reason: reasonPrefix(g.reason)})
 			if err != nil {
-				return created, fmt.Errorf("transfer: erase %s %v, as the export's tombstones say: %w", g.kind, held, err)
+				return fmt.Errorf("transfer: erase %s %v, as the export's tombstones say: %w", g.kind, held, err)
 			}
 			for k, n := range res.Counts {
 				im.erasedCount(k, n)
 			}
 		}
 	}
-	return created, nil
+	return nil
 }
 
 // holding returns those of ids, entities (merged ones too) or sources of

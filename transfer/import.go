@@ -223,6 +223,9 @@ type importer struct {
 	// agents are the agents this import created, whose consent rules it
 	// writes.
 	agents map[string]bool
+	// tombstoned are the graph tombstones of the user recorded so far,
+	// whose erasure waits for the user's lines to end.
+	tombstoned []graphTombstone
 }
 
 type pendingEntity struct {

@@ -86,7 +86,8 @@ func TestImportErasesWhatTheExportErased(t *testing.T) {
 		t.Errorf("the erased entity after the import: %v, want not found", err)
 	}
 	ts, err := b.control.GraphTombstones(ctx, u.ID)
-	if err != nil || len(ts) != 1 || ts[0].Reason != "asked" || ts[0].Actor != "claude" {
+	// The entity's, and its source's, which its erasure left with none.
+	if err != nil || len(ts) != 2 || ts[0].Reason != "asked" || ts[0].Actor != "claude" || ts[1].Kind != "source" {
 		t.Errorf("tombstones after the import: %+v, %v", ts, err)
 	}
 }
