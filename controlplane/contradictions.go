@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/cairnkg/cairn/knowledge"
 )
@@ -175,6 +176,110 @@ func (s *Store) ForgetContradictions(ctx context.Context, userID string, ids []s
 		return nil
 	})
 	return int(n), err
+}
+
+// CloseRetracted resolves as retracted the open contradictions naming one
+// of ids as their current or new observation (knowledge.ContradictionStore).
+func (s *Store) CloseRetracted(ctx context.Context, userID string, ids []string, at time.Time, by string) ([]knowledge.Contradiction, error) {
+	var out []knowledge.Contradiction
+	err := s.tx(ctx, 0, func(tx *sql.Tx) error {
+		out = nil
+		for start := 0; start < len(ids); start += rejectedChunk {
+			in, args := userIDsIn(userID, ids[start:min(start+rejectedChunk, len(ids))])
+			n := len(args)
+			args = append(args, knowledge.ContradictionResolved, string(knowledge.Retracted), micros(at), by, knowledge.ContradictionOpen)
+			rows, err := tx.QueryContext(ctx, fmt.Sprintf(`UPDATE contradictions SET status = $%d, resolution = $%d, resolved_at = $%d, resolved_by = $%d
+				WHERE user_id = $1 AND status = $%d AND (current_observation_id IN (%s) OR new_observation_id IN (%s))
+				RETURNING %s`, n+1, n+2, n+3, n+4, n+5, in, in, contradictionColumns), args...)
+			if err != nil {
+				return wrap("close retracted contradictions", err)
+			}
+			cs, err := scanContradictions(rows)
+			if err != nil {
+				return wrap("close retracted contradictions", err)
+			}
+			out = append(out, cs...)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// RetractedContradictions returns the contradictions resolved as retracted
+// that name one of ids as their current or new observation
+// (knowledge.ContradictionStore).
+func (s *Store) RetractedContradictions(ctx context.Context, userID string, ids []string) ([]knowledge.Contradiction, error) {
+	var out []knowledge.Contradiction
+	for start := 0; start < len(ids); start += rejectedChunk {
+		in, args := userIDsIn(userID, ids[start:min(start+rejectedChunk, len(ids))])
+		n := len(args)
+		args = append(args, knowledge.ContradictionResolved, string(knowledge.Retracted))
+		rows, err := s.db.QueryContext(ctx, fmt.Sprintf(`SELECT %s FROM contradictions
+			WHERE user_id = $1 AND status = $%d AND resolution = $%d AND (current_observation_id IN (%s) OR new_observation_id IN (%s))`,
+			contradictionColumns, n+1, n+2, in, in), args...)
+		if err != nil {
+			return nil, wrap("read retracted contradictions", err)
+		}
+		cs, err := scanContradictions(rows)
+		if err != nil {
+			return nil, wrap("read retracted contradictions", err)
+		}
+		out = append(out, cs...)
+	}
+	return out, nil
+}
+
+// ReopenRetracted opens again those of ids resolved as retracted whose
+// observations no retraction (graph_retractions) takes out any more
+// (knowledge.ContradictionStore).
+func (s *Store) ReopenRetracted(ctx context.Context, userID string, ids []string) ([]string, error) {
+	var out []string
+	err := s.tx(ctx, 0, func(tx *sql.Tx) error {
+		out = nil
+		for start := 0; start < len(ids); start += rejectedChunk {
+			in, args := userIDsIn(userID, ids[start:min(start+rejectedChunk, len(ids))])
+			n := len(args)
+			args = append(args, knowledge.ContradictionOpen, knowledge.ContradictionResolved, string(knowledge.Retracted))
+			rows, err := tx.QueryContext(ctx, fmt.Sprintf(`UPDATE contradictions SET status = $%d, resolution = '', resolved_at = NULL, resolved_by = ''
+				WHERE user_id = $1 AND id IN (%s) AND status = $%d AND resolution = $%d
+				AND NOT EXISTS (SELECT 1 FROM graph_retractions r WHERE r.user_id = contradictions.user_id
+					AND r.observation_id IN (contradictions.current_observation_id, contradictions.new_observation_id))
+				RETURNING id`, n+1, in, n+2, n+3), args...)
+			if err != nil {
+				return wrap("reopen contradictions", err)
+			}
+			for rows.Next() {
+				var id string
+				if err := rows.Scan(&id); err != nil {
+					rows.Close()
+					return wrap("reopen contradictions", err)
+				}
+				out = append(out, id)
+			}
+			if err := rows.Close(); err != nil {
+				return wrap("reopen contradictions", err)
+			}
+			if err := rows.Err(); err != nil {
+				return wrap("reopen contradictions", err)
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// scanContradictions reads and closes rows of contradictionColumns.
+func scanContradictions(rows *sql.Rows) ([]knowledge.Contradiction, error) {
+	defer rows.Close()
+	var out []knowledge.Contradiction
+	for rows.Next() {
+		c, err := scanContradiction(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
 }
 
 // rejectedChunk bounds the ids of one RejectedObservations query, below

@@ -186,6 +186,11 @@ type DriverTx interface {
 	// relationships, in no particular order (callers group them by
 	// RelationshipID): RelationshipObservations of many in one query.
 	RelationshipsObservations(ctx context.Context, userID string, relationshipIDs []string) ([]RelationshipObservation, error)
+	// RelationshipObservationsBySource returns the relationship
+	// observations a source produced, ordered by id: what an erasure of
+	// the source takes out of relationships (ObservationsBySource is its
+	// entity observations).
+	RelationshipObservationsBySource(ctx context.Context, userID, sourceID string) ([]RelationshipObservation, error)
 
 	// EnqueueOutbox records, with the transaction's other writes, that the
 	// entities changed: each gets an outbox entry, or its existing entry a

@@ -33,6 +33,13 @@ const (
 	KeepBoth Resolution = "keep_both"
 )
 
+// Retracted is how a contradiction is closed when one of its sides stops
+// counting: its current or new observation was retracted, or the memory
+// that claims its new value. It is not a resolution review_memories
+// takes: what it settled was the retraction's, which says who and why.
+// Undoing the retraction opens the contradiction again.
+const Retracted Resolution = "retracted"
+
 // MaxOpenContradictions is the most contradictions review_memories lists at
 // once, as the Epitome specification says.
 const MaxOpenContradictions = 5
@@ -149,6 +156,20 @@ type ContradictionStore interface {
 	// the rejections recorded of those observations, and returns how many
 	// contradictions it removed.
 	ForgetContradictions(ctx context.Context, userID string, observationIDs []string) (int, error)
+	// CloseRetracted resolves as Retracted, at and by the agent, the
+	// user's open contradictions whose current or new observation is one
+	// of observationIDs (a memory's id names its claims), and returns them
+	// as resolved.
+	CloseRetracted(ctx context.Context, userID string, observationIDs []string, at time.Time, by string) ([]Contradiction, error)
+	// RetractedContradictions returns the user's contradictions resolved
+	// as Retracted whose current or new observation is one of
+	// observationIDs.
+	RetractedContradictions(ctx context.Context, userID string, observationIDs []string) ([]Contradiction, error)
+	// ReopenRetracted opens again those of the contradictions ids that are
+	// resolved as Retracted and neither side of which a retraction of an
+	// observation (GraphForgetStore.Retract) still takes out, and returns
+	// the ids it opened.
+	ReopenRetracted(ctx context.Context, userID string, ids []string) ([]string, error)
 }
 
 // contradictionsIn compares the fields of a new observation with the

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"time"
 
@@ -130,8 +129,11 @@ var errDryRun = errors.New("knowledge: dry run")
 
 // Erase erases entities or sources, all or none. Every id must be an
 // entity (merged or not) or a source the caller may read, with read on
-// every entity type a source produced (else a NotFoundError naming it and
-// nothing changes), and the caller needs delete on each of those types.
+// every entity type a source produced and on every relationship it
+// observed (read on the graph and on both ends' types), else a
+// NotFoundError naming it and nothing changes; the caller needs delete on
+// each of those types. The answer's relationship counts say only what the
+// caller may see (relationshipView).
 func (s *Service) Erase(ctx context.Context, c Caller, req EraseRequest) (EraseResult, error) {
 	ids, err := eraseIDs(req)
 	if err != nil {
@@ -172,7 +174,7 @@ func (s *Service) Erase(ctx context.Context, c Caller, req EraseRequest) (EraseR
 		if err := orphanSources(ctx, tx, c.UserID, &p); err != nil {
 			return err
 		}
-		if vis, err = visibleRelationships(ctx, tx, c, p.erasure.EntityIDs); err != nil {
+		if vis, err = visibleRelationships(ctx, tx, c, &p); err != nil {
 			return err
 		}
 		n, err := tx.Erase(ctx, p.erasure)
@@ -219,63 +221,6 @@ func (s *Service) Erase(ctx context.Context, c Caller, req EraseRequest) (EraseR
 	}
 	err = s.afterErase(ctx, c, req, e, files, &res)
 	return vis.redact(res), err
-}
-
-// relationshipView is what a caller may see of the relationships an
-// erasure of entities removes: an answer says nothing of what the caller
-// may not read, and a relationship to an entity of a type it may not read
-// (or any relationship, without read on the graph) is such a thing.
-type relationshipView struct {
-	// all: the caller may see every live relationship of the erased
-	// entities, so the erasure's own counts (every period, every
-	// observation) say nothing more.
-	all bool
-	// live and observations count the live relationships it may see and
-	// their observations.
-	live, observations int
-}
-
-// visibleRelationships looks, before they go, at the live relationships of
-// the entities to erase.
-func visibleRelationships(ctx context.Context, tx *graph.Tx, c Caller, entityIDs []string) (relationshipView, error) {
-	graphRead := c.May(Read, ResourceGraph)
-	v := relationshipView{all: graphRead}
-	if len(entityIDs) == 0 {
-		return v, nil
-	}
-	edges, err := tx.Edges(ctx, graph.EdgeQuery{UserID: c.UserID, EntityIDs: entityIDs, Direction: graph.Both})
-	if err != nil {
-		return v, err
-	}
-	seen := map[string]bool{}
-	for _, e := range edges {
-		if seen[e.ID] {
-			continue // between two erased entities: listed from both ends
-		}
-		seen[e.ID] = true
-		if !graphRead || !c.readable(e.SourceType) || !c.readable(e.TargetType) {
-			v.all = false
-			continue
-		}
-		v.live++
-		v.observations += e.ObservationCount
-	}
-	if !graphRead {
-		v.live, v.observations = 0, 0
-	}
-	return v, nil
-}
-
-// redact returns res with relationship counts the caller may see: the
-// erasure's own when it may see them all, else those of the live
-// relationships it may see. The tombstone keeps the erasure's own.
-func (v relationshipView) redact(res EraseResult) EraseResult {
-	if v.all || res.Counts == nil {
-		return res
-	}
-	res.Counts = maps.Clone(res.Counts)
-	res.Counts["relationships"], res.Counts["relationship_observations"] = v.live, v.observations
-	return res
 }
 
 // sourceMemories returns the ids of the memories that name one of the
@@ -502,8 +447,30 @@ func (s *Service) planSource(ctx context.Context, tx *graph.Tx, c Caller, id str
 			return &NotFoundError{Kind: ErrSourceNotFound, ID: id}
 		}
 	}
+	// What it said about relationships is its content too: a source of
+	// an edge the caller may not see is one it may not read, and erasing
+	// it needs delete on both ends, as retracting the edge's observations
+	// does.
+	robs, err := tx.RelationshipObservationsBySource(ctx, c.UserID, id)
+	if err != nil {
+		return err
+	}
+	seen, err := seeRelationships(ctx, tx, c, relationshipIDs(robs))
+	if err != nil {
+		return err
+	}
+	var types []string
 	for _, o := range obs {
-		if err := c.need(Delete, EntityResource(o.EntityType)); err != nil {
+		types = append(types, o.EntityType)
+	}
+	for _, r := range seen {
+		if !r.visible {
+			return &NotFoundError{Kind: ErrSourceNotFound, ID: id}
+		}
+		types = append(types, r.types...)
+	}
+	for _, t := range types {
+		if err := c.need(Delete, EntityResource(t)); err != nil {
 			return err
 		}
 	}

@@ -135,10 +135,11 @@ type DeletedMemories struct {
 	// IDs are the memories forgotten, in the order asked, without repeats.
 	IDs []string
 	// Counts are per kind: "memories" (live memories retracted or erased),
+	// "contradictions" (those the memories' claims raised: for a
+	// retraction the open ones it closed, about entity types the caller
+	// may read; for an erasure all of them, which held the claimed values)
 	// and for an erasure "retracted_memories" (memories retracted before,
-	// erased now), "versions" (earlier content kept by updates) and
-	// "contradictions" (those the memories' claims raised, which held the
-	// claimed values).
+	// erased now) and "versions" (earlier content kept by updates).
 	Counts map[string]int
 	At     time.Time
 	// Tombstones are what remains of erased memories.
@@ -184,12 +185,7 @@ func (s *Service) DeleteMemories(ctx context.Context, c Caller, d MemoryDeletion
 	out := DeletedMemories{Mode: d.Mode, IDs: ids, At: s.clock()}
 	r := vector.Removal{At: out.At, Actor: c.AgentID, Reason: d.Reason}
 	if d.Mode == ForgetRetract {
-		done, err := s.memories.Retract(ctx, c.UserID, ids, r)
-		if err != nil {
-			return DeletedMemories{}, memoryError(err)
-		}
-		out.IDs, out.Counts = done, map[string]int{"memories": len(done)}
-		return out, nil
+		return s.retractMemories(ctx, c, ids, r, out)
 	}
 	// A memory's claims went into contradictions with their values, which
 	// are the memory's content: they go first, so that a failure leaves
@@ -215,6 +211,43 @@ func (s *Service) DeleteMemories(ctx context.Context, c Caller, d MemoryDeletion
 	if err := s.memories.Compact(ctx); err != nil {
 		s.log.Warn("memory store not compacted after an erasure", "err", err)
 	}
+	return out, nil
+}
+
+// retractMemories retracts live memories and closes the open
+// contradictions their claims raised (Retracted): a claim of a memory that
+// no longer counts is no question to review. They are closed first, so
+// that a failure leaves the memories live, to retract again, rather than
+// retracted with their claims still open; a failure to retract opens them
+// again.
+func (s *Service) retractMemories(ctx context.Context, c Caller, ids []string, r vector.Removal, out DeletedMemories) (DeletedMemories, error) {
+	var closed []Contradiction
+	if s.contradictions != nil {
+		var err error
+		if closed, err = s.contradictions.CloseRetracted(ctx, c.UserID, ids, r.At, c.AgentID); err != nil {
+			return DeletedMemories{}, err
+		}
+	}
+	done, err := s.memories.Retract(ctx, c.UserID, ids, r)
+	if err != nil {
+		if len(closed) > 0 {
+			reopen := make([]string, len(closed))
+			for i, ct := range closed {
+				reopen[i] = ct.ID
+			}
+			if _, rerr := s.contradictions.ReopenRetracted(ctx, c.UserID, reopen); rerr != nil {
+				s.log.Warn("contradictions of memories not retracted left closed", "count", len(reopen), "err", rerr)
+			}
+		}
+		return DeletedMemories{}, memoryError(err)
+	}
+	n := 0
+	for _, ct := range closed {
+		if c.readable(ct.EntityType) {
+			n++
+		}
+	}
+	out.IDs, out.Counts = done, map[string]int{"memories": len(done), "contradictions": n}
 	return out, nil
 }
 

@@ -47,8 +47,12 @@ type RetractResult struct {
 	Entities []string
 	// Relationships are the relationships reduced again.
 	Relationships []string
-	At            time.Time
-	Undo          bool
+	// Contradictions are those closed (Retracted) because one of their
+	// sides no longer counts, or for Undo opened again: a retraction
+	// settles what a contradiction asked about a retracted value.
+	Contradictions []string
+	At             time.Time
+	Undo           bool
 }
 
 // Retract retracts observations, or with Undo makes them count again, all
@@ -132,7 +136,7 @@ func (s *Service) Retract(ctx context.Context, c Caller, req RetractRequest) (Re
 			return RetractResult{}, err
 		}
 	}
-	res := RetractResult{At: s.clock(), Undo: req.Undo, ObservationIDs: []string{}, Entities: []string{}, Relationships: []string{}}
+	res := RetractResult{At: s.clock(), Undo: req.Undo, ObservationIDs: []string{}, Entities: []string{}, Relationships: []string{}, Contradictions: []string{}}
 	cands := make([]Retraction, len(obs))
 	for i, o := range obs {
 		cands[i] = Retraction{UserID: c.UserID, ObservationID: o.ID, Kind: RetractObservation, SubjectID: o.EntityID,
@@ -155,7 +159,77 @@ func (s *Service) Retract(ctx context.Context, c Caller, req RetractRequest) (Re
 			res.Entities = append(res.Entities, r.SubjectID)
 		}
 	}
+	// Every observation asked for, not only those that changed: retracting
+	// (or undoing) again settles contradictions a failure left behind.
+	ids = make([]string, len(obs))
+	for i, o := range obs {
+		ids[i] = o.ID
+	}
+	if res.Contradictions, err = s.settleRetracted(ctx, c, ids, req.Undo, res.At); err != nil {
+		return RetractResult{}, fmt.Errorf("knowledge: retract: the observations changed; their contradictions not (retract again): %w", err)
+	}
 	return res, nil
+}
+
+// settleRetracted closes the open contradictions one side of which is one
+// of ids, now retracted (Retracted, at, by the caller's agent): each was a
+// question about a value that no longer counts. With undo it opens again
+// those that a retraction closed and that nothing retracted holds any
+// more: neither side a retracted observation, nor a memory that is no
+// longer live. It returns the ids of those it closed or opened, about
+// entity types the caller may read.
+func (s *Service) settleRetracted(ctx context.Context, c Caller, ids []string, undo bool, at time.Time) ([]string, error) {
+	out := []string{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	if !undo {
+		closed, err := s.contradictions.CloseRetracted(ctx, c.UserID, ids, at, c.AgentID)
+		for _, ct := range closed {
+			if c.readable(ct.EntityType) {
+				out = append(out, ct.ID)
+			}
+		}
+		return out, err
+	}
+	cs, err := s.contradictions.RetractedContradictions(ctx, c.UserID, ids)
+	if err != nil || len(cs) == 0 {
+		return out, err
+	}
+	var mems []string
+	for _, ct := range cs {
+		if ct.FromMemory() {
+			mems = append(mems, ct.NewObservationID)
+		}
+	}
+	live := map[string]bool{}
+	if len(mems) > 0 && s.memories != nil {
+		ms, err := s.memories.Get(ctx, c.UserID, mems)
+		if err != nil {
+			return out, memoryError(err)
+		}
+		for _, m := range ms {
+			live[m.ID] = true
+		}
+	}
+	var reopen []string
+	types := map[string]string{}
+	for _, ct := range cs {
+		if !ct.FromMemory() || live[ct.NewObservationID] {
+			reopen = append(reopen, ct.ID)
+			types[ct.ID] = ct.EntityType
+		}
+	}
+	if len(reopen) == 0 {
+		return out, nil
+	}
+	opened, err := s.contradictions.ReopenRetracted(ctx, c.UserID, reopen)
+	for _, id := range opened {
+		if c.readable(types[id]) {
+			out = append(out, id)
+		}
+	}
+	return out, err
 }
 
 // applyRetractions records (or, with undo, removes) the retractions of
@@ -260,7 +334,7 @@ func (s *Service) retractRelationship(ctx context.Context, c Caller, req Retract
 			return RetractResult{}, &NotFoundError{Kind: ErrObservationNotFound, ID: id}
 		}
 	}
-	res := RetractResult{At: s.clock(), Undo: req.Undo, ObservationIDs: []string{}, Entities: []string{}, Relationships: []string{}}
+	res := RetractResult{At: s.clock(), Undo: req.Undo, ObservationIDs: []string{}, Entities: []string{}, Relationships: []string{}, Contradictions: []string{}}
 	var cands []Retraction
 	for _, o := range robs {
 		if len(req.RelationshipObservationIDs) == 0 || slices.Contains(req.RelationshipObservationIDs, o.ID) {

@@ -714,3 +714,43 @@ func (m *memContradictions) ForgetContradictions(_ context.Context, userID strin
 	}
 	return n, nil
 }
+
+func (m *memContradictions) CloseRetracted(_ context.Context, userID string, ids []string, at time.Time, by string) ([]Contradiction, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []Contradiction
+	for id, c := range m.byID {
+		if c.UserID == userID && c.Status == ContradictionOpen && (slices.Contains(ids, c.CurrentObservationID) || slices.Contains(ids, c.NewObservationID)) {
+			c.Status, c.Resolution, c.ResolvedAt, c.ResolvedBy = ContradictionResolved, Retracted, at, by
+			m.byID[id] = c
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+func (m *memContradictions) RetractedContradictions(_ context.Context, userID string, ids []string) ([]Contradiction, error) {
+	var out []Contradiction
+	for _, c := range m.all() {
+		if c.UserID == userID && c.Resolution == Retracted && (slices.Contains(ids, c.CurrentObservationID) || slices.Contains(ids, c.NewObservationID)) {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// ReopenRetracted keeps no retractions, so it opens every one of ids
+// resolved as Retracted.
+func (m *memContradictions) ReopenRetracted(_ context.Context, userID string, ids []string) ([]string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []string
+	for _, id := range ids {
+		if c, ok := m.byID[id]; ok && c.UserID == userID && c.Resolution == Retracted {
+			c.Status, c.Resolution, c.ResolvedAt, c.ResolvedBy = ContradictionOpen, "", time.Time{}, ""
+			m.byID[id] = c
+			out = append(out, id)
+		}
+	}
+	return out, nil
+}

@@ -474,6 +474,121 @@ func TestEraseClosesContradictions(t *testing.T) {
 	}
 }
 
+// TestEraseSourceCountsOnlyWhatTheCallerSees is
+// TestEraseCountsOnlyWhatTheCallerSees for sources. Erasing the source
+// that alone made a person linked to a company and to an invoice, an
+// agent that may not read invoices is told of the one relationship it can
+// see, never of the one to the invoice; without read on the graph, of
+// none; the owner, of both. A source of a relationship (create_relationship
+// records one) is what it said about that edge: one the agent may see it
+// erases, and is told of; one to an invoice is, to the agent that may not
+// read invoices, a source that does not exist, and so is any, to an agent
+// that may not read the graph.
+func TestEraseSourceCountsOnlyWhatTheCallerSees(t *testing.T) {
+	for _, b := range []storeBackend{embeddedBackend, postgresBackend} {
+		t.Run(b.name, func(t *testing.T) {
+			e := newEnvWith(t, envOptions{backend: &b, contextStores: true})
+			round := 0
+			sourceOf := func(rel map[string]any) string {
+				t.Helper()
+				var src string
+				err := e.stores.graph.View(t.Context(), func(tx *graph.Tx) error {
+					robs, err := tx.RelationshipObservations(t.Context(), e.owner.UserID, rel["id"].(string))
+					if err == nil && len(robs) == 1 {
+						src = robs[0].SourceID
+					}
+					return err
+				})
+				if err != nil || src == "" {
+					t.Fatalf("the source of relationship %v: %q, %v", rel["id"], src, err)
+				}
+				return src
+			}
+			// world stores, for a new round, the person a source alone
+			// made, linked to a company and an invoice, and the sources
+			// of a relationship from another person to the company and of
+			// one from the invoice to that person.
+			world := func() (made, visible, hidden string) {
+				t.Helper()
+				round++ // new entities each round: a dry run leaves the last ones
+				st := e.mustCall(t, "store", map[string]any{"entities": []any{map[string]any{"entity_type": "person", "name": fmt.Sprint("Ann Lee ", round)}}})
+				ann := st["entities"].([]any)[0].(map[string]any)["entity_id"].(string)
+				bo := storeOne(t, e, map[string]any{"entity_type": "person", "name": fmt.Sprint("Bo Chen ", round)})
+				acme := storeOne(t, e, map[string]any{"entity_type": "company", "name": fmt.Sprint("Acme ", round)})
+				inv := storeOne(t, e, map[string]any{"entity_type": "invoice", "invoice_number": fmt.Sprint("INV-", round), "vendor_name": "Acme"})
+				rel := func(from, to string) map[string]any {
+					return e.mustCall(t, "create_relationship", map[string]any{"relationship_type": "REFERS_TO", "source_entity_id": from, "target_entity_id": to})
+				}
+				rel(ann, acme)
+				rel(inv, ann)
+				return st["source_id"].(string), sourceOf(rel(bo, acme)), sourceOf(rel(inv, bo))
+			}
+			narrow, _ := e.agent(t, e.owner.UserID, "narrow", [3]string{"read", "entities/*", "allow"}, [3]string{"read", "entities/invoice", "deny"},
+				[3]string{"read", "graph", "allow"}, [3]string{"delete", "entities/*", "allow"})
+			blind, _ := e.agent(t, e.owner.UserID, "blind", [3]string{"read", "entities/*", "allow"}, [3]string{"delete", "entities/*", "allow"})
+			erase := func(who consent.Principal, src string, dryRun bool) (map[string]any, *mcp.Error) {
+				t.Helper()
+				out, merr := e.callAs(t, who, "erase", map[string]any{"kind": "source", "ids": []string{src}, "dry_run": dryRun})
+				if merr != nil {
+					return nil, merr
+				}
+				return out["counts"].(map[string]any), nil
+			}
+			for _, tc := range []struct {
+				who consent.Principal
+				// rels and robs are what the source that made the person
+				// counts; edge, what the visible edge's source counts (0:
+				// SOURCE_NOT_FOUND); hidden, whether the invoice edge's
+				// source is SOURCE_NOT_FOUND.
+				rels, robs, edge float64
+				hidden           bool
+			}{{narrow, 1, 1, 1, true}, {blind, 0, 0, 0, true}, {e.owner, 2, 2, 1, false}} {
+				for _, dry := range []bool{true, false} {
+					made, visible, hidden := world()
+					// Both at once, as a dry run: each part counted as alone.
+					out, merr := e.callAs(t, tc.who, "erase", map[string]any{"kind": "source", "ids": []string{made, visible}, "dry_run": true})
+					if tc.edge == 0 {
+						if merr == nil || merr.Body.Code != "SOURCE_NOT_FOUND" {
+							t.Errorf("%s erases two sources, one of an edge it may not read: %v, %v", tc.who.AgentName, out, merr)
+						}
+					} else if merr != nil {
+						t.Errorf("%s erases two sources: %v", tc.who.AgentName, merr)
+					} else if c := out["counts"].(map[string]any); c["relationships"] != tc.rels+tc.edge || c["relationship_observations"] != tc.robs+tc.edge {
+						t.Errorf("%s erases two sources: counts %v, want %v relationships and %v observations", tc.who.AgentName, c, tc.rels+tc.edge, tc.robs+tc.edge)
+					}
+					c, merr := erase(tc.who, made, dry)
+					if merr != nil {
+						t.Fatalf("%s erases the source of a person: %v", tc.who.AgentName, merr)
+					}
+					if c["entities"] != 1.0 || c["relationships"] != tc.rels || c["relationship_observations"] != tc.robs {
+						t.Errorf("%s (dry run %v) erases the source of a person: counts %v, want 1 entity, %v relationships and %v observations",
+							tc.who.AgentName, dry, c, tc.rels, tc.robs)
+					}
+					c, merr = erase(tc.who, visible, dry)
+					switch {
+					case tc.edge == 0 && (merr == nil || merr.Body.Code != "SOURCE_NOT_FOUND"):
+						t.Errorf("%s erases the source of an edge it may not read: %v, %v", tc.who.AgentName, c, merr)
+					case tc.edge != 0 && merr != nil:
+						t.Errorf("%s erases the source of an edge: %v", tc.who.AgentName, merr)
+					case tc.edge != 0 && (c["relationships"] != tc.edge || c["relationship_observations"] != tc.edge || c["sources"] != 1.0 || c["entities"] != 0.0):
+						t.Errorf("%s (dry run %v) erases the source of an edge: counts %v", tc.who.AgentName, dry, c)
+					}
+					c, merr = erase(tc.who, hidden, dry)
+					_, absent := erase(tc.who, "src_nope", dry)
+					if tc.hidden {
+						if merr == nil || absent == nil || merr.Body.Code != absent.Body.Code ||
+							strings.ReplaceAll(merr.Body.Message, hidden, "ID") != strings.ReplaceAll(absent.Body.Message, "src_nope", "ID") {
+							t.Errorf("%s erases the source of an edge to an invoice: %v, %v; of a missing source: %v: want the same answer", tc.who.AgentName, c, merr, absent)
+						}
+					} else if merr != nil || c["relationships"] != 1.0 || c["relationship_observations"] != 1.0 {
+						t.Errorf("%s erases the source of an edge to an invoice: %v, %v", tc.who.AgentName, c, merr)
+					}
+				}
+			}
+		})
+	}
+}
+
 // TestEraseCountsOnlyWhatTheCallerSees: erasing a person linked to a
 // company and to an invoice, an agent that may not read invoices is told
 // of the one relationship it can see (and its observation), never of the

@@ -81,7 +81,7 @@ type DeleteMemoryIn struct {
 type DeleteMemoryOut struct {
 	Mode      string         `json:"mode"`
 	MemoryIDs []string       `json:"memory_ids"`
-	Counts    map[string]int `json:"counts" jsonschema:"per kind: memories, and for erase retracted_memories, versions (earlier content) and contradictions (raised by its claims)"`
+	Counts    map[string]int `json:"counts" jsonschema:"per kind: memories, contradictions (raised by its claims: closed, or for erase removed), and for erase retracted_memories and versions (earlier content)"`
 	At        string         `json:"at"`
 }
 
@@ -185,6 +185,7 @@ type RetractOut struct {
 	ObservationIDs []string `json:"observation_ids" jsonschema:"those that changed (retracted already, or not retracted for undo, are left out)"`
 	Entities       []string `json:"entities" jsonschema:"entities computed again"`
 	Relationships  []string `json:"relationships,omitempty" jsonschema:"relationships reduced again"`
+	Contradictions []string `json:"contradictions,omitempty" jsonschema:"contradictions a side of which was retracted, now resolved (resolution retracted); for undo, open again"`
 	At             string   `json:"at"`
 	Undo           bool     `json:"undo,omitempty"`
 }
@@ -217,6 +218,6 @@ func retractTool(d Deps) *Tool {
 			return RetractOut{}, err
 		}
 		return RetractOut{ObservationIDs: orNone(res.ObservationIDs), Entities: orNone(res.Entities), Relationships: res.Relationships,
-			At: ts(res.At), Undo: res.Undo}, nil
+			Contradictions: res.Contradictions, At: ts(res.At), Undo: res.Undo}, nil
 	})
 }

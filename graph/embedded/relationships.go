@@ -204,6 +204,22 @@ func scanRelationshipObservation(row interface{ Scan(...any) error }) (graph.Rel
 	return o, err
 }
 
+// RelationshipObservationsBySource implements graph.DriverTx.
+func (t *tx) RelationshipObservationsBySource(ctx context.Context, userID, sourceID string) ([]graph.RelationshipObservation, error) {
+	rows, err := t.query(ctx, `SELECT `+relationshipObservationColumns+` FROM relationship_observations
+		WHERE user_id = $1 AND source_id = $2 ORDER BY id`, userID, sourceID)
+	if err != nil {
+		return nil, wrap("list relationship observations by source", err)
+	}
+	out := []graph.RelationshipObservation{}
+	err = eachRow(rows, func(r *sql.Rows) error {
+		o, err := scanRelationshipObservation(r)
+		out = append(out, o)
+		return err
+	})
+	return out, wrap("list relationship observations by source", err)
+}
+
 func (t *tx) RelationshipObservations(ctx context.Context, userID, relID string) ([]graph.RelationshipObservation, error) {
 	rows, err := t.query(ctx, `SELECT `+relationshipObservationColumns+` FROM relationship_observations
 		WHERE user_id = $1 AND relationship_id = $2 ORDER BY observed_at DESC, id ASC`, userID, relID)

@@ -160,6 +160,19 @@ func testBulkRelationships(t *testing.T, newStore Harness) {
 		}); len(n) != 1 || n[0].ID != bobs.ID {
 			t.Errorf("bob reads %v, want only his own", n)
 		}
+		// RelationshipObservationsBySource: a source's, by id, of its user.
+		bySource := view(t, s, func(ctx context.Context, tx *graph.Tx) ([]graph.RelationshipObservation, error) {
+			return tx.RelationshipObservationsBySource(ctx, alice, src)
+		})
+		diff(t, "RelationshipObservationsBySource", want, bySource)
+		for _, tc := range []struct{ user, source, want string }{{bob, "src_bob_1", bobs.ID}, {alice, "src_bob_1", ""}, {bob, src, ""}, {alice, "src_alice_missing", ""}} {
+			got := view(t, s, func(ctx context.Context, tx *graph.Tx) ([]graph.RelationshipObservation, error) {
+				return tx.RelationshipObservationsBySource(ctx, tc.user, tc.source)
+			})
+			if (tc.want == "" && len(got) != 0) || (tc.want != "" && (len(got) != 1 || got[0].ID != tc.want)) {
+				t.Errorf("RelationshipObservationsBySource(%s, %s) = %v, want %q", tc.user, tc.source, got, tc.want)
+			}
+		}
 		fresh := func(id string) graph.RelationshipObservation {
 			o := obs[0]
 			o.ID = id

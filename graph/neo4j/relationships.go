@@ -9,15 +9,16 @@ import (
 )
 
 var (
-	relationshipPut        = cypher.Must("relationship_put")
-	relationshipGet        = cypher.Must("relationship_get")
-	relationshipGetTyped   = cypher.Must("relationship_get_typed")
-	relationshipsList      = cypher.Must("relationships_list")
-	relationshipsOfEntity  = cypher.Must("relationships_of_entity")
-	edgesStatement         = cypher.Must("edges")
-	traverseEdges          = cypher.Must("traverse_edges")
-	relObservationInsert   = cypher.Must("relationship_observation_insert")
-	relationshipObsListing = cypher.Must("relationship_observations")
+	relationshipPut         = cypher.Must("relationship_put")
+	relationshipGet         = cypher.Must("relationship_get")
+	relationshipGetTyped    = cypher.Must("relationship_get_typed")
+	relationshipsList       = cypher.Must("relationships_list")
+	relationshipsOfEntity   = cypher.Must("relationships_of_entity")
+	edgesStatement          = cypher.Must("edges")
+	traverseEdges           = cypher.Must("traverse_edges")
+	relObservationInsert    = cypher.Must("relationship_observation_insert")
+	relationshipObsListing  = cypher.Must("relationship_observations")
+	relationshipObsBySource = cypher.Must("relationship_observations_by_source")
 )
 
 // relationshipProps are the properties relationship_put sets itself.
@@ -208,6 +209,18 @@ func (t *tx) InsertRelationshipObservation(ctx context.Context, o graph.Relation
 	}
 	// No row back: the id exists or the source is not the user's.
 	return t.insertedAll(ctx, len(rows), "relationship observation", o.UserID, []string{o.ID}, []string{o.SourceID})
+}
+
+// RelationshipObservationsBySource implements graph.DriverTx.
+func (t *tx) RelationshipObservationsBySource(ctx context.Context, userID, sourceID string) ([]graph.RelationshipObservation, error) {
+	if err := t.enter(ctx, userID); err != nil {
+		return nil, err
+	}
+	rows, err := t.run(ctx, relationshipObsBySource, cypher.Fill{}, map[string]any{"userId": userID, "sourceId": sourceID})
+	if err != nil {
+		return nil, err
+	}
+	return mapRows(rows, "observation", toRelationshipObservation)
 }
 
 func (t *tx) RelationshipObservations(ctx context.Context, userID, relID string) ([]graph.RelationshipObservation, error) {

@@ -165,6 +165,16 @@ func scanRelationshipObservation(r rowScanner) (graph.RelationshipObservation, e
 	return o, err
 }
 
+// RelationshipObservationsBySource implements graph.DriverTx.
+func (t *tx) RelationshipObservationsBySource(ctx context.Context, userID, sourceID string) ([]graph.RelationshipObservation, error) {
+	if err := t.enter(ctx, userID); err != nil {
+		return nil, err
+	}
+	out, err := query(ctx, t, scanRelationshipObservation, `SELECT `+relationshipObservationColumns+` FROM relationship_observations
+		WHERE user_id = $1 AND source_id = $2 ORDER BY id`, userID, sourceID)
+	return out, wrap("list relationship observations by source", err)
+}
+
 func (t *tx) RelationshipObservations(ctx context.Context, userID, relID string) ([]graph.RelationshipObservation, error) {
 	if err := t.enter(ctx, userID); err != nil {
 		return nil, err
