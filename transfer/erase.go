@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 	"unicode/utf8"
 
+	"github.com/cairnkg/cairn/consent"
 	"github.com/cairnkg/cairn/controlplane"
 	"github.com/cairnkg/cairn/graph"
 	"github.com/cairnkg/cairn/knowledge"
@@ -149,6 +151,7 @@ func (im *importer) eraseTombstoned(ctx context.Context) error {
 			}
 			res, err := im.opts.Eraser.Erase(ctx, knowledge.Caller{UserID: im.graphUser, AgentID: actor},
 				knowledge.EraseRequest{Kind: g.kind, IDs: held, Reason: reasonPrefix(g.reason)})
+			im.auditErasure(ctx, g.kind, len(held), err)
 			if err != nil {
 				return fmt.Errorf("transfer: erase %s %v, as the export's tombstones say: %w", g.kind, held, err)
 			}
@@ -158,6 +161,24 @@ func (im *importer) eraseTombstoned(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// auditErasure records an erasure an import made, as cairn admin erase
+// records its own: the user, what was erased (graph or sources), how many,
+// the outcome; never the ids or the reason, which the tombstones keep. A
+// failure to record it is not the import's failure.
+func (im *importer) auditErasure(ctx context.Context, kind knowledge.EraseKind, n int, err error) {
+	resource, code := "graph", "OK"
+	if kind == knowledge.EraseSource {
+		resource = knowledge.ResourceSources
+	}
+	if err != nil {
+		code = "ERROR"
+	}
+	_ = im.s.Control.AppendAudit(ctx, []consent.AuditRecord{{
+		At: time.Now().UTC(), UserID: im.graphUser, AgentName: "operator", Transport: "cli", Tool: "import",
+		Kind: consent.AuditDecision, Action: consent.Delete, Resource: resource, Decision: consent.Allow, ResultCode: code, Count: n,
+	}})
 }
 
 // holding returns those of ids, entities (merged ones too) or sources of

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -113,6 +114,12 @@ func TestImportErasesGraphTombstones(t *testing.T) {
 			after := exported(t, src.stores, opts)
 
 			st := importedBy(t, dst, after)
+			// Each erasure the import made is in the audit log, without
+			// ids or reasons.
+			recs, err := dst.stores.Control.QueryAudit(ctx, consent.AuditQuery{UserID: u.ID, Tool: "import", Limit: 100})
+			if err != nil || len(recs) == 0 || strings.Contains(fmt.Sprintf("%+v", recs), "wrong source") {
+				t.Errorf("the audit of the import's erasures: %+v, %v", recs, err)
+			}
 			if diff := cmp.Diff(want, st.Erased); diff != "" {
 				t.Errorf("the import erased (-what the erasures erased +what it says it erased):\n%s", diff)
 			}
