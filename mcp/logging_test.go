@@ -8,6 +8,8 @@ import (
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/cairnkg/cairn/consent"
+	"github.com/cairnkg/cairn/knowledge/files"
 	"github.com/cairnkg/cairn/mcp"
 )
 
@@ -87,5 +89,77 @@ func TestConsentDenialsAreLogged(t *testing.T) {
 	data, _ := msgs[0].Data.(map[string]any)
 	if data["tool"] != "store" || data["code"] != mcp.CodeConsentDenied || data["trace_id"] == "" {
 		t.Errorf("log data %v", data)
+	}
+}
+
+// TestJobFailuresAreLogged: a failed job is told, as a notifications/message
+// from cairn.jobs at level error, to the sessions of its user whose client
+// set a log level of error or below and whose agent may read sources; not
+// to a session that set no level, nor to one of an agent denied sources,
+// nor to another user's.
+func TestJobFailuresAreLogged(t *testing.T) {
+	e := newEnv(t)
+	narrow, _ := e.agent(t, e.owner.UserID, "narrow", [3]string{"read", "entities/person", "allow"})
+	other, err := e.control.CreateUser(t.Context(), "gus")
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherP, _ := e.agent(t, other.ID, "helper", [3]string{"read", "*", "allow"})
+	type session struct {
+		name  string
+		p     consent.Principal
+		level mcpsdk.LoggingLevel
+		got   chan *mcpsdk.LoggingMessageParams
+	}
+	sessions := []*session{
+		{"owner at error", e.owner, "error", nil},
+		{"owner at no level", e.owner, "", nil},
+		{"agent denied sources", narrow, "debug", nil},
+		{"another user", otherP, "debug", nil},
+	}
+	for _, s := range sessions {
+		s.got = make(chan *mcpsdk.LoggingMessageParams, 4)
+		ct, st := mcpsdk.NewInMemoryTransports()
+		ss, err := e.server.MCPServer(mcp.FixedPrincipal(s.p)).Connect(t.Context(), st, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ss.Close() })
+		client := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "test", Version: "1"}, &mcpsdk.ClientOptions{
+			LoggingMessageHandler: func(_ context.Context, r *mcpsdk.LoggingMessageRequest) { s.got <- r.Params },
+		})
+		cs, err := client.Connect(t.Context(), ct, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		if s.level != "" {
+			if err := cs.SetLoggingLevel(t.Context(), &mcpsdk.SetLoggingLevelParams{Level: s.level}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// A first request registers the session with its principal.
+		if _, err := cs.ListTools(t.Context(), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.server.JobFailed(t.Context(), files.Job{ID: "job_1", UserID: e.owner.UserID, FileID: "src_1", Status: files.JobFailed,
+		ErrorCode: "FILE_TOO_COMPLEX", ErrorMessage: "the file took too long to read"})
+	select {
+	case m := <-sessions[0].got:
+		data, _ := m.Data.(map[string]any)
+		if m.Level != "error" || m.Logger != "cairn.jobs" || data["job_id"] != "job_1" || data["code"] != "FILE_TOO_COMPLEX" {
+			t.Errorf("the owner was told %+v", m)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the owner's session that set level error was not told of the failed job")
+	}
+	time.Sleep(100 * time.Millisecond)
+	for _, s := range sessions[1:] {
+		select {
+		case m := <-s.got:
+			t.Errorf("%s was told %+v", s.name, m)
+		default:
+		}
 	}
 }

@@ -223,7 +223,7 @@ func (a *app) startJobs(ctx context.Context, workers int, lease time.Duration) {
 	}
 	a.background(ctx, func(ctx context.Context) {
 		a.files.Run(ctx, files.RunnerOptions{Workers: workers, Lease: lease, Authorize: mcp.JobCaller(a.policy, a.control.OwnerPrincipal),
-			AdmitUpload: mcp.UploadAdmitter(a.limiter)})
+			AdmitUpload: mcp.UploadAdmitter(a.limiter), OnFailed: a.mcp.JobFailed})
 	})
 }
 

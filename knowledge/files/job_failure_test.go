@@ -30,12 +30,16 @@ func TestFailedJobReportsWhatItStored(t *testing.T) {
 				return !(a == knowledge.Write && r == knowledge.ResourceSources)
 			}}, nil
 		}
-		runAll(t, e, files.RunnerOptions{Authorize: noFiles})
+		var told []files.Job
+		runAll(t, e, files.RunnerOptions{Authorize: noFiles, OnFailed: func(_ context.Context, j files.Job) { told = append(told, j) }})
 		j, err = e.svc.Job(t.Context(), alice, j.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Logf("status %s, %s: %s; result %v", j.Status, j.ErrorCode, j.ErrorMessage, j.Result)
+		if len(told) != 1 || told[0].ID != j.ID || told[0].Status != files.JobFailed || told[0].ErrorCode != j.ErrorCode || told[0].ErrorMessage != j.ErrorMessage {
+			t.Errorf("OnFailed was told %+v, want the failed job once", told)
+		}
 		if j.Status != files.JobFailed || j.ErrorCode != "CONSENT_DENIED" {
 			t.Fatalf("job = %s %s %q, want failed CONSENT_DENIED", j.Status, j.ErrorCode, j.ErrorMessage)
 		}

@@ -53,6 +53,10 @@ type RunnerOptions struct {
 	// (attachments_refused), and interpreting the file again later stores
 	// it. nil admits every file.
 	AdmitUpload func(ctx context.Context, keyID string) (bool, error)
+	// OnFailed, when set, is told of each job this process's workers end
+	// as failed (Status, ErrorCode and ErrorMessage set), once that is
+	// recorded: cairn serve tells the user's sessions.
+	OnFailed func(ctx context.Context, j Job)
 }
 
 // Run runs workers until ctx ends; it returns once they have stopped. A job
@@ -139,7 +143,14 @@ func (s *Service) RunOne(ctx context.Context, o RunnerOptions, owner string) (ra
 			out["stored_before_failure"] = true
 			msg += "; before it failed the job stored " + kept + ", which stay"
 		}
-		return true, s.jobs.FinishJob(ctx, j.ID, owner, JobFailed, out, code, msg, s.clock())
+		if err := s.jobs.FinishJob(ctx, j.ID, owner, JobFailed, out, code, msg, s.clock()); err != nil {
+			return true, err
+		}
+		if o.OnFailed != nil {
+			j.Status, j.ErrorCode, j.ErrorMessage = JobFailed, code, msg
+			o.OnFailed(ctx, j)
+		}
+		return true, nil
 	}
 	return true, s.jobs.FinishJob(ctx, j.ID, owner, JobSucceeded, r.result(res), "", "", s.clock())
 }
