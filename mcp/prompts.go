@@ -13,8 +13,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/cairnkg/cairn/knowledge"
 )
 
 // Prompts are what an agent's user picks from a host's menu (MCP
@@ -329,22 +327,14 @@ func completeEntities(ctx context.Context, run toolRun, prefix string) ([]string
 // completeTypes offers the entity types the caller may read that hold
 // entities and start with prefix, those with the most entities first.
 func completeTypes(ctx context.Context, run toolRun, prefix string) ([]string, error) {
-	var loaded struct {
-		EntityTypes []struct {
-			EntityType string `json:"entity_type"`
-			Count      int    `json:"count"`
-		} `json:"entity_types"`
-	}
-	if err := run(ctx, "get_user_context", map[string]any{"budget_tokens": knowledge.MaxContextBudget}, &loaded); err != nil {
-		return nil, err
-	}
+	types, err := readableTypeCounts(ctx, run)
 	var out []string
-	for _, tc := range loaded.EntityTypes {
-		if tc.Count > 0 && strings.HasPrefix(tc.EntityType, strings.ToLower(prefix)) {
+	for _, tc := range types {
+		if strings.HasPrefix(tc.EntityType, strings.ToLower(prefix)) {
 			out = append(out, tc.EntityType)
 		}
 	}
-	return out, nil
+	return out, err
 }
 
 // completeEntityIDs offers the ids of the entities a search for prefix

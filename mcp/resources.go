@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -263,6 +264,27 @@ func (s *Server) readResource(ctx context.Context, who PrincipalFunc, transport 
 	return nil, mcpsdk.ResourceNotFoundError(uri)
 }
 
+// typeCount is an entity type and how many entities it has.
+type typeCount struct {
+	EntityType string `json:"entity_type"`
+	Count      int    `json:"count"`
+}
+
+// readableTypeCounts returns the entity types the caller may read that
+// hold entities, those with the most entities first: the type inventory of
+// get_user_context, which has a share of the context's token budget, at
+// its largest budget (some hundreds of types; the templates and
+// completions reach the rest).
+func readableTypeCounts(ctx context.Context, run toolRun) ([]typeCount, error) {
+	var loaded struct {
+		EntityTypes []typeCount `json:"entity_types"`
+	}
+	if err := run(ctx, "get_user_context", map[string]any{"budget_tokens": knowledge.MaxContextBudget}, &loaded); err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(loaded.EntityTypes, func(tc typeCount) bool { return tc.Count == 0 }), nil
+}
+
 // resourceOffset reads a list resource's query: offset=N or nothing.
 func resourceOffset(query string) (int, error) {
 	if query == "" {
@@ -319,23 +341,11 @@ const resourceListPage = 100
 func (s *Server) allResources(ctx context.Context, run toolRun) (*mcpsdk.ListResourcesResult, error) {
 	out := &mcpsdk.ListResourcesResult{Resources: []*mcpsdk.Resource{}}
 	if s.hasTools("get_user_context", "retrieve_entities") {
-		var loaded struct {
-			EntityTypes []struct {
-				EntityType string `json:"entity_type"`
-				Count      int    `json:"count"`
-			} `json:"entity_types"`
-		}
-		// The context's type inventory has a share of its token budget:
-		// the largest budget lists the most types (those with the most
-		// entities first, some hundreds); the templates and completions
-		// reach the rest.
-		if err := run(ctx, "get_user_context", map[string]any{"budget_tokens": knowledge.MaxContextBudget}, &loaded); err != nil {
+		types, err := readableTypeCounts(ctx, run)
+		if err != nil {
 			return nil, err
 		}
-		for _, tc := range loaded.EntityTypes {
-			if tc.Count == 0 {
-				continue
-			}
+		for _, tc := range types {
 			out.Resources = append(out.Resources, &mcpsdk.Resource{
 				URI: resourceScheme + "entities/" + tc.EntityType, Name: "entities/" + tc.EntityType, MIMEType: "application/json",
 				Title: fmt.Sprintf("%s (%d)", tc.EntityType, tc.Count), Description: fmt.Sprintf("The %d %s entities.", tc.Count, tc.EntityType),

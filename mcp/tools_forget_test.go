@@ -9,9 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/cairnkg/cairn/consent"
+	"github.com/cairnkg/cairn/db/postgres/pgtest"
 	"github.com/cairnkg/cairn/mcp"
 	"github.com/cairnkg/cairn/vector"
 )
@@ -249,28 +248,14 @@ func holdsMarker(t *testing.T, e *env, marker string) bool {
 		}
 		return found
 	case e.stores.pg != nil:
-		rows, err := e.stores.pg.Pool.Query(t.Context(), `SELECT quote_ident(table_name) FROM information_schema.tables
-			WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'`)
+		held, err := pgtest.TablesHolding(t.Context(), e.stores.pg.Pool, marker)
 		if err != nil {
 			t.Fatal(err)
 		}
-		tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
-		if err != nil || len(tables) < 10 {
-			t.Fatalf("tables of the schema: %v, %v", tables, err)
+		for table, n := range held {
+			t.Logf("table %s holds the marker in %d rows", table, n)
 		}
-		found := false
-		for _, table := range tables {
-			var n int
-			if err := e.stores.pg.Pool.QueryRow(t.Context(), `SELECT count(*) FROM `+table+` x WHERE lower(x::text) LIKE '%' || $1 || '%'`,
-				marker).Scan(&n); err != nil {
-				t.Fatalf("scan %s: %v", table, err)
-			}
-			if n > 0 {
-				t.Logf("table %s holds the marker in %d rows", table, n)
-				found = true
-			}
-		}
-		return found
+		return len(held) > 0
 	}
 	t.Fatal("the backend has neither a SQLite store nor a PostgreSQL database")
 	return false

@@ -14,11 +14,11 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/jackc/pgx/v5"
 	"gocloud.dev/blob"
 
 	"github.com/cairnkg/cairn/consent"
 	dbpostgres "github.com/cairnkg/cairn/db/postgres"
+	"github.com/cairnkg/cairn/db/postgres/pgtest"
 	"github.com/cairnkg/cairn/db/sqlite"
 	"github.com/cairnkg/cairn/graph"
 	"github.com/cairnkg/cairn/knowledge"
@@ -396,27 +396,14 @@ func sqliteHolds(t *testing.T, db *sqlite.DB, s string) bool {
 // database, cast to text, holds s.
 func postgresHolds(t *testing.T, db *dbpostgres.DB, s string) bool {
 	t.Helper()
-	rows, err := db.Pool.Query(t.Context(), `SELECT quote_ident(table_name) FROM information_schema.tables
-		WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'`)
+	held, err := pgtest.TablesHolding(t.Context(), db.Pool, s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil || len(tables) < 10 {
-		t.Fatalf("tables of the schema: %v, %v", tables, err)
+	for table, n := range held {
+		t.Logf("table %s holds %q in %d rows", table, s, n)
 	}
-	found := false
-	for _, table := range tables {
-		var n int
-		if err := db.Pool.QueryRow(t.Context(), `SELECT count(*) FROM `+table+` x WHERE x::text LIKE '%' || $1 || '%'`, s).Scan(&n); err != nil {
-			t.Fatalf("scan %s: %v", table, err)
-		}
-		if n > 0 {
-			t.Logf("table %s holds %q in %d rows", table, s, n)
-			found = true
-		}
-	}
-	return found
+	return len(held) > 0
 }
 
 // bucketHolds reports whether any blob of the bucket holds s.

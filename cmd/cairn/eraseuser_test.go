@@ -20,6 +20,7 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
+	"github.com/cairnkg/cairn/db/postgres/pgtest"
 	"github.com/cairnkg/cairn/graph/neo4j/neo4jtest"
 	"github.com/cairnkg/cairn/vector"
 
@@ -283,16 +284,13 @@ func storeHolds(t *testing.T, dataDir, bucket string, env []string, marker strin
 		})
 	}
 	if url := envValue(env, "CAIRN_DATABASE_URL"); url != "" {
-		conn := pgConn(t, url)
-		for _, table := range pgTables(t, conn) {
-			var n int
-			if err := conn.QueryRow(t.Context(), `SELECT count(*) FROM `+table+` x WHERE lower(x::text) LIKE '%' || $1 || '%'`, marker).Scan(&n); err != nil {
-				t.Fatalf("scan %s: %v", table, err)
-			}
-			if n > 0 {
-				t.Logf("table %s holds the marker in %d rows", table, n)
-				found = true
-			}
+		held, err := pgtest.TablesHolding(t.Context(), pgConn(t, url), marker)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for table, n := range held {
+			t.Logf("table %s holds the marker in %d rows", table, n)
+			found = true
 		}
 	}
 	if uri := envValue(env, "CAIRN_NEO4J_URI"); uri != "" {
@@ -321,20 +319,6 @@ func pgConn(t *testing.T, url string) *pgx.Conn {
 	}
 	t.Cleanup(func() { conn.Close(context.Background()) })
 	return conn
-}
-
-func pgTables(t *testing.T, conn *pgx.Conn) []string {
-	t.Helper()
-	rows, err := conn.Query(t.Context(), `SELECT quote_ident(table_name) FROM information_schema.tables
-		WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil || len(tables) < 10 {
-		t.Fatalf("tables of the schema: %v, %v", tables, err)
-	}
-	return tables
 }
 
 // userRows returns, by table, how many rows of the user's any table with a

@@ -291,3 +291,39 @@ func inCI() bool {
 	}
 	return false
 }
+
+// Querier is what TablesHolding reads through: a *pgx.Conn or a
+// *pgxpool.Pool.
+type Querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// TablesHolding returns, by table, how many rows of each table of the
+// current schema hold s (any case) in any column, as text: the proofs of
+// erasure (issue 37) search every table for a marker string.
+func TablesHolding(ctx context.Context, q Querier, s string) (map[string]int, error) {
+	rows, err := q.Query(ctx, `SELECT quote_ident(table_name) FROM information_schema.tables
+		WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'`)
+	if err != nil {
+		return nil, err
+	}
+	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, err
+	}
+	if len(tables) < 10 {
+		return nil, fmt.Errorf("pgtest: the schema has %d tables: is it migrated?", len(tables))
+	}
+	out := map[string]int{}
+	for _, table := range tables {
+		var n int
+		if err := q.QueryRow(ctx, `SELECT count(*) FROM `+table+` x WHERE strpos(lower(x::text), lower($1)) > 0`, s).Scan(&n); err != nil {
+			return nil, fmt.Errorf("pgtest: search %s: %w", table, err)
+		}
+		if n > 0 {
+			out[table] = n
+		}
+	}
+	return out, nil
+}
