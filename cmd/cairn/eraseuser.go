@@ -210,11 +210,16 @@ func (e *userEraser) progress(step string) {
 // nothing, recording the counts after each batch.
 func (e *userEraser) batches(ctx context.Context, step string, next func(context.Context) ([]string, error), kind knowledge.EraseKind) error {
 	done := 0
+	var last []string
 	for {
 		ids, err := next(ctx)
 		if err != nil || len(ids) == 0 {
 			return err
 		}
+		if slices.Equal(ids, last) {
+			return fmt.Errorf("erasing %s made no progress: %s are still there after their erasure", step, strings.Join(ids[:min(3, len(ids))], ", "))
+		}
+		last = ids
 		res, err := e.app.knowledge.Erase(ctx, e.caller, knowledge.EraseRequest{Kind: kind, IDs: ids, Reason: e.a.f.reason})
 		e.a.auditErase(ctx, e.u, eraseResource(kind), err)
 		if err != nil {
@@ -341,6 +346,7 @@ func (e *userEraser) memories(ctx context.Context) error {
 		return nil
 	}
 	done := 0
+	var last []string
 	for {
 		ids, _, err := e.nextMemories(ctx)
 		if err != nil {
@@ -349,6 +355,10 @@ func (e *userEraser) memories(ctx context.Context) error {
 		if len(ids) == 0 {
 			break
 		}
+		if slices.Equal(ids, last) {
+			return fmt.Errorf("erasing memories made no progress: %s are still there after their erasure", strings.Join(ids[:min(3, len(ids))], ", "))
+		}
+		last = ids
 		res, err := e.app.knowledge.DeleteMemories(ctx, e.caller, knowledge.MemoryDeletion{IDs: ids, Mode: knowledge.ForgetErase, Reason: e.a.f.reason})
 		if err != nil {
 			return err
