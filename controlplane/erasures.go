@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/cairnkg/cairn/knowledge/files"
 )
 
 // A user's erasure (cairn admin erase --user, issue 37, docs/forgetting.md)
@@ -80,7 +82,7 @@ func (s *Store) BeginUserErasure(ctx context.Context, userID, first, actor, reas
 
 // erasureLockKey is the advisory lock that serialises beginning a user's
 // erasure on PostgreSQL (SQLite serialises every write transaction).
-func erasureLockKey(userID string) int64 { return fileQuotaLockKey("erasure:" + userID) }
+func erasureLockKey(userID string) int64 { return userLockKey("cairn_user_erasure", userID) }
 
 // ProgressUserErasure records that the running erasure id has reached
 // phase with counts.
@@ -178,19 +180,19 @@ func (s *Store) RevokeUserAccess(ctx context.Context, userID string) (map[string
 	now := micros(s.now())
 	err := s.tx(ctx, 0, func(tx *sql.Tx) error {
 		clear(out)
-		for _, st := range []struct{ kind, sql string }{
-			{"oauth_tokens", `DELETE FROM oauth_tokens WHERE client_id IN (SELECT id FROM oauth_clients WHERE user_id = $1)`},
-			{"rate_limits", `DELETE FROM rate_limits WHERE key_id IN (SELECT id FROM api_keys WHERE user_id = $1)`},
-			{"api_keys", `DELETE FROM api_keys WHERE user_id = $1`},
-			{"jobs_cancelled", `UPDATE cairn_jobs SET status = 'cancelled', stage = 'cancelled', cancel_requested = 1,
-				finished_at = $2, updated_at = $2 WHERE user_id = $1 AND status = 'queued'`},
-			{"jobs_stopping", `UPDATE cairn_jobs SET cancel_requested = 1, updated_at = $2 WHERE user_id = $1 AND status = 'running'`},
+		for _, st := range []struct {
+			kind, sql string
+			args      []any
+		}{
+			{"oauth_tokens", `DELETE FROM oauth_tokens WHERE client_id IN (SELECT id FROM oauth_clients WHERE user_id = $1)`, []any{userID}},
+			{"rate_limits", `DELETE FROM rate_limits WHERE key_id IN (SELECT id FROM api_keys WHERE user_id = $1)`, []any{userID}},
+			{"api_keys", `DELETE FROM api_keys WHERE user_id = $1`, []any{userID}},
+			{"jobs_cancelled", `UPDATE cairn_jobs SET status = $3, stage = 'cancelled', cancel_requested = 1,
+				finished_at = $2, updated_at = $2 WHERE user_id = $1 AND status = $4`, []any{userID, now, files.JobCancelled, files.JobQueued}},
+			{"jobs_stopping", `UPDATE cairn_jobs SET cancel_requested = 1, updated_at = $2 WHERE user_id = $1 AND status = $3`,
+				[]any{userID, now, files.JobRunning}},
 		} {
-			args := []any{userID}
-			if st.kind == "jobs_cancelled" || st.kind == "jobs_stopping" {
-				args = append(args, now)
-			}
-			res, err := tx.ExecContext(ctx, st.sql, args...)
+			res, err := tx.ExecContext(ctx, st.sql, st.args...)
 			if err != nil {
 				return wrap("revoke "+st.kind, err)
 			}
@@ -211,8 +213,8 @@ func (s *Store) RevokeUserAccess(ctx context.Context, userID string) (map[string
 // (a job whose worker died, its lease run out, does not count).
 func (s *Store) RunningJobs(ctx context.Context, userID string) (int, error) {
 	var n int
-	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM cairn_jobs WHERE user_id = $1 AND status = 'running' AND lease_until > $2`,
-		userID, micros(s.now())).Scan(&n)
+	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM cairn_jobs WHERE user_id = $1 AND status = $3 AND lease_until > $2`,
+		userID, micros(s.now()), files.JobRunning).Scan(&n)
 	return n, wrap("running jobs", err)
 }
 

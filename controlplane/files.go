@@ -142,11 +142,14 @@ func orEmptyStrings(s []string) []string {
 }
 
 // fileQuotaLockKey is the PostgreSQL advisory lock that serialises one
-// user's uploads while their quota is checked (BeginFileWithinQuota). Two
-// users whose keys collide only wait on each other.
-func fileQuotaLockKey(userID string) int64 {
+// user's uploads while their quota is checked (BeginFileWithinQuota).
+func fileQuotaLockKey(userID string) int64 { return userLockKey("cairn_files_quota", userID) }
+
+// userLockKey is a PostgreSQL advisory lock of one user for one purpose.
+// Two users whose keys collide only wait on each other.
+func userLockKey(purpose, userID string) int64 {
 	h := fnv.New64a()
-	_, _ = h.Write([]byte("cairn_files_quota\x00" + userID))
+	_, _ = h.Write([]byte(purpose + "\x00" + userID))
 	return int64(h.Sum64() | 1) // never 0, which tx reads as no lock
 }
 

@@ -107,6 +107,14 @@ func (a *admin) auditErase(ctx context.Context, u consent.User, resource string,
 	}
 }
 
+// eraseResource is the consent resource an erasure's audit record names.
+func eraseResource(kind knowledge.EraseKind) string {
+	if kind == knowledge.EraseSource {
+		return knowledge.ResourceSources
+	}
+	return "graph"
+}
+
 // splitIDs splits a comma-separated flag into ids.
 func splitIDs(s string) []string {
 	var out []string

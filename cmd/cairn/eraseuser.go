@@ -456,18 +456,13 @@ func (e *userEraser) dryRun(ctx context.Context) error {
 	return nil
 }
 
-// eraseResource is the consent resource an erasure's audit record names.
-func eraseResource(kind knowledge.EraseKind) string {
-	if kind == knowledge.EraseSource {
-		return knowledge.ResourceSources
-	}
-	return "graph"
-}
-
 // erasures lists the most recent erasures of users, newest first.
 func (a *admin) erasures(ctx context.Context) error {
 	if err := a.noArgs(); err != nil {
 		return err
+	}
+	if a.f.limit <= 0 || a.f.limit > 10000 {
+		return usageError{"--limit must be 1 to 10000"}
 	}
 	es, err := a.store.UserErasures(ctx, a.f.limit)
 	if err != nil {

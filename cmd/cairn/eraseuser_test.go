@@ -6,8 +6,10 @@ import (
 	"context"
 	"database/sql"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"net/http"
 	"os"
 	"os/exec"
@@ -15,13 +17,17 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
+	"github.com/cairnkg/cairn/controlplane"
 	"github.com/cairnkg/cairn/db/postgres/pgtest"
+	"github.com/cairnkg/cairn/graph"
 	"github.com/cairnkg/cairn/graph/neo4j/neo4jtest"
+	"github.com/cairnkg/cairn/knowledge"
 	"github.com/cairnkg/cairn/vector"
 
 	_ "modernc.org/sqlite"
@@ -326,64 +332,46 @@ func pgConn(t *testing.T, url string) *pgx.Conn {
 // rows in (leftByErasure), on the embedded store or PostgreSQL.
 func userRows(t *testing.T, dataDir string, env []string, userID string) map[string]int {
 	t.Helper()
+	// One database/sql handle on either backend; only the catalogue query
+	// differs.
+	driver, dsn := "sqlite", "file:"+filepath.Join(dataDir, "cairn.db")+"?mode=ro"
+	columns := `SELECT m.name, p.name FROM sqlite_master m, pragma_table_info(m.name) p
+		WHERE m.type = 'table' AND p.name IN ('user_id', 'owner_id')`
+	if url := envValue(env, "CAIRN_DATABASE_URL"); url != "" {
+		driver, dsn = "pgx", url
+		columns = `SELECT quote_ident(table_name), column_name FROM information_schema.columns
+			WHERE table_schema = current_schema() AND column_name IN ('user_id', 'owner_id')`
+	}
+	db, err := sql.Open(driver, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	rows, err := db.QueryContext(t.Context(), columns)
+	if err != nil {
+		t.Fatal(err)
+	}
 	type col struct{ table, column string }
 	var cols []col
-	var count func(q string) int
-	if url := envValue(env, "CAIRN_DATABASE_URL"); url != "" {
-		conn := pgConn(t, url)
-		rows, err := conn.Query(t.Context(), `SELECT quote_ident(table_name), column_name FROM information_schema.columns
-			WHERE table_schema = current_schema() AND column_name IN ('user_id', 'owner_id')`)
-		if err != nil {
+	for rows.Next() {
+		var c col
+		if err := rows.Scan(&c.table, &c.column); err != nil {
 			t.Fatal(err)
 		}
-		for rows.Next() {
-			var c col
-			if err := rows.Scan(&c.table, &c.column); err != nil {
-				t.Fatal(err)
-			}
-			cols = append(cols, c)
-		}
-		if rows.Err() != nil {
-			t.Fatal(rows.Err())
-		}
-		count = func(q string) int {
-			var n int
-			if err := conn.QueryRow(t.Context(), q, userID).Scan(&n); err != nil {
-				t.Fatalf("%s: %v", q, err)
-			}
-			return n
-		}
-	} else {
-		db, err := sql.Open("sqlite", "file:"+filepath.Join(dataDir, "cairn.db")+"?mode=ro")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { db.Close() })
-		rows, err := db.QueryContext(t.Context(), `SELECT m.name, p.name FROM sqlite_master m, pragma_table_info(m.name) p
-			WHERE m.type = 'table' AND p.name IN ('user_id', 'owner_id')`)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for rows.Next() {
-			var c col
-			if err := rows.Scan(&c.table, &c.column); err != nil {
-				t.Fatal(err)
-			}
-			cols = append(cols, c)
-		}
-		if err := rows.Close(); err != nil {
-			t.Fatal(err)
-		}
-		count = func(q string) int {
-			var n int
-			if err := db.QueryRowContext(t.Context(), q, userID).Scan(&n); err != nil {
-				t.Fatalf("%s: %v", q, err)
-			}
-			return n
-		}
+		cols = append(cols, c)
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		t.Fatal(err)
 	}
 	if len(cols) < 20 {
 		t.Fatalf("only %d tables with a user column: %v", len(cols), cols)
+	}
+	count := func(q string) int {
+		var n int
+		if err := db.QueryRowContext(t.Context(), q, userID).Scan(&n); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		return n
 	}
 	left := map[string]int{}
 	for _, c := range cols {
@@ -399,4 +387,64 @@ func userRows(t *testing.T, dataDir string, env []string, userID string) map[str
 		left["users"] = n
 	}
 	return left
+}
+
+// TestEraseUserSweepsLateWrites: what of the user is written after its
+// step has run (a job that was running when access was revoked finishes
+// its batch) is erased by the last step before the user record goes, and
+// counted.
+func TestEraseUserSweepsLateWrites(t *testing.T) {
+	ctx := t.Context()
+	app, err := openApp(ctx, appConfig{dataDir: t.TempDir()}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer app.Close()
+	u, err := app.control.CreateUser(ctx, "lee")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := knowledge.Caller{UserID: u.ID, AgentID: "operator"}
+	store := func(name string) {
+		t.Helper()
+		if _, err := app.knowledge.Store(ctx, c, knowledge.StoreRequest{Entities: []map[string]any{{"entity_type": "person", "name": name}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	store("Early Bird")
+	job, _, err := app.control.BeginUserErasure(ctx, u.ID, stepAccess, "operator", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errw bytes.Buffer
+	e := &userEraser{a: &admin{store: app.control, out: &out, errw: &errw}, app: app, u: u, caller: c, job: job, counts: map[string]int{}, start: time.Now()}
+	for _, step := range eraseSteps[:len(eraseSteps)-1] {
+		if err := e.run(ctx, step); err != nil {
+			t.Fatalf("step %s: %v", step, err)
+		}
+	}
+	store("Late Comer")
+	if _, err := app.knowledge.SaveMemory(ctx, c, knowledge.MemoryRequest{Collection: "notes", Text: "written late"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.run(ctx, stepRecords); err != nil {
+		t.Fatalf("the last step: %v\n%s", err, errw.String())
+	}
+	if !strings.Contains(errw.String(), "written meanwhile") {
+		t.Errorf("the last step did not say it found late writes: %s", errw.String())
+	}
+	if e.counts["entities"] != 2 || e.counts["memories"] != 1 || e.counts["users"] != 1 {
+		t.Errorf("counts %v, want both entities, the memory and the user", e.counts)
+	}
+	var left []graph.Entity
+	if err := app.graph.View(ctx, func(tx *graph.Tx) error {
+		var err error
+		left, _, err = tx.ListEntities(ctx, graph.EntityFilter{UserID: u.ID, IncludeMerged: true})
+		return err
+	}); err != nil || len(left) != 0 {
+		t.Errorf("entities of the erased user: %v, %v", left, err)
+	}
+	if _, err := app.control.UserByName(ctx, "lee"); !errors.Is(err, controlplane.ErrNotFound) {
+		t.Errorf("the user after the erasure: %v", err)
+	}
 }
