@@ -87,10 +87,16 @@ func (p *stdioPeer) next() map[string]any {
 }
 
 // call sends a request and returns its result, failing on a protocol error.
+// Notifications the server sends before the answer (a store that creates a
+// type announces notifications/resources/list_changed) are skipped, as a
+// JSON-RPC client skips them.
 func (p *stdioPeer) call(id int, method, params string) map[string]any {
 	p.t.Helper()
 	p.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, id, method, params))
 	msg := p.next()
+	for msg["id"] == nil && msg["method"] != nil {
+		msg = p.next()
+	}
 	res, ok := msg["result"].(map[string]any)
 	if !ok || msg["id"] != float64(id) {
 		p.t.Fatalf("%s: %v", method, msg)
