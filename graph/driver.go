@@ -55,6 +55,10 @@ type DriverTx interface {
 	// hash) is an error wrapping ErrConflict; which of the others were
 	// stored is then unspecified, so the caller must not commit.
 	EnsureSources(ctx context.Context, srcs []Source) ([]Source, error)
+	// ListSources returns a page of the user's sources that match f,
+	// ordered by CreatedAt descending, then id ascending, and the total
+	// number that match.
+	ListSources(ctx context.Context, f SourceFilter) ([]Source, int, error)
 
 	// PutEntity inserts the entity or replaces the stored one with the same id.
 	PutEntity(ctx context.Context, e Entity) error

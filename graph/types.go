@@ -147,6 +147,25 @@ type EntityFilter struct {
 	WithoutDegrees bool
 }
 
+// SourceFilter selects sources for ListSources.
+type SourceFilter struct {
+	UserID string
+	// Kind keeps the sources of one kind (SourceFile, …); empty keeps
+	// every kind.
+	Kind string
+	// EntityTypes, when not nil, keeps the sources of kind SourceFile and
+	// those that produced an observation of an entity of one of these
+	// types: what a caller who may read only these types may see of the
+	// sources (a file's consent is its own, which the caller applies with
+	// ExcludeIDs). A source that produced no entity observation (a
+	// relationship's, a merge's) is left out. nil keeps every source, an
+	// empty non-nil slice the files only.
+	EntityTypes []string
+	// ExcludeIDs are sources left out, and not counted.
+	ExcludeIDs []string
+	Page       Page
+}
+
 // TimelineFilter selects timeline events for ListTimelineEvents.
 type TimelineFilter struct {
 	UserID    string

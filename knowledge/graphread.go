@@ -196,7 +196,8 @@ type Neighborhood struct {
 // Neighborhood returns an entity's live relationships, the readable entities
 // at their other ends, the sources its observations came from and its
 // timeline events; or, for a source, the readable entities it produced
-// observations for, their relationships and the events it dated.
+// observations for, their relationships and the events it dated. A source
+// the caller may not read (see ListSources) is ErrSourceNotFound.
 func (s *Service) Neighborhood(ctx context.Context, c Caller, q NeighborhoodQuery) (Neighborhood, error) {
 	limit := q.Limit
 	if limit <= 0 {
@@ -257,13 +258,24 @@ func (s *Service) Neighborhood(ctx context.Context, c Caller, q NeighborhoodQuer
 			if err != nil {
 				return err
 			}
+			readsSome := false
 			for _, o := range obs {
-				if c.readable(o.EntityType) && !slices.Contains(entityIDs, o.EntityID) {
+				if !c.readable(o.EntityType) {
+					continue
+				}
+				readsSome = true
+				if !slices.Contains(entityIDs, o.EntityID) {
 					entityIDs = append(entityIDs, o.EntityID)
 				}
-				if q.IncludeObservations && c.readable(o.EntityType) && len(out.Observations) < limit {
+				if q.IncludeObservations && len(out.Observations) < limit {
 					out.Observations = append(out.Observations, o)
 				}
+			}
+			// As ListSources: a caller that may read only some types
+			// does not see a source that produced none of them (a
+			// file's consent is its own, below).
+			if types != nil && !readsSome && src.Kind != graph.SourceFile {
+				return &NotFoundError{Kind: ErrSourceNotFound, ID: q.NodeID}
 			}
 			ents, err := tx.Entities(ctx, c.UserID, entityIDs)
 			if err != nil {

@@ -261,6 +261,7 @@ var consentMatrix = map[string]matrixCase{
 	"arkiver_job_status": {args: func(f fixture) map[string]any { return map[string]any{"jobId": f.job} }},
 	"get_job":            {args: func(f fixture) map[string]any { return map[string]any{"job_id": f.job} }},
 	"list_jobs":          {args: func(f fixture) map[string]any { return map[string]any{} }},
+	"list_sources":       {args: func(f fixture) map[string]any { return map[string]any{} }},
 	"cancel_job":         {found: []string{mcp.CodeJobCompleted}, args: func(f fixture) map[string]any { return map[string]any{"job_id": f.job} }},
 	"reinterpret": {args: func(f fixture) map[string]any {
 		return map[string]any{"source_id": f.file, "interpretation_config": map[string]any{"code_version": "probe"}}

@@ -13,6 +13,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cairnkg/cairn/consent"
 )
 
 // Prompts are what an agent's user picks from a host's menu (MCP
@@ -214,6 +216,11 @@ func (s *Server) runnerFor(ctx context.Context, who PrincipalFunc, extra *mcpsdk
 	if err != nil {
 		return nil, toError(err)
 	}
+	return s.runnerOf(p, transport), nil
+}
+
+// runnerOf returns a toolRun for a principal.
+func (s *Server) runnerOf(p consent.Principal, transport string) toolRun {
 	return func(ctx context.Context, tool string, args map[string]any, out any) error {
 		raw, err := json.Marshal(args)
 		if err != nil {
@@ -224,7 +231,7 @@ func (s *Server) runnerFor(ctx context.Context, who PrincipalFunc, extra *mcpsdk
 			return r.Err
 		}
 		return json.Unmarshal(r.Output, out)
-	}, nil
+	}
 }
 
 // rpcError is how an error answers a prompts, resources or completion

@@ -220,7 +220,11 @@ var propertyArgs = map[string]func(r *rand.Rand, ids []string, n int) map[string
 	"arkiver_job_status":   func(*rand.Rand, []string, int) map[string]any { return map[string]any{"jobId": "job_unknown"} },
 	"get_job":              func(*rand.Rand, []string, int) map[string]any { return map[string]any{"job_id": "job_unknown"} },
 	"list_jobs":            func(*rand.Rand, []string, int) map[string]any { return map[string]any{} },
-	"cancel_job":           func(*rand.Rand, []string, int) map[string]any { return map[string]any{"job_id": "job_unknown"} },
+	// Sources name no entity; the resource tests prove their consent.
+	"list_sources": func(r *rand.Rand, _ []string, _ int) map[string]any {
+		return map[string]any{"kind": pickString(r, []string{"structured", "file", "correction"}), "offset": r.IntN(3)}
+	},
+	"cancel_job": func(*rand.Rand, []string, int) map[string]any { return map[string]any{"job_id": "job_unknown"} },
 	"reinterpret": func(*rand.Rand, []string, int) map[string]any {
 		return map[string]any{"source_id": "src_unknown", "interpretation_config": map[string]any{}}
 	},

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -14,12 +15,15 @@ import (
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/cairnkg/cairn/graph"
 	"github.com/cairnkg/cairn/knowledge"
+	"github.com/cairnkg/cairn/knowledge/files"
 )
 
 // Resources (Neotoma v1 §2.8) are read-only views a host can browse:
 // entity collections by type, one entity, its observations and
-// relationships, the timeline of a year or a month, and one source. Their
+// relationships, the timeline of a year or a month, the sources, one
+// source and a stored file's bytes (a blob, cairn://source/{id}/file). Their
 // URIs are cairn://…; neotoma://… is accepted as an alias. Like prompts,
 // every read calls Cairn's own tools for the caller through Handle, so
 // consent, budgets and the audit apply: what an agent may not read is not
@@ -46,6 +50,9 @@ type resourceSpec struct {
 	read func(ctx context.Context, run toolRun, uri, path string, offset int) (any, bool, error)
 	// paged says the resource is a list that takes ?offset=N.
 	paged bool
+	// blob says the resource is a stored file's bytes, which
+	// readSourceFile answers (read is nil).
+	blob bool
 }
 
 // A list resource answers up to resourcePageSize items from ?offset=N
@@ -180,7 +187,89 @@ func resourceSpecs() []resourceSpec {
 				return out, true, nil
 			},
 		},
+		{
+			tmpl:  listTemplate(resourceScheme+"sources", "source_collection", "Sources", "Your sources (store calls, files, corrections, …), newest first, 100 a page."),
+			tools: []string{"list_sources"},
+			paged: true,
+			read: func(ctx context.Context, run toolRun, uri, path string, offset int) (any, bool, error) {
+				if path != "sources" {
+					return nil, false, nil
+				}
+				var page struct {
+					Sources []map[string]any `json:"sources"`
+					Total   int              `json:"total"`
+				}
+				if err := run(ctx, "list_sources", map[string]any{"limit": resourcePageSize, "offset": offset}, &page); err != nil {
+					return nil, true, err
+				}
+				for _, src := range page.Sources {
+					id, _ := src["id"].(string)
+					src["uri"] = resourceScheme + "source/" + id
+				}
+				if page.Sources == nil {
+					page.Sources = []map[string]any{}
+				}
+				out := map[string]any{"type": "source_collection", "sources": page.Sources, "total": page.Total, "uri": uri}
+				return pageOf(out, uri, offset, len(page.Sources), page.Total), true, nil
+			},
+		},
+		{
+			tmpl: &mcpsdk.ResourceTemplate{
+				URITemplate: resourceScheme + "source/{source_id}/file", Name: "source_file", Title: "A source's file",
+				Description: fmt.Sprintf("The bytes of a stored file (a source of kind file), with its MIME type; up to %d MiB, get_file_url for larger.", MaxResourceFileBytes>>20),
+			},
+			tools: []string{"retrieve_graph_neighborhood"},
+			blob:  true,
+		},
 	}
+}
+
+// MaxResourceFileBytes bounds the file a cairn://source/{id}/file read
+// answers: its bytes travel base64 in one JSON-RPC message, a third larger,
+// which a host holds whole. A larger file is an error that says so and
+// points to get_file_url, whose URL streams it.
+const MaxResourceFileBytes = 8 << 20
+
+// readSourceFile answers cairn://source/{id}/file: the file's bytes, base64
+// with its MIME type (MCP's BlobResourceContents), when the caller may read
+// the source. Whether it may is decided by the source resource's own tool,
+// retrieve_graph_neighborhood, through Handle (consent on sources and on
+// the file's data, budgets, the audit); the bytes are then read as the
+// signed-URL route reads them, under the authority of that decision.
+func (s *Server) readSourceFile(ctx context.Context, run toolRun, userID, uri, id string) (*mcpsdk.ReadResourceResult, error) {
+	var n struct {
+		Source *SourceOut `json:"source_material"`
+	}
+	in := map[string]any{"node_id": id, "node_type": "source", "include_relationships": false, "include_events": false, "include_sources": false}
+	if err := run(ctx, "retrieve_graph_neighborhood", in, &n); err != nil {
+		return nil, err
+	}
+	if n.Source == nil || n.Source.Kind != graph.SourceFile || s.deps.Files == nil {
+		return nil, mcpsdk.ResourceNotFoundError(uri)
+	}
+	r, f, err := s.deps.Files.Open(ctx, userID, id)
+	if errors.Is(err, files.ErrFileNotFound) {
+		return nil, mcpsdk.ResourceNotFoundError(uri)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	if f.Size > MaxResourceFileBytes {
+		return nil, invalidParams(fmt.Sprintf("%s: the file is %d bytes, more than the %d a resource read answers; get_file_url gives a URL to download it", uri, f.Size, MaxResourceFileBytes))
+	}
+	b, err := io.ReadAll(io.LimitReader(r, MaxResourceFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("mcp: read file %s: %w", id, err)
+	}
+	if len(b) > MaxResourceFileBytes {
+		return nil, invalidParams(fmt.Sprintf("%s: the file is more than the %d bytes a resource read answers; get_file_url gives a URL to download it", uri, MaxResourceFileBytes))
+	}
+	mime := f.MimeType
+	if mime == "" {
+		mime = "application/octet-stream"
+	}
+	return &mcpsdk.ReadResourceResult{Contents: []*mcpsdk.ResourceContents{{URI: uri, MIMEType: mime, Blob: b}}}, nil
 }
 
 // entityPart reads a list about one entity (cairn://entity/{id}/part) with
@@ -208,7 +297,7 @@ func entityPart(part, tool, kind string) func(ctx context.Context, run toolRun, 
 func (s *Server) addResources(srv *mcpsdk.Server, who PrincipalFunc, transport string) []resourceSpec {
 	var specs []resourceSpec
 	for _, r := range resourceSpecs() {
-		if !s.hasTools(r.tools...) {
+		if !s.hasTools(r.tools...) || (r.blob && s.deps.Files == nil) {
 			continue
 		}
 		specs = append(specs, r)
@@ -236,11 +325,29 @@ func (s *Server) readResource(ctx context.Context, who PrincipalFunc, transport 
 	if err != nil {
 		return nil, invalidParams(fmt.Sprintf("%s: %v", uri, err))
 	}
-	run, err := s.runnerFor(ctx, who, req.Extra, transport)
+	p, err := who(ctx, req.Extra)
 	if err != nil {
-		return nil, rpcError(err)
+		return nil, rpcError(toError(err))
+	}
+	run := s.runnerOf(p, transport)
+	if id, ok := sourceFileID(path); ok && slices.ContainsFunc(specs, func(r resourceSpec) bool { return r.blob }) {
+		if hasQuery {
+			return nil, mcpsdk.ResourceNotFoundError(uri)
+		}
+		res, err := s.readSourceFile(ctx, run, p.UserID, uri, id)
+		var e *Error
+		if errors.As(err, &e) && (e.Status == http.StatusNotFound || e.Body.Code == CodeConsentDenied) {
+			return nil, mcpsdk.ResourceNotFoundError(uri)
+		}
+		if err != nil {
+			return nil, rpcError(err)
+		}
+		return res, nil
 	}
 	for _, r := range specs {
+		if r.read == nil {
+			continue
+		}
 		v, mine, err := r.read(ctx, run, uri, path, offset)
 		if !mine {
 			continue
@@ -262,6 +369,16 @@ func (s *Server) readResource(ctx context.Context, who PrincipalFunc, transport 
 		return &mcpsdk.ReadResourceResult{Contents: []*mcpsdk.ResourceContents{{URI: uri, MIMEType: "application/json", Text: string(b)}}}, nil
 	}
 	return nil, mcpsdk.ResourceNotFoundError(uri)
+}
+
+// sourceFileID is the source id of a cairn://source/{id}/file path.
+func sourceFileID(path string) (string, bool) {
+	rest, ok := strings.CutPrefix(path, "source/")
+	id, found := strings.CutSuffix(rest, "/file")
+	if !ok || !found || id == "" || strings.Contains(id, "/") {
+		return "", false
+	}
+	return id, true
 }
 
 // typeCount is an entity type and how many entities it has.
@@ -308,7 +425,8 @@ func resourceOffset(query string) (int, error) {
 
 // listResources answers resources/list for the caller: a collection per
 // entity type it may read that holds entities (from get_user_context's
-// entity_types), and a timeline per year of the newest events it may read.
+// entity_types), the sources collection when it may read a source, and a
+// timeline per year of the newest events it may read.
 // It answers resourceListPage resources from cursor (nextCursor goes on).
 func (s *Server) listResources(ctx context.Context, run toolRun, cursor string) (*mcpsdk.ListResourcesResult, error) {
 	from := 0
@@ -349,6 +467,24 @@ func (s *Server) allResources(ctx context.Context, run toolRun) (*mcpsdk.ListRes
 			out.Resources = append(out.Resources, &mcpsdk.Resource{
 				URI: resourceScheme + "entities/" + tc.EntityType, Name: "entities/" + tc.EntityType, MIMEType: "application/json",
 				Title: fmt.Sprintf("%s (%d)", tc.EntityType, tc.Count), Description: fmt.Sprintf("The %d %s entities.", tc.Count, tc.EntityType),
+			})
+		}
+	}
+	if s.hasTools("list_sources") {
+		var page struct {
+			Total int `json:"total"`
+		}
+		err := run(ctx, "list_sources", map[string]any{"limit": 1}, &page)
+		var e *Error
+		switch {
+		case errors.As(err, &e) && e.Body.Code == CodeConsentDenied:
+			// No sources to list for a caller that may not read them.
+		case err != nil:
+			return nil, err
+		case page.Total > 0:
+			out.Resources = append(out.Resources, &mcpsdk.Resource{
+				URI: resourceScheme + "sources", Name: "sources", MIMEType: "application/json",
+				Title: fmt.Sprintf("Sources (%d)", page.Total), Description: fmt.Sprintf("Your %d sources, newest first.", page.Total),
 			})
 		}
 	}

@@ -62,8 +62,8 @@ func TestResourcesFollowConsent(t *testing.T) {
 		t.Errorf("the agent's resources %v, want the companies only", got)
 	}
 	tmpls, err := narrow.ListResourceTemplates(t.Context(), nil)
-	if err != nil || len(tmpls.ResourceTemplates) != 6 {
-		t.Fatalf("templates %+v, %v; want 6", tmpls, err)
+	if err != nil || len(tmpls.ResourceTemplates) != 8 {
+		t.Fatalf("templates %+v, %v; want 8", tmpls, err)
 	}
 
 	for _, uri := range []string{"cairn://entities/company", "cairn://entity/" + company, "neotoma://entity/" + company} {

@@ -71,6 +71,7 @@ func AllTools(d Deps) []*Tool {
 		retrieveEntityByIdentifierTool(d),
 		listObservationsTool(d),
 		retrieveFieldProvenanceTool(d),
+		listSourcesTool(d),
 		correctTool(d),
 		mergeEntitiesTool(d),
 		retractTool(d),

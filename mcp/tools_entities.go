@@ -72,8 +72,8 @@ func retrieveEntitySnapshotTool(d Deps) *Tool {
 	return newTool(toolSpec{
 		name:  "retrieve_entity_snapshot",
 		title: "Retrieve entity snapshot",
-		description: "Open an entity by id: its snapshot (current truth) and the observation each field came from. " +
-			"For its relationships and sources use retrieve_graph_neighborhood.",
+		description: "Open an entity by id: its snapshot (current truth) and the observation each field came from; " +
+			"for its relationships and sources, retrieve_graph_neighborhood.",
 		toolset: ToolsetEntities, ann: readOnly, budget: BudgetSummary,
 		shape: func(s *jsonschema.Schema) { maxLen(prop(s, "entity_id"), idLimit); maxLen(prop(s, "at"), 64) },
 	}, func(ctx context.Context, call *Call, in SnapshotIn) (SnapshotOut, error) {
@@ -109,7 +109,7 @@ func retrieveEntitySnapshotTool(d Deps) *Tool {
 // EntitiesIn are the arguments of retrieve_entities.
 type EntitiesIn struct {
 	Query            *string `json:"query,omitempty" jsonschema:"search words; all must match a name or snapshot value, the last as a prefix; best first"`
-	Meaning          *bool   `json:"meaning,omitempty" jsonschema:"with query: true also ranks by meaning (slower), false matches words only; unset: by meaning when no word matches"`
+	Meaning          *bool   `json:"meaning,omitempty" jsonschema:"with query: true also ranks by meaning (slower), false: words only; unset: by meaning if no word matches"`
 	EntityType       *string `json:"entity_type,omitempty"`
 	UserID           *string `json:"user_id,omitempty" jsonschema:"optional; only your own"`
 	Limit            *int    `json:"limit,omitempty"`
@@ -140,7 +140,7 @@ func retrieveEntitiesTool(d Deps) *Tool {
 	return newTool(toolSpec{
 		name:        "retrieve_entities",
 		title:       "Retrieve entities",
-		description: "List entities, most recently observed first, optionally of one type, with their snapshots; with query, search them, best first. Paginated with limit and offset.",
+		description: "List entities, most recently observed first, optionally of one type, with their snapshots; with query, search them, best first.",
 		toolset:     ToolsetEntities, ann: readOnly, budget: BudgetList,
 		shape: func(s *jsonschema.Schema) {
 			pageShape(s)
@@ -250,8 +250,8 @@ func retrieveEntityByIdentifierTool(d Deps) *Tool {
 	return newTool(toolSpec{
 		name:  "retrieve_entity_by_identifier",
 		title: "Find entity by identifier",
-		description: "Find entities by name, email, tax id or another identifier, in all types or one. " +
-			"Exact match after normalisation (case, punctuation and spacing ignored).",
+		description: "Find entities by name, email, tax id or another identifier, in all types or one: " +
+			"exact match after normalisation (case, punctuation, spacing ignored).",
 		toolset: ToolsetEntities, ann: readOnly, budget: BudgetList,
 		shape: func(s *jsonschema.Schema) { maxLen(prop(s, "identifier"), 512); maxLen(prop(s, "entity_type"), 128) },
 	}, func(ctx context.Context, call *Call, in ByIdentifierIn) (ByIdentifierOut, error) {
@@ -292,7 +292,7 @@ func listObservationsTool(d Deps) *Tool {
 	return newTool(toolSpec{
 		name:        "list_observations",
 		title:       "List observations",
-		description: "List the observations that make up an entity's snapshot: what each source said about it and when, newest first.",
+		description: "List the observations behind an entity's snapshot: what each source said about it and when, newest first.",
 		toolset:     ToolsetEntities, ann: readOnly, budget: BudgetList,
 		shape: func(s *jsonschema.Schema) { pageShape(s); maxLen(prop(s, "entity_id"), idLimit) },
 	}, func(ctx context.Context, call *Call, in ObservationsIn) (ObservationsOut, error) {
@@ -337,7 +337,7 @@ func retrieveFieldProvenanceTool(d Deps) *Tool {
 	return newTool(toolSpec{
 		name:  "retrieve_field_provenance",
 		title: "Retrieve field provenance",
-		description: "Why a field of an entity has its value: the observation that won, with its priority and specificity, " +
+		description: "Why an entity's field has its value: the winning observation (priority, specificity) " +
 			"and the source material it came from.",
 		toolset: ToolsetEntities, ann: readOnly, budget: BudgetSummary,
 		// The answer names the source material a value came from.
@@ -386,8 +386,8 @@ func correctTool(d Deps) *Tool {
 	return newTool(toolSpec{
 		name:  "correct",
 		title: "Correct a field",
-		description: "Set one field of an entity by hand: the correction (priority 1000) wins over every extraction, earlier or later, " +
-			"until corrected again. Repeating it changes nothing.",
+		description: "Set an entity's field by hand: the correction (priority 1000) wins over every extraction, earlier or later, " +
+			"until corrected again; repeating it changes nothing.",
 		toolset: ToolsetEntities, ann: additive, budget: BudgetList,
 		shape: func(s *jsonschema.Schema) {
 			maxLen(prop(s, "user_id"), idLimit)
@@ -438,8 +438,8 @@ func mergeEntitiesTool(d Deps) *Tool {
 	return newTool(toolSpec{
 		name:  "merge_entities",
 		title: "Merge duplicate entities",
-		description: "Merge a duplicate entity into another of the same type: its observations and relationships move to the target; " +
-			"reads of the duplicate then answer ENTITY_ALREADY_MERGED naming the target.",
+		description: "Merge a duplicate entity into another of its type: its observations and relationships move to the target; " +
+			"reads of the duplicate then answer ENTITY_ALREADY_MERGED naming it.",
 		toolset: ToolsetEntities, ann: destroys, budget: BudgetList,
 		shape: func(s *jsonschema.Schema) {
 			maxLen(prop(s, "user_id"), idLimit)

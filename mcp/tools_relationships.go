@@ -50,9 +50,9 @@ func createRelationshipTool(d Deps) *Tool {
 	return newTool(toolSpec{
 		name:  "create_relationship",
 		title: "Create relationship",
-		description: "Create a typed, directed relationship between two entities; creating it again adds an observation of its metadata. " +
-			"PART_OF, DEPENDS_ON, SUPERSEDES and CORRECTS refuse cycles (CYCLE_DETECTED, with the cycle's path). " +
-			"A new type (e.g. WORKS_AT) is registered for the user on first use.",
+		description: "Create a typed, directed relationship between two entities; repeated, it adds an observation of its metadata. " +
+			"PART_OF, DEPENDS_ON, SUPERSEDES and CORRECTS refuse cycles (CYCLE_DETECTED, with its path). " +
+			"A new type (e.g. WORKS_AT) is registered on first use.",
 		toolset: ToolsetRelationships, ann: additive, budget: BudgetList, requires: writes(consent.ResourceGraph),
 		shape: shapeRelationshipArgs,
 	}, func(ctx context.Context, call *Call, in CreateRelationshipIn) (CreateRelationshipOut, error) {
@@ -122,14 +122,17 @@ func createRelationshipsTool(d Deps) *Tool {
 	return newTool(toolSpec{
 		name:  "create_relationships",
 		title: "Create relationships",
-		description: "Create many relationships (1..1000) in one call, as create_relationship does each: use it for more than one. " +
-			"Each gets its own result in order (created, existing or failed with its error); one failing does not stop the others.",
+		description: "Create 1..1000 relationships in one call, each as create_relationship does: use it for more than one. " +
+			"Each gets its result in order (created, existing, or failed with its error); a failure does not stop the others.",
 		toolset: ToolsetRelationships, ann: additive, budget: BudgetList, requires: writes(consent.ResourceGraph),
 		shape: func(s *jsonschema.Schema) {
 			list := prop(s, "relationships")
 			lo, hi := 1, knowledge.MaxRelationshipsPerCall
 			list.MinItems, list.MaxItems = &lo, &hi
 			shapeRelationshipArgs(list.Items)
+			// create_relationship's description of the types is in the
+			// same tools/list.
+			prop(list.Items, "relationship_type").Description = "as for create_relationship"
 		},
 	}, func(ctx context.Context, call *Call, in CreateRelationshipsIn) (CreateRelationshipsOut, error) {
 		reqs := mapSlice(in.Relationships, func(r CreateRelationshipIn) knowledge.RelationshipRequest {
@@ -194,11 +197,10 @@ func relationshipKeyShape(s *jsonschema.Schema) {
 
 func deleteRelationshipTool(d Deps) *Tool {
 	return newTool(toolSpec{
-		name:  "delete_relationship",
-		title: "Delete relationship",
-		description: "End a live relationship: reads of the present stop returning it, reads with at from when it was live " +
-			"still see it.",
-		toolset: ToolsetRelationships, ann: destroys, budget: BudgetList, requires: writes(consent.ResourceGraph),
+		name:        "delete_relationship",
+		title:       "Delete relationship",
+		description: "End a live relationship: present reads stop returning it; reads with `at` in its lifetime still see it.",
+		toolset:     ToolsetRelationships, ann: destroys, budget: BudgetList, requires: writes(consent.ResourceGraph),
 		shape: relationshipKeyShape,
 	}, func(ctx context.Context, call *Call, in RelationshipKeyIn) (RelationshipOut, error) {
 		rel, err := d.Knowledge.DeleteRelationship(ctx, call.Caller(), in.RelationshipType, in.SourceEntityID, in.TargetEntityID)
@@ -246,7 +248,7 @@ func listRelationshipsTool(d Deps) *Tool {
 	return newTool(toolSpec{
 		name:        "list_relationships",
 		title:       "List relationships",
-		description: "List an entity's relationships (the edges), newest first. For the entities at their other ends use retrieve_related_entities.",
+		description: "List an entity's relationships (edges), newest first; for the entities at their other ends use retrieve_related_entities.",
 		toolset:     ToolsetRelationships, ann: readOnly, budget: BudgetList, requires: reads(consent.ResourceGraph),
 		shape: func(s *jsonschema.Schema) {
 			pageShape(s)
@@ -312,7 +314,7 @@ func getRelationshipSnapshotTool(d Deps) *Tool {
 	return newTool(toolSpec{
 		name:        "get_relationship_snapshot",
 		title:       "Get relationship snapshot",
-		description: "A relationship's metadata merged from all its observations, with the observation each field came from.",
+		description: "A relationship's metadata merged from its observations, with the observation each field came from.",
 		toolset:     ToolsetRelationships, ann: readOnly, budget: BudgetSummary, requires: reads(consent.ResourceGraph),
 		shape: relationshipKeyShape,
 	}, func(ctx context.Context, call *Call, in RelationshipKeyIn) (RelationshipSnapshotOut, error) {
@@ -375,8 +377,8 @@ func retrieveRelatedEntitiesTool(d Deps) *Tool {
 	return newTool(toolSpec{
 		name:  "retrieve_related_entities",
 		title: "Retrieve related entities",
-		description: "The entities up to max_hops relationships away from one, each once with the hop it was first reached at and " +
-			"one shortest path. Deterministic and capped (truncated says when).",
+		description: "The entities up to max_hops relationships away from one, each once, with the hop it was first reached at and " +
+			"a shortest path; deterministic, capped (truncated says when).",
 		toolset: ToolsetRelationships, ann: readOnly, budget: BudgetSummary, requires: reads(consent.ResourceGraph),
 		shape: func(s *jsonschema.Schema) {
 			maxLen(prop(s, "entity_id"), idLimit)
@@ -455,8 +457,8 @@ func retrieveGraphNeighborhoodTool(d Deps) *Tool {
 	return newTool(toolSpec{
 		name:  "retrieve_graph_neighborhood",
 		title: "Retrieve graph neighbourhood",
-		description: "Everything around an entity (relationships, the entities at their other ends, the sources of its facts, " +
-			"its timeline events, optionally its observations) or a source (the entities it produced).",
+		description: "Everything around an entity (relationships, the entities at their other ends, its facts' sources, " +
+			"timeline events, optionally observations) or a source (the entities it produced).",
 		toolset: ToolsetRelationships, ann: readOnly, budget: BudgetSummary, requires: reads(consent.ResourceGraph),
 		shape: func(s *jsonschema.Schema) {
 			maxLen(prop(s, "node_id"), idLimit)
@@ -552,7 +554,7 @@ func queryGraphTool(d Deps) *Tool {
 		name:  "query_graph",
 		title: "Query the knowledge graph",
 		description: "Query the graph. traverse: the entities within maxHops of entityId, optionally along one relation. " +
-			"pattern: entities by type, by a snapshot field that equals or contains a value, or by a relationship to a neighbour " +
+			"pattern: entities by type, by a snapshot field equal to or containing a value, or by a relationship to a neighbour " +
 			"of a type. Both return entities and edges.",
 		toolset: ToolsetRelationships, ann: readOnly, budget: BudgetSummary, requires: reads(consent.ResourceGraph),
 		shape: func(s *jsonschema.Schema) {

@@ -46,8 +46,8 @@ func listEntityTypesTool(d Deps) *Tool {
 	return newTool(toolSpec{
 		name:  "list_entity_types",
 		title: "List entity types",
-		description: "List entity types with their fields and merge policies; a keyword keeps the types whose name, fields or " +
-			"description match, best first (or close in meaning). Call before store to choose entity_type.",
+		description: "List entity types with their fields and merge policies; a keyword keeps those whose name, fields or " +
+			"description match (or are close in meaning), best first. Call before store to choose entity_type.",
 		toolset: ToolsetSchema, ann: readOnly, budget: BudgetSummary, requires: reads(consent.ResourceSchema),
 		shape: func(s *jsonschema.Schema) { maxLen(prop(s, "keyword"), 256) },
 	}, func(ctx context.Context, call *Call, in EntityTypesIn) (EntityTypesOut, error) {

@@ -76,9 +76,9 @@ func storeTool(d Deps) *Tool {
 		name:  "store",
 		title: "Store source material",
 		description: "Store entities from source material; call list_entity_types first to choose each entity_type. " +
-			"Send every field of the source: fields the schema does not name are kept as raw fragments. " +
-			"A new entity_type gets a schema of your own (schema_created). " +
-			"The same arguments again create nothing (deduplicated: true). " +
+			"Send every field: those the schema lacks are kept as raw fragments. " +
+			"A new entity_type gets your own schema (schema_created). " +
+			"Repeated arguments create nothing (deduplicated: true). " +
 			"A file (file_content, or file_path on stdio) is kept and interpreted in the background (job_id).",
 		toolset:   ToolsetEntities,
 		ann:       additive,

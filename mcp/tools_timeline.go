@@ -29,11 +29,10 @@ type TimelineOut struct {
 
 func listTimelineEventsTool(d Deps) *Tool {
 	return newTool(toolSpec{
-		name:  "list_timeline_events",
-		title: "List timeline events",
-		description: "List dated events (an invoice issued, a task due, a contract signed) derived from the date fields of " +
-			"entities, newest first.",
-		toolset: ToolsetTimeline, ann: readOnly, budget: BudgetList,
+		name:        "list_timeline_events",
+		title:       "List timeline events",
+		description: "List dated events (an invoice issued, a task due) derived from entities' date fields, newest first.",
+		toolset:     ToolsetTimeline, ann: readOnly, budget: BudgetList,
 		shape: func(s *jsonschema.Schema) {
 			pageShape(s)
 			for _, name := range []string{"after_date", "before_date"} {

@@ -34,6 +34,7 @@ func Run(t *testing.T, newStore Harness) {
 		run  func(*testing.T, Harness)
 	}{
 		{"Sources", testSources},
+		{"ListSources", testListSources},
 		{"Entities", testEntities},
 		{"Identifiers", testIdentifiers},
 		{"Observations", testObservations},
