@@ -89,6 +89,14 @@ func (s *Service) moveRelationships(ctx context.Context, tx *graph.Tx, c Caller,
 	if err != nil {
 		return err
 	}
+	// The types the user registered by using them are types of its
+	// relationships too: without them an edge of such a type failed the
+	// merge as of an unknown type.
+	used, err := s.schemas.RelationshipTypes(ctx, c.UserID)
+	if err != nil {
+		return err
+	}
+	set = set.WithUsedRelationshipTypes(used...)
 	for {
 		rels, _, err := tx.ListRelationships(ctx, graph.RelationshipFilter{UserID: c.UserID, EntityID: from, Page: graph.Page{Limit: 500}})
 		if err != nil {
