@@ -260,4 +260,3 @@ func TestRelationshipRetractionAcrossMerge(t *testing.T) {
 		})
 	}
 }
-
