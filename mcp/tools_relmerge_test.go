@@ -156,7 +156,8 @@ func (w *relMergeWorld) outcome(t *testing.T) relMergeOutcome {
 // retraction (or its undo) come, whether the retraction names the old
 // relationship or the moved one; an edge the target already has combines
 // with the moved one as their observations say (each keeps its own time);
-// and erasing a source after the merge leaves nothing of it on the moved
+// a source that observes the moved relationship twice loses only the
+// observation retracted; and erasing a source after the merge leaves nothing of it on the moved
 // relationship, nor anywhere in the store.
 func TestRelationshipRetractionAcrossMerge(t *testing.T) {
 	var n4j *neo4jtest.Server
@@ -228,6 +229,31 @@ func TestRelationshipRetractionAcrossMerge(t *testing.T) {
 			w.retractSource(t, "manager", false)
 			w.retractSource(t, "manager", true)
 		}, all},
+		{"merge, the same request again, retract it", func(t *testing.T, w *relMergeWorld) {
+			// a→c as b→c was created lands on b→c after the merge: the
+			// same content, so the same source as intern's, which now
+			// observes b→c twice. Retracting the new observation leaves
+			// the first counting: a retraction takes out an observation
+			// and the copies merges made of it, not whatever else its
+			// source said.
+			w.merge(t)
+			w.e.mustCall(t, "create_relationship", map[string]any{"relationship_type": "WORKS_AT", "source_entity_id": w.a, "target_entity_id": w.c,
+				"metadata": map[string]any{"role": "intern", "desk": 5}})
+			s := w.snapshot(t, w.b)
+			again := ""
+			for _, o := range s["observations"].([]any) {
+				if o := o.(map[string]any); o["source_id"] == w.src["intern"] && o["id"] != w.obs["intern"] {
+					again = o["id"].(string)
+				}
+			}
+			if again == "" || s["snapshot"].(map[string]any)["snapshot"].(map[string]any)["role"] != "intern" {
+				t.Fatalf("the same request after the merge: %v", s)
+			}
+			out := w.e.mustCall(t, "retract", map[string]any{"relationship_id": s["snapshot"].(map[string]any)["id"], "relationship_observation_ids": []string{again}})
+			if ids := out["observation_ids"].([]any); len(ids) != 1 || ids[0] != again {
+				t.Errorf("retract answered %v, want only %s", out, again)
+			}
+		}, relMergeOutcome{Metadata: all.Metadata, Provenance: all.Provenance, Count: 3, Observations: []string{"clerk", "intern", "intern", "manager"}}},
 		{"erase the source then merge", func(t *testing.T, w *relMergeWorld) {
 			w.eraseSource(t, "manager")
 			w.merge(t)
