@@ -56,6 +56,28 @@ func relationshipObservationID(relID, srcID string, now time.Time) string {
 	return fmt.Sprintf("robs_%013x%s", now.UnixMicro(), h[:16])
 }
 
+// movedMark separates, in the id of a relationship observation that a
+// merge copied onto the merge target's relationship, the id of the
+// observation first recorded (its root) from what names the relationship
+// it was copied to. Observation ids hold no dot otherwise.
+const movedMark = ".m"
+
+// movedObservationID is the id of the copy of root on relationship relID
+// that merges made: the same whatever merges, in whatever order, carried
+// it there, and it names root (rootObservationID), so that a retraction,
+// kept under the root's id, holds for every copy.
+func movedObservationID(root, relID string) string {
+	return root + movedMark + hashID("", root, relID)[:16]
+}
+
+// rootObservationID is the id of the observation a relationship
+// observation is a copy of (movedObservationID), or id itself for one
+// first recorded where it is.
+func rootObservationID(id string) string {
+	root, _, _ := strings.Cut(id, movedMark)
+	return root
+}
+
 // SourceID is the id of the user's source with a content hash.
 func SourceID(userID, contentHash string) string { return hashID("src_", userID, contentHash) }
 

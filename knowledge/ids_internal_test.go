@@ -37,3 +37,21 @@ func TestRelationshipObservationIDs(t *testing.T) {
 		prev = next
 	}
 }
+
+// TestMovedObservationIDs checks that a merge's copy of a relationship
+// observation names its root, whichever copy it was made from, and that
+// the copies of one root on two relationships differ.
+func TestMovedObservationIDs(t *testing.T) {
+	root := relationshipObservationID("rel_a", "src_a", time.Date(2026, 11, 27, 11, 0, 0, 0, time.UTC))
+	if got := rootObservationID(root); got != root {
+		t.Errorf("the root of %s is %s", root, got)
+	}
+	onB := movedObservationID(rootObservationID(root), "rel_b")
+	onC := movedObservationID(rootObservationID(onB), "rel_c")
+	if rootObservationID(onB) != root || rootObservationID(onC) != root {
+		t.Errorf("copies %s, %s do not name their root %s", onB, onC, root)
+	}
+	if onC != movedObservationID(root, "rel_c") || onB == onC || onB == root {
+		t.Errorf("copies %s, %s of %s", onB, onC, root)
+	}
+}

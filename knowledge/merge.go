@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cairnkg/cairn/graph"
+	"github.com/cairnkg/cairn/knowledge/schema"
 )
 
 // MergeResult reports a merge.
@@ -82,12 +83,20 @@ func (s *Service) MergeEntities(ctx context.Context, c Caller, fromID, toID, rea
 }
 
 // moveRelationships ends every live edge of from and recreates it on to,
-// carrying its metadata over as an observation of a merge source.
+// carrying its observations over (moveRelationship).
 func (s *Service) moveRelationships(ctx context.Context, tx *graph.Tx, c Caller, from, to string, now time.Time, res *MergeResult) error {
 	set, err := s.schemas.For(ctx, c.UserID)
 	if err != nil {
 		return err
 	}
+	// The types the user registered by using them are types of its
+	// relationships too: without them an edge of such a type failed the
+	// merge as of an unknown type.
+	used, err := s.schemas.RelationshipTypes(ctx, c.UserID)
+	if err != nil {
+		return err
+	}
+	set = set.WithUsedRelationshipTypes(used...)
 	for {
 		rels, _, err := tx.ListRelationships(ctx, graph.RelationshipFilter{UserID: c.UserID, EntityID: from, Page: graph.Page{Limit: 500}})
 		if err != nil {
@@ -112,9 +121,7 @@ func (s *Service) moveRelationships(ctx context.Context, tx *graph.Tx, c Caller,
 				res.RelationshipsDropped++
 				continue
 			}
-			_, err := s.addRelationship(ctx, tx, c, set, RelationshipRequest{
-				Type: r.Type, SourceEntityID: src, TargetEntityID: dst, Metadata: r.Metadata,
-			}, graph.SourceMerge, now)
+			err := s.moveRelationship(ctx, tx, c, set, r, src, dst, now)
 			var cycle *graph.CycleError
 			switch {
 			case err == nil:
@@ -126,4 +133,49 @@ func (s *Service) moveRelationships(ctx context.Context, tx *graph.Tx, c Caller,
 			}
 		}
 	}
+}
+
+// moveRelationship creates r again between src and dst (or finds the live
+// edge there, which then keeps its own observations too) with a copy of
+// each of r's observations: the same source, times, priority, specificity
+// and metadata, under an id that names the observation first recorded
+// (movedObservationID). Its metadata is then reduced from what counts, as
+// any relationship's: each observation keeps its own time and priority
+// rather than the merge's, a retraction of the original (kept under its
+// id) leaves out every copy, whenever it came, and erasing the source
+// erases the copies with the rest of what it said. So a merge and a
+// retraction (or its undo) leave the same metadata in either order, and
+// two edges that a merge makes one combine as their observations say.
+//
+// An edge with no observation (written before relationships had them)
+// carries its metadata over as one observation of a merge source.
+func (s *Service) moveRelationship(ctx context.Context, tx *graph.Tx, c Caller, set *schema.Set, r graph.Relationship, src, dst string, now time.Time) error {
+	robs, err := tx.RelationshipObservations(ctx, c.UserID, r.ID)
+	if err != nil {
+		return err
+	}
+	if len(robs) == 0 {
+		_, err := s.addRelationship(ctx, tx, c, set, RelationshipRequest{
+			Type: r.Type, SourceEntityID: src, TargetEntityID: dst, Metadata: r.Metadata,
+		}, graph.SourceMerge, now)
+		return err
+	}
+	relType, err := s.checkRelationshipRequest(ctx, tx, c, set, RelationshipRequest{Type: r.Type, SourceEntityID: src, TargetEntityID: dst})
+	if err != nil {
+		return err
+	}
+	rel, _, err := tx.CreateRelationship(ctx, graph.NewRelationship{
+		UserID: c.UserID, Type: r.Type, SourceEntityID: src, TargetEntityID: dst, Now: now, Acyclic: relType.Acyclic,
+	})
+	if err = s.createError(ctx, tx, c, err); err != nil {
+		return err
+	}
+	for _, o := range robs {
+		o.ID, o.RelationshipID, o.CreatedAt = movedObservationID(rootObservationID(o.ID), rel.ID), rel.ID, now
+		if err := tx.InsertRelationshipObservation(ctx, o); err != nil && !errors.Is(err, graph.ErrConflict) {
+			return err
+		}
+	}
+	_, err = s.reduceRelationship(ctx, tx, rel)
+	return err
 }

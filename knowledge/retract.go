@@ -84,7 +84,11 @@ func (s *Service) Retract(ctx context.Context, c Caller, req RetractRequest) (Re
 	if len(ids) > MaxEraseBatch {
 		return RetractResult{}, invalid("observation_ids", fmt.Sprintf("1 to %d ids", MaxEraseBatch), fmt.Sprintf("%d ids", len(ids)), "too many ids")
 	}
-	var obs []graph.Observation
+	var (
+		obs      []graph.Observation
+		family   []graph.RelationshipObservation
+		relTypes []string
+	)
 	err := s.graph.View(ctx, func(tx *graph.Tx) error {
 		found, err := tx.ObservationsByID(ctx, c.UserID, ids)
 		if err != nil {
@@ -126,7 +130,29 @@ func (s *Service) Retract(ctx context.Context, c Caller, req RetractRequest) (Re
 				obs = append(obs, o)
 			}
 		}
-		return nil
+		// What it said about relationships counts no more than the rest:
+		// a source of an edge the caller may not see is one it may not
+		// read, and retracting it needs delete on both ends, as
+		// retracting the edge's observations does (and as erasing the
+		// source does).
+		robs, err := tx.RelationshipObservationsBySource(ctx, c.UserID, req.SourceID)
+		if err != nil || len(robs) == 0 {
+			return err
+		}
+		seen, err := seeRelationships(ctx, tx, c, relationshipIDs(robs))
+		if err != nil {
+			return err
+		}
+		for _, r := range seen {
+			if !r.visible {
+				return &NotFoundError{Kind: ErrSourceNotFound, ID: req.SourceID}
+			}
+			relTypes = append(relTypes, r.types...)
+		}
+		// With the copies merges made of them (every copy is of the same
+		// source) and what they are copies of.
+		family, err = relationshipFamilies(ctx, tx, c.UserID, robs)
+		return err
 	})
 	if err != nil {
 		return RetractResult{}, fmt.Errorf("knowledge: retract: %w", err)
@@ -136,29 +162,42 @@ func (s *Service) Retract(ctx context.Context, c Caller, req RetractRequest) (Re
 			return RetractResult{}, err
 		}
 	}
+	for _, t := range relTypes {
+		if err := c.need(Delete, EntityResource(t)); err != nil {
+			return RetractResult{}, err
+		}
+	}
 	res := RetractResult{At: s.clock(), Undo: req.Undo, ObservationIDs: []string{}, Entities: []string{}, Relationships: []string{}, Contradictions: []string{}}
 	cands := make([]Retraction, len(obs))
 	for i, o := range obs {
 		cands[i] = Retraction{UserID: c.UserID, ObservationID: o.ID, Kind: RetractObservation, SubjectID: o.EntityID,
 			SourceID: o.SourceID, At: res.At, Actor: c.AgentID, Reason: req.Reason}
 	}
+	cands = append(cands, relationshipRetractions(c, family, res.At, req.Reason)...)
 	changed, err := s.applyRetractions(ctx, c, cands, req.Undo, func(tx *graph.Tx, subjects []string) error {
 		for _, id := range subjects {
+			if slices.ContainsFunc(family, func(o graph.RelationshipObservation) bool { return o.RelationshipID == id }) {
+				continue
+			}
 			if err := s.recomputeOrClear(ctx, tx, c.UserID, id); err != nil {
 				return err
 			}
 		}
-		return nil
+		return s.reduceRelationships(ctx, tx, c.UserID, relationshipIDs(family))
 	})
 	if err != nil {
 		return RetractResult{}, err
 	}
 	for _, r := range changed {
+		if r.Kind == RetractRelationshipObservation {
+			continue
+		}
 		res.ObservationIDs = append(res.ObservationIDs, r.ObservationID)
 		if !slices.Contains(res.Entities, r.SubjectID) {
 			res.Entities = append(res.Entities, r.SubjectID)
 		}
 	}
+	familyResult(&res, family, changed)
 	// Every observation asked for, not only those that changed: retracting
 	// (or undoing) again settles contradictions a failure left behind.
 	ids = make([]string, len(obs))
@@ -295,9 +334,10 @@ func (s *Service) retractRelationship(ctx context.Context, c Caller, req Retract
 		return RetractResult{}, err
 	}
 	var (
-		rel   graph.Relationship
-		robs  []graph.RelationshipObservation
-		types []string
+		rel    graph.Relationship
+		robs   []graph.RelationshipObservation
+		family []graph.RelationshipObservation
+		types  []string
 	)
 	err := s.graph.View(ctx, func(tx *graph.Tx) error {
 		var err error
@@ -318,7 +358,22 @@ func (s *Service) retractRelationship(ctx context.Context, c Caller, req Retract
 			}
 			types = append(types, e.Type)
 		}
-		robs, err = tx.RelationshipObservations(ctx, c.UserID, rel.ID)
+		if robs, err = tx.RelationshipObservations(ctx, c.UserID, rel.ID); err != nil {
+			return err
+		}
+		// The observations named, with the copies merges made of them
+		// (moveRelationship) and the observations they are copies of:
+		// one retraction, under the root's id, takes them all out,
+		// whichever relationship the caller names. (A merge joins
+		// entities of one type: every copy's ends are of the types of
+		// the named relationship's.)
+		var named []graph.RelationshipObservation
+		for _, o := range robs {
+			if len(req.RelationshipObservationIDs) == 0 || slices.Contains(req.RelationshipObservationIDs, o.ID) {
+				named = append(named, o)
+			}
+		}
+		family, err = relationshipFamilies(ctx, tx, c.UserID, named)
 		return err
 	})
 	if err != nil {
@@ -335,48 +390,118 @@ func (s *Service) retractRelationship(ctx context.Context, c Caller, req Retract
 		}
 	}
 	res := RetractResult{At: s.clock(), Undo: req.Undo, ObservationIDs: []string{}, Entities: []string{}, Relationships: []string{}, Contradictions: []string{}}
-	var cands []Retraction
-	for _, o := range robs {
-		if len(req.RelationshipObservationIDs) == 0 || slices.Contains(req.RelationshipObservationIDs, o.ID) {
-			cands = append(cands, Retraction{UserID: c.UserID, ObservationID: o.ID, Kind: RetractRelationshipObservation,
-				SubjectID: rel.ID, SourceID: o.SourceID, At: res.At, Actor: c.AgentID, Reason: req.Reason})
-		}
-	}
-	changed, err := s.applyRetractions(ctx, c, cands, req.Undo, func(tx *graph.Tx, _ []string) error {
-		live, err := tx.Relationship(ctx, c.UserID, rel.ID)
-		if err != nil {
-			return err
-		}
-		_, err = s.reduceRelationship(ctx, tx, live)
-		return err
+	changed, err := s.applyRetractions(ctx, c, relationshipRetractions(c, family, res.At, req.Reason), req.Undo, func(tx *graph.Tx, _ []string) error {
+		return s.reduceRelationships(ctx, tx, c.UserID, relationshipIDs(family))
 	})
 	if err != nil {
 		return RetractResult{}, err
 	}
-	for _, r := range changed {
-		res.ObservationIDs = append(res.ObservationIDs, r.ObservationID)
-	}
-	if len(changed) > 0 {
-		res.Relationships = []string{rel.ID}
-	}
+	familyResult(&res, family, changed)
 	return res, nil
 }
 
 // countedRelationship returns the relationship observations of robs that
-// count: those no retraction took out.
+// count: those no retraction took out. A copy that a merge made
+// (movedObservationID) counts as its root does: a retraction is kept
+// under the root's id.
 func (s *Service) countedRelationship(ctx context.Context, userID string, robs []graph.RelationshipObservation) ([]graph.RelationshipObservation, error) {
 	if s.contradictions == nil || len(robs) == 0 {
 		return robs, nil
 	}
-	ids := make([]string, len(robs))
-	for i, o := range robs {
-		ids[i] = o.ID
+	ids := make([]string, 0, len(robs))
+	for _, o := range robs {
+		ids = append(ids, o.ID)
+		if root := rootObservationID(o.ID); root != o.ID && !slices.Contains(ids, root) {
+			ids = append(ids, root)
+		}
 	}
 	out, err := s.contradictions.RejectedObservations(ctx, userID, ids)
 	if err != nil || len(out) == 0 {
 		return robs, err
 	}
-	return slices.DeleteFunc(slices.Clone(robs), func(o graph.RelationshipObservation) bool { return out[o.ID] }), nil
+	return slices.DeleteFunc(slices.Clone(robs), func(o graph.RelationshipObservation) bool {
+		return out[o.ID] || out[rootObservationID(o.ID)]
+	}), nil
+}
+
+// relationshipFamilies returns, for relationship observations, every
+// observation of the user that is one of them or a copy a merge made of
+// the same root (movedObservationID), wherever it is: the root and its
+// copies share their source, so the source's relationship observations
+// hold them all.
+func relationshipFamilies(ctx context.Context, tx *graph.Tx, userID string, robs []graph.RelationshipObservation) ([]graph.RelationshipObservation, error) {
+	roots := map[string]bool{}
+	var sources []string
+	for _, o := range robs {
+		roots[rootObservationID(o.ID)] = true
+		if !slices.Contains(sources, o.SourceID) {
+			sources = append(sources, o.SourceID)
+		}
+	}
+	var out []graph.RelationshipObservation
+	for _, src := range sources {
+		all, err := tx.RelationshipObservationsBySource(ctx, userID, src)
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range all {
+			if roots[rootObservationID(o.ID)] && !slices.ContainsFunc(out, func(p graph.RelationshipObservation) bool { return p.ID == o.ID }) {
+				out = append(out, o)
+			}
+		}
+	}
+	return out, nil
+}
+
+// relationshipRetractions are the retractions of the roots of family (an
+// observation and the copies merges made of it are retracted as one,
+// under the root's id), each naming the relationship its root is about
+// (or, for a root no longer stored, the first copy's).
+func relationshipRetractions(c Caller, family []graph.RelationshipObservation, at time.Time, reason string) []Retraction {
+	var out []Retraction
+	for _, o := range family {
+		root := rootObservationID(o.ID)
+		r := Retraction{UserID: c.UserID, ObservationID: root, Kind: RetractRelationshipObservation,
+			SubjectID: o.RelationshipID, SourceID: o.SourceID, At: at, Actor: c.AgentID, Reason: reason}
+		switch i := slices.IndexFunc(out, func(p Retraction) bool { return p.ObservationID == root }); {
+		case i < 0:
+			out = append(out, r)
+		case o.ID == root:
+			out[i] = r
+		}
+	}
+	return out
+}
+
+// reduceRelationships reduces again the newest period of each of ids.
+func (s *Service) reduceRelationships(ctx context.Context, tx *graph.Tx, userID string, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	rels, err := tx.Relationships(ctx, userID, ids)
+	if err != nil {
+		return err
+	}
+	for _, r := range rels {
+		if _, err := s.reduceRelationship(ctx, tx, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// familyResult adds to res the observations of family whose root changed
+// and the relationships they are about.
+func familyResult(res *RetractResult, family []graph.RelationshipObservation, changed []Retraction) {
+	for _, o := range family {
+		if !slices.ContainsFunc(changed, func(r Retraction) bool { return r.ObservationID == rootObservationID(o.ID) }) {
+			continue
+		}
+		res.ObservationIDs = append(res.ObservationIDs, o.ID)
+		if !slices.Contains(res.Relationships, o.RelationshipID) {
+			res.Relationships = append(res.Relationships, o.RelationshipID)
+		}
+	}
 }
 
 // recomputeOrClear computes an entity again from the observations that

@@ -23,14 +23,18 @@ var (
 )
 
 // TestIndependentStepsCommute is issue 37's property test of the truth
-// model: any program of stores, corrections, merges, retractions and undos
-// of retractions leaves the same entities in every order of its steps that
-// keeps the steps' dependencies.
+// model: any program of stores, corrections, merges, relationships
+// created with metadata, retractions and undos of retractions leaves the
+// same entities and relationships in every order of its steps that keeps
+// the steps' dependencies.
 //
 // A program (genOrderProgram) is 20 steps drawn from a seed over four
 // companies, whose schema has a field of every merge policy (name and
 // industry last_write, address most_specific, employees highest_priority,
-// aliases merge_array) and a timeline date (founded_date). It runs in its
+// aliases merge_array) and a timeline date (founded_date), with
+// relationships of one type (SUPPLIES, registered by its use) between two
+// of them that are not one when the step is drawn, with one or two of three
+// metadata fields, each set to a value no other step gives. It runs in its
 // own order and in two random orders that keep its dependencies (random
 // topological orders of its dependency graph), each on a store of its own
 // as the same user: an observation's id derives from its source's, which
@@ -53,35 +57,50 @@ var (
 //     gives it no observed_at);
 //   - b retracts, or undoes the retraction of, observations that a made (a
 //     store's observation of one entity, all of a store's source, a
-//     correction's observation): they must exist;
+//     correction's observation, a relate step's observation, named with
+//     the relationship it was made on, or all of its source): they must
+//     exist;
 //   - b and a both retract or undo the retraction of one observation: the
-//     last of them decides whether it counts.
+//     last of them decides whether it counts;
+//   - b relates X and Y, a relates entities that end up as the same two
+//     (in the same direction) and both set a metadata field: the latest
+//     create wins, and a create's time is when it is made;
+//   - a relates X and Y that the program's merges make one, and b is a
+//     later merge among the entities that end up as X: before those
+//     merges the relationship is created and then dropped (a merge drops
+//     an edge that would be a loop), after them it would be a loop on the
+//     merged entity, which is another graph;
+//   - b relates X and Y, and a is the first store that names X or Y.
 //
 // Everything else is independent. In particular a store depends on no
 // step: it carries its own observed_at (provenance.extracted_at) and
 // priority, so the reducer orders it by data, not by arrival; a store of a
 // merged entity's identity lands on the merge target whether it comes
 // before the merge (which moves it) or after; a retraction names
-// observations by id, wherever a merge moved them; a store may repeat an
+// observations by id, wherever a merge moved them; a relationship may be
+// created before a merge of one of its ends (the merge moves it, carrying
+// its observations, with their own times, to the target) or after it (it
+// lands on the target), and a retraction of its observation or source, or
+// its undo, may come before or after that merge, naming the relationship
+// the observation was made on: a retraction holds for the copies a merge
+// makes (knowledge's moveRelationship); a store may repeat an
 // earlier one's content exactly, and whichever of the two runs second is
 // deduplicated. No correction gives a field the value a correction gave it
 // before: such a correction changes nothing (Correct is idempotent), and
 // which of two equal corrections then holds the field would depend on
 // their order.
 //
-// Relationships are left out. A merge moves the merged entity's
-// relationships by ending each and creating it again on the target, with
-// the metadata it then had as one observation of the merge, so a
-// retraction of the old relationship's observations after the merge leaves
-// their values on the moved relationship, and one before it does not: an
-// order dependence that docs/forgetting.md lists under "Not built yet".
-//
 // After each run it reads every entity of the user, merged ones included,
 // and compares, by identity: the snapshot, canonical name and provenance
 // (the winning observation named by the step that made it, since a
 // correction's id depends on its time), the count of observations that
 // count, every observation the entity holds (retracted ones too), and
-// where each merged entity went; then which entities each name of the
+// where each merged entity went; then every live relationship, by type and
+// its ends' identities: its metadata, provenance and every observation it
+// holds, each named by the relate step whose source made it (a merge's
+// copy keeps its source), and the count of those that count (the
+// relationships a merge ended are not compared: what they hold depends on
+// when they ended); then which entities each name of the
 // program finds (identifiers), the timeline events with the step whose
 // source each came from, and which observations are retracted. Of a
 // merged entity only where it went and what it holds are compared: its row
@@ -108,11 +127,14 @@ func TestIndependentStepsCommute(t *testing.T) {
 			stores[k] = b.open(t)
 		}
 		kinds := map[stepKind]int{}
-		swapped := 0
+		swapped, relRetracts := 0, 0
 		for i := range programs {
 			p := genOrderProgram(*orderSeed+uint64(i), steps)
 			for _, s := range p.steps {
 				kinds[s.kind]++
+				if (s.kind == stepRetract || s.kind == stepUndo) && p.steps[s.target].kind == stepRelate {
+					relRetracts++
+				}
 			}
 			user := fmt.Sprintf("user-order-%d", p.seed)
 			rerun := fmt.Sprintf("rerun alone: go test -run '%s' ./knowledge/ -order.seed=%d -order.programs=1", t.Name(), p.seed)
@@ -138,17 +160,21 @@ func TestIndependentStepsCommute(t *testing.T) {
 				}
 			}
 		}
-		t.Logf("%d programs, steps %v, %d pairs of steps swapped in %d orders", programs, kinds, swapped, programs*orders)
+		t.Logf("%d programs, steps %v (%d retractions or undos of relationships' observations), %d pairs of steps swapped in %d orders",
+			programs, kinds, relRetracts, swapped, programs*orders)
 		if programs < 8 {
 			return
 		}
 		// The generator must keep exercising every kind of step, and the
 		// orders must move steps: a program that only stores, or orders that
 		// are the program's own, would prove nothing.
-		for k := stepStore; k <= stepUndo; k++ {
+		for k := stepStore; k <= stepRelate; k++ {
 			if kinds[k] < programs/2 {
 				t.Errorf("only %d %s steps in %d programs: the programs exercise too little", kinds[k], k, programs)
 			}
+		}
+		if relRetracts < programs/4 {
+			t.Errorf("only %d retractions or undos of relationships' observations in %d programs", relRetracts, programs)
 		}
 		if swapped < programs*orders*steps {
 			t.Errorf("only %d pairs of steps swapped in %d orders: the orders are too close to the programs'", swapped, programs*orders)
@@ -165,11 +191,16 @@ const (
 	stepMerge
 	stepRetract
 	stepUndo
+	stepRelate
 )
 
 func (k stepKind) String() string {
-	return [...]string{"store", "correct", "merge", "retract", "undo"}[k]
+	return [...]string{"store", "correct", "merge", "retract", "undo", "relate"}[k]
 }
+
+// orderRelType is the type of the relationships programs create: one the
+// user registers by using it, not acyclic.
+const orderRelType = "SUPPLIES"
 
 // obsRef names an observation by the step that made it: a store step's
 // observation of its i-th entity, or a correction step's (i = 0). A store
@@ -193,12 +224,16 @@ type orderStep struct {
 	entity, field string
 	value         any
 
-	// A merge of from into to.
+	// A merge of from into to; a relate step's relationship from → to,
+	// with meta.
 	from, to string
+	meta     map[string]any
 
-	// A retraction or an undo: the observations of step target (a store or
-	// a correction), the one of its entity obsIndex, or with obsIndex -1
-	// every observation of the store's source.
+	// A retraction or an undo: the observations of step target (a store, a
+	// correction or a relate step), the one of its entity obsIndex (0 for
+	// a correction's, or a relate step's, named with its relationship), or
+	// with obsIndex -1 every observation of the store's (or the relate
+	// step's) source.
 	target, obsIndex int
 }
 
@@ -230,7 +265,8 @@ func genOrderProgram(seed uint64, n int) orderProgram {
 		mergedInto  = map[string]string{}
 		liveUses    = map[string][]int{} // identity → the steps that needed it not merged
 		originals   []int                // store steps that are not repeats
-		retractable []int                // original stores and corrections
+		retractable []int                // original stores, corrections and relate steps
+		relates     []int                // relate steps
 		retracts    []int                // retraction steps
 		lastTouch   = map[obsRef]int{}   // observation → the last retract or undo of it
 	)
@@ -244,20 +280,25 @@ func genOrderProgram(seed uint64, n int) orderProgram {
 		return out
 	}
 	for i := range n {
-		// 45% stores, 15% corrections, 10% merges, 18% retractions, 12%
-		// undos; a store instead when there is nothing to act on.
+		// 40% stores, 13% corrections, 10% merges, 11% relationships
+		// created, 16% retractions, 10% undos; a store instead when there
+		// is nothing to act on.
 		kind := stepStore
 		switch r := rng.IntN(100); {
-		case i == 0 || r < 45:
-		case r < 60:
+		case i == 0 || r < 40:
+		case r < 53:
 			if len(live()) > 0 {
 				kind = stepCorrect
 			}
-		case r < 70:
+		case r < 63:
 			if len(live()) > 1 {
 				kind = stepMerge
 			}
-		case r < 88:
+		case r < 74:
+			if len(live()) > 1 {
+				kind = stepRelate
+			}
+		case r < 90:
 			if len(retractable) > 0 {
 				kind = stepRetract
 			}
@@ -298,12 +339,36 @@ func genOrderProgram(seed uint64, n int) orderProgram {
 			s.deps = append(s.deps, liveUses[s.from]...)
 			liveUses[s.to] = append(liveUses[s.to], i)
 			mergedInto[s.from] = s.to
+		case stepRelate:
+			// Between two entities that are not one now; it needs
+			// them to exist, not to be unmerged (a merged end resolves
+			// to its target).
+			ls := live()
+			from := rng.IntN(len(ls))
+			to := (from + 1 + rng.IntN(len(ls)-1)) % len(ls)
+			s.from, s.to = ls[from], ls[to]
+			s.deps = append(s.deps, creator[s.from], creator[s.to])
+			s.meta = map[string]any{}
+			for _, k := range rng.Perm(3)[:1+rng.IntN(2)] {
+				key := []string{"tier", "region", "terms"}[k]
+				s.meta[key] = fmt.Sprintf("%s by step %d", key, i)
+			}
+			retractable = append(retractable, i)
+			relates = append(relates, i)
 		case stepRetract, stepUndo:
 			if kind == stepRetract {
+				// Two in five of a relationship's, when there is one:
+				// they are fewer than stores.
 				s.target = retractable[rng.IntN(len(retractable))]
-				if t := p.steps[s.target]; t.kind == stepStore {
+				if len(relates) > 0 && rng.IntN(5) < 2 {
+					s.target = relates[rng.IntN(len(relates))]
+				}
+				switch t := p.steps[s.target]; t.kind {
+				case stepStore:
 					s.obsIndex = rng.IntN(len(t.names)+1) - 1
-				} else {
+				case stepRelate:
+					s.obsIndex = rng.IntN(2) - 1
+				default:
 					s.obsIndex = 0
 				}
 				retracts = append(retracts, i)
@@ -338,6 +403,35 @@ func genOrderProgram(seed uint64, n int) orderProgram {
 			p.steps[i].deps = append(p.steps[i].deps, last)
 		}
 		lastCorrection[key] = i
+	}
+	// Relationships created with a field in common between entities that
+	// end up as the same two keep their order: the latest wins, and a
+	// create's time is when it is made. A relationship whose ends end up
+	// as one is created before every merge that joins them (after them it
+	// would be a loop on the merged entity, before them it is dropped):
+	// before every later merge among the entities that end up as its
+	// ends.
+	lastRelate := map[[3]string]int{}
+	for i, s := range p.steps {
+		if s.kind != stepRelate {
+			continue
+		}
+		from, to := final(s.from), final(s.to)
+		for key := range s.meta {
+			k := [3]string{from, to, key}
+			if last, ok := lastRelate[k]; ok {
+				p.steps[i].deps = append(p.steps[i].deps, last)
+			}
+			lastRelate[k] = i
+		}
+		if from != to {
+			continue
+		}
+		for j := i + 1; j < len(p.steps); j++ {
+			if m := p.steps[j]; m.kind == stepMerge && final(m.from) == from {
+				p.steps[j].deps = append(p.steps[j].deps, i)
+			}
+		}
 	}
 	for i := range p.steps {
 		slices.Sort(p.steps[i].deps)
@@ -510,9 +604,11 @@ func (p orderProgram) String() string {
 			fmt.Fprintf(&b, "%s.%s = %v", s.entity, s.field, s.value)
 		case stepMerge:
 			fmt.Fprintf(&b, "%s into %s", s.from, s.to)
+		case stepRelate:
+			fmt.Fprintf(&b, "%s %s→%s %v", orderRelType, s.from, s.to, s.meta)
 		case stepRetract, stepUndo:
 			fmt.Fprintf(&b, "%v", p.refs(s.target, s.obsIndex))
-			if s.obsIndex < 0 {
+			if s.obsIndex < 0 && p.steps[s.target].kind != stepCorrect {
 				b.WriteString(" (by source)")
 			}
 		}
@@ -536,14 +632,26 @@ type orderEntity struct {
 	Observations     []string
 }
 
+// orderRelationship is what TestIndependentStepsCommute compares of a
+// live relationship, with observations named by the relate step that made
+// them (a merge's copy by the step that made what it copies).
+type orderRelationship struct {
+	Metadata         map[string]any
+	Provenance       map[string]string
+	ObservationCount int
+	Observations     []string
+}
+
 // orderOutcome is the state a run of a program leaves: every entity by
-// identity, the entities each name the program gives finds (its
-// identifiers), the timeline and the observations retracted.
+// identity, every live relationship by its ends' identities, the entities
+// each name the program gives finds (its identifiers), the timeline and
+// the observations retracted.
 type orderOutcome struct {
-	Entities  map[string]orderEntity
-	Found     map[string][]string
-	Timeline  []string
-	Retracted []string
+	Entities      map[string]orderEntity
+	Relationships map[string]orderRelationship
+	Found         map[string][]string
+	Timeline      []string
+	Retracted     []string
 }
 
 // runOrder runs program p's steps in order as user, on a service of its
@@ -564,8 +672,10 @@ func runOrder(t *testing.T, st memoryStores, p orderProgram, order []int, user s
 	var (
 		obs     = map[obsRef]string{}
 		labels  = map[string]string{} // observation id → label
-		sources = map[int]string{}    // store step → source id
+		sources = map[int]string{}    // store or relate step → source id
+		rels    = map[int]string{}    // relate step → the relationship it made or found
 	)
+	relSources := map[string]string{} // a relate step's source id → label
 	for _, i := range order {
 		s := p.steps[i]
 		clk.Advance(time.Second)
@@ -593,11 +703,34 @@ func runOrder(t *testing.T, st memoryStores, p orderProgram, order []int, user s
 			if _, err := svc.MergeEntities(ctx, c, entityID(s.from), entityID(s.to), "duplicate"); err != nil {
 				return orderOutcome{}, fmt.Errorf("step %d: %w", i, err)
 			}
+		case stepRelate:
+			rel, _, err := svc.CreateRelationship(ctx, c, knowledge.RelationshipRequest{
+				Type: orderRelType, SourceEntityID: entityID(s.from), TargetEntityID: entityID(s.to), Metadata: s.meta})
+			if err != nil {
+				return orderOutcome{}, fmt.Errorf("step %d: %w", i, err)
+			}
+			var robs []graph.RelationshipObservation
+			if err := st.graph.View(ctx, func(tx *graph.Tx) error {
+				robs, err = tx.RelationshipObservations(ctx, user, rel.ID)
+				return err
+			}); err != nil {
+				return orderOutcome{}, err
+			}
+			k := slices.IndexFunc(robs, func(o graph.RelationshipObservation) bool { return o.ObservedAt.Equal(clk.Now()) })
+			if k < 0 {
+				return orderOutcome{}, fmt.Errorf("step %d: no observation of %s at %v: %v", i, rel.ID, clk.Now(), robs)
+			}
+			rels[i], sources[i] = rel.ID, robs[k].SourceID
+			obs[obsRef{i, 0}], labels[robs[k].ID] = robs[k].ID, fmt.Sprintf("relate %d", i)
+			relSources[robs[k].SourceID] = fmt.Sprintf("relate %d", i)
 		case stepRetract, stepUndo:
 			req := knowledge.RetractRequest{Reason: "wrong", Undo: s.kind == stepUndo}
-			if p.steps[s.target].kind == stepStore && s.obsIndex < 0 {
+			switch kind := p.steps[s.target].kind; {
+			case kind != stepCorrect && s.obsIndex < 0:
 				req.SourceID = sources[s.target]
-			} else {
+			case kind == stepRelate:
+				req.RelationshipID, req.RelationshipObservationIDs = rels[s.target], []string{obs[obsRef{s.target, 0}]}
+			default:
 				req.ObservationIDs = []string{obs[obsRef{s.target, s.obsIndex}]}
 			}
 			if _, err := svc.Retract(ctx, c, req); err != nil {
@@ -606,7 +739,8 @@ func runOrder(t *testing.T, st memoryStores, p orderProgram, order []int, user s
 		}
 	}
 
-	out := orderOutcome{Entities: map[string]orderEntity{}, Found: map[string][]string{}, Timeline: []string{}, Retracted: []string{}}
+	out := orderOutcome{Entities: map[string]orderEntity{}, Relationships: map[string]orderRelationship{},
+		Found: map[string][]string{}, Timeline: []string{}, Retracted: []string{}}
 	label := func(id string) string {
 		if l, ok := labels[id]; ok {
 			return l
@@ -646,6 +780,44 @@ func runOrder(t *testing.T, st memoryStores, p orderProgram, order []int, user s
 			}
 		}
 		out.Entities[name] = oe
+	}
+	// The live relationships: a merge ended those of the entities it
+	// merged away, which keep whatever they held by then.
+	if err := st.graph.View(ctx, func(tx *graph.Tx) error {
+		for _, name := range orderCompanies {
+			rs, _, err := tx.ListRelationships(ctx, graph.RelationshipFilter{UserID: user, EntityID: entityID(name), Page: graph.Page{Limit: 100}})
+			if err != nil {
+				return err
+			}
+			for _, r := range rs {
+				key := fmt.Sprintf("%s %s→%s", r.Type, ids[r.SourceEntityID], ids[r.TargetEntityID])
+				if _, ok := out.Relationships[key]; ok || !r.Live(time.Time{}) {
+					continue
+				}
+				robs, err := tx.RelationshipObservations(ctx, user, r.ID)
+				if err != nil {
+					return err
+				}
+				or := orderRelationship{Metadata: r.Metadata, Provenance: map[string]string{}, ObservationCount: r.ObservationCount, Observations: []string{}}
+				sourceOf := map[string]string{}
+				for _, o := range robs {
+					sourceOf[o.ID] = o.SourceID
+					l, ok := relSources[o.SourceID]
+					if !ok {
+						l = "unknown source " + o.SourceID
+					}
+					or.Observations = append(or.Observations, l)
+				}
+				slices.Sort(or.Observations)
+				for f, id := range r.Provenance {
+					or.Provenance[f] = relSources[sourceOf[id]]
+				}
+				out.Relationships[key] = or
+			}
+		}
+		return nil
+	}); err != nil {
+		return orderOutcome{}, err
 	}
 	for _, name := range p.names() {
 		found, err := svc.EntitiesByIdentifier(ctx, c, name, "company")
