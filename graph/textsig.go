@@ -190,7 +190,9 @@ type TextSigBackfiller interface {
 	// any user, that have none and an id above after, in id order, and
 	// returns the last of their ids ("" when there was none) and how many
 	// it stored. An entity written meanwhile keeps the signature its
-	// write stored.
+	// write stored. A driver that keeps completion keys (EntityCompleter)
+	// stores the entity's NameKeys with its signature: its migration
+	// cleared the signatures of the entities stored without keys.
 	BackfillTextSigs(ctx context.Context, after string, limit int) (last string, n int, err error)
 }
 

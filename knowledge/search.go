@@ -69,6 +69,11 @@ type EntitySearchQuery struct {
 	EntityType    string
 	IncludeMerged bool
 	Page          graph.Page
+	// Complete says that Text is a value being typed, to be completed
+	// (complete.go): the entities whose name, one of its later words or
+	// id begins with it first, then the word search. Meaning and
+	// IncludeMerged do not apply, and Page.Offset must be 0.
+	Complete bool
 }
 
 // EntitySearchHit is an entity a search found.
@@ -108,6 +113,10 @@ func (s *Service) SearchEntities(ctx context.Context, c Caller, q EntitySearchQu
 			}
 		}
 		gq := graph.EntitySearch{UserID: c.UserID, Terms: terms, Types: types, IncludeMerged: q.IncludeMerged, Page: q.Page}
+		if q.Complete {
+			out, total, err = s.completeEntities(ctx, tx, c.UserID, q, types, gq)
+			return err
+		}
 		var vec []graph.EntityHit
 		if q.Meaning == MeaningAlways {
 			if vec, err = s.meaningHits(ctx, tx, c.UserID, q.Text, types); err != nil {

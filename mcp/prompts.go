@@ -279,13 +279,14 @@ func (s *Server) completions(who PrincipalFunc, transport string) func(context.C
 		}
 		prefix := req.Params.Argument.Value
 		var values []string
+		var cut bool // the answer a list was cut to fit its budget
 		ref, arg := req.Params.Ref, req.Params.Argument.Name
 		// A resource template's variables: its URI as listed (with or
 		// without the list's {?offset}), in either scheme.
 		tmpl, _ := canonicalURI(strings.TrimSuffix(ref.URI, "{?offset}"))
 		switch {
 		case ref.Type == "ref/prompt" && ref.Name == PromptAboutEntity && arg == "entity" && s.hasTools("retrieve_entities"):
-			values, err = completeEntities(ctx, run, prefix)
+			values, cut, err = completeEntities(ctx, run, prefix)
 		case ref.Type == "ref/prompt" && ref.Name == PromptSummarisePeriod && arg == "period" && s.hasTools("list_timeline_events"):
 			values, err = completePeriods(ctx, run, prefix)
 		case ref.Type == "ref/resource" && tmpl == resourceScheme+"timeline/{period}" && arg == "period" && s.hasTools("list_timeline_events"):
@@ -293,7 +294,7 @@ func (s *Server) completions(who PrincipalFunc, transport string) func(context.C
 		case ref.Type == "ref/resource" && tmpl == resourceScheme+"entities/{entity_type}" && arg == "entity_type" && s.hasTools("get_user_context"):
 			values, err = completeTypes(ctx, run, prefix)
 		case ref.Type == "ref/resource" && strings.HasPrefix(tmpl, resourceScheme+"entity/{entity_id}") && arg == "entity_id" && s.hasTools("retrieve_entities"):
-			values, err = completeEntityIDs(ctx, run, prefix)
+			values, cut, err = completeEntityIDs(ctx, run, prefix)
 		}
 		if err != nil {
 			return nil, rpcError(err)
@@ -301,34 +302,49 @@ func (s *Server) completions(who PrincipalFunc, transport string) func(context.C
 		if len(values) == 0 {
 			return empty, nil
 		}
-		more := len(values) > maxCompletions
+		more := len(values) > maxCompletions || cut
 		values = values[:min(len(values), maxCompletions)]
 		return &mcpsdk.CompleteResult{Completion: mcpsdk.CompletionResultDetails{Values: values, HasMore: more}}, nil
 	}
 }
 
-// completeEntities offers the names of the entities a search for prefix
-// finds, best first, each once.
-func completeEntities(ctx context.Context, run toolRun, prefix string) ([]string, error) {
+// completionKey marks the context of a retrieve_entities call that a
+// completion makes: its query is a value being typed
+// (knowledge.EntitySearchQuery.Complete), which the call ranks as such.
+// The call is otherwise the one an agent makes, through the same consent,
+// limits and audit.
+type completionKey struct{}
+
+// completing reports whether ctx is that of a completion's call.
+func completing(ctx context.Context) bool { return ctx.Value(completionKey{}) != nil }
+
+// completeEntities offers the names of the entities whose name, or a later
+// word of it, begins with prefix (then of those a word search for it
+// finds), best first, each once.
+// The entities come as retrieve_entities lists them, cut to its response
+// budget (eight or so without snapshots): cut says that more matched.
+func completeEntities(ctx context.Context, run toolRun, prefix string) (out []string, cut bool, err error) {
 	if strings.TrimSpace(prefix) == "" {
-		return nil, nil
+		return nil, false, nil
 	}
 	var hits struct {
 		Entities []struct {
 			CanonicalName string `json:"canonical_name"`
 		} `json:"entities"`
+		Meta struct {
+			NextCursor string `json:"next_cursor"`
+		} `json:"meta"`
 	}
 	in := map[string]any{"query": prefix, "limit": maxCompletions + 1, "include_snapshots": false, "meaning": false}
-	if err := run(ctx, "retrieve_entities", in, &hits); err != nil {
-		return nil, err
+	if err := run(context.WithValue(ctx, completionKey{}, true), "retrieve_entities", in, &hits); err != nil {
+		return nil, false, err
 	}
-	var out []string
 	for _, h := range hits.Entities {
 		if h.CanonicalName != "" && !slices.Contains(out, h.CanonicalName) {
 			out = append(out, h.CanonicalName)
 		}
 	}
-	return out, nil
+	return out, hits.Meta.NextCursor != "", nil
 }
 
 // completeTypes offers the entity types the caller may read that hold
@@ -344,26 +360,30 @@ func completeTypes(ctx context.Context, run toolRun, prefix string) ([]string, e
 	return out, err
 }
 
-// completeEntityIDs offers the ids of the entities a search for prefix
-// finds (by name, or the id itself when prefix is one), best first.
-func completeEntityIDs(ctx context.Context, run toolRun, prefix string) ([]string, error) {
+// completeEntityIDs offers the ids of the entities completeEntities finds
+// by name, or of those whose id begins with prefix when it begins as ids
+// do, best first.
+func completeEntityIDs(ctx context.Context, run toolRun, prefix string) (out []string, cut bool, err error) {
 	if strings.TrimSpace(prefix) == "" {
-		return nil, nil
+		return nil, false, nil
 	}
 	var hits struct {
 		Entities []struct {
 			ID string `json:"id"`
 		} `json:"entities"`
+		Meta struct {
+			NextCursor string `json:"next_cursor"`
+		} `json:"meta"`
 	}
 	in := map[string]any{"query": prefix, "limit": maxCompletions + 1, "include_snapshots": false, "meaning": false}
-	if err := run(ctx, "retrieve_entities", in, &hits); err != nil {
-		return nil, err
+	if err := run(context.WithValue(ctx, completionKey{}, true), "retrieve_entities", in, &hits); err != nil {
+		return nil, false, err
 	}
-	out := make([]string, 0, len(hits.Entities))
+	out = make([]string, 0, len(hits.Entities))
 	for _, h := range hits.Entities {
 		out = append(out, h.ID)
 	}
-	return out, nil
+	return out, hits.Meta.NextCursor != "", nil
 }
 
 // completePeriods offers the years, then the months, of the newest

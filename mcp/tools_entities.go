@@ -165,6 +165,7 @@ func retrieveEntitiesTool(d Deps) *Tool {
 			hits, total, err := d.Knowledge.SearchEntities(ctx, call.Caller(), knowledge.EntitySearchQuery{
 				Text: *in.Query, Meaning: meaningMode(in.Meaning),
 				EntityType: q.EntityType, IncludeMerged: q.IncludeMerged, Page: q.Page,
+				Complete: completing(ctx) && q.Page.Offset == 0,
 			})
 			if err != nil {
 				return EntitiesOut{}, err

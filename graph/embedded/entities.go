@@ -138,7 +138,7 @@ func (t *tx) PutEntity(ctx context.Context, e graph.Entity) error {
 }
 
 // entityPutColumns is how many parameters one row of PutEntities takes.
-const entityPutColumns = 14
+const entityPutColumns = 15
 
 // PutEntities implements graph.DriverTx: one multi-row upsert per chunk.
 func (t *tx) PutEntities(ctx context.Context, es []graph.Entity) error {
@@ -159,11 +159,11 @@ func (t *tx) PutEntities(ctx context.Context, es []graph.Entity) error {
 			}
 			args = append(args, e.ID, e.UserID, e.Type, e.CanonicalName, e.SchemaVersion, snap, prov, e.ObservationCount,
 				micros(e.LastObservationAt), micros(e.CreatedAt), micros(e.ComputedAt), mergedInto, nullMicros(e.MergedAt),
-				[]byte(graph.EntityTextSig(e)))
+				[]byte(graph.EntityTextSig(e)), nameKeys(e.CanonicalName))
 		}
 		_, err := t.exec(ctx, `INSERT INTO entities
 		(id, user_id, entity_type, canonical_name, schema_version, snapshot, provenance, observation_count,
-		 last_observation_at, created_at, computed_at, merged_into, merged_at, text_sig)
+		 last_observation_at, created_at, computed_at, merged_into, merged_at, text_sig, name_keys)
 		VALUES `+valueRows(end-start, entityPutColumns)+`
 		ON CONFLICT (id) DO UPDATE SET
 		  entity_type = excluded.entity_type, canonical_name = excluded.canonical_name,
@@ -171,7 +171,7 @@ func (t *tx) PutEntities(ctx context.Context, es []graph.Entity) error {
 		  provenance = excluded.provenance, observation_count = excluded.observation_count,
 		  last_observation_at = excluded.last_observation_at, created_at = excluded.created_at,
 		  computed_at = excluded.computed_at, merged_into = excluded.merged_into, merged_at = excluded.merged_at,
-		  text_sig = excluded.text_sig
+		  text_sig = excluded.text_sig, name_keys = excluded.name_keys
 		WHERE entities.user_id = excluded.user_id`, args...)
 		return wrap("put entities", err)
 	})

@@ -25,6 +25,7 @@ func (d *Driver) BackfillTextSigs(ctx context.Context, after string, limit int) 
 		}
 		var ids []string
 		var sigs [][]byte
+		var keys []string
 		err = eachRow(rows, func(r *sql.Rows) error {
 			var e graph.Entity
 			var snap string
@@ -34,14 +35,14 @@ func (d *Driver) BackfillTextSigs(ctx context.Context, after string, limit int) 
 			if e.Snapshot, err = jsoncodec.Map(snap); err != nil {
 				return fmt.Errorf("entity %s: %w", e.ID, err)
 			}
-			ids, sigs = append(ids, e.ID), append(sigs, graph.EntityTextSig(e))
+			ids, sigs, keys = append(ids, e.ID), append(sigs, graph.EntityTextSig(e)), append(keys, nameKeys(e.CanonicalName))
 			return nil
 		})
 		if err != nil {
 			return err
 		}
 		for i, id := range ids {
-			if _, err := t.exec(ctx, `UPDATE entities SET text_sig = ? WHERE id = ?`, sigs[i], id); err != nil {
+			if _, err := t.exec(ctx, `UPDATE entities SET text_sig = ?, name_keys = ? WHERE id = ?`, sigs[i], keys[i], id); err != nil {
 				return err
 			}
 		}

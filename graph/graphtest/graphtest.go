@@ -58,6 +58,7 @@ func Run(t *testing.T, newStore Harness) {
 		{"BulkWrites", testBulkWrites},
 		{"BulkRelationships", testBulkRelationships},
 		{"EntitySearch", testEntitySearch},
+		{"EntityCompletion", testEntityCompletion},
 		{"TextScreen", testTextScreen},
 		{"Export", testExport},
 		{"UserDefinedTypes", testUserDefinedTypes},
