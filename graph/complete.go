@@ -110,8 +110,8 @@ type EntityCompletionHit struct {
 
 // EntityCompleter is an optional capability of a DriverTx: it answers a
 // completion from an index of the keys of unmerged entities by user and
-// type. Tx.CompleteEntities uses it when the driver's transaction has it,
-// and a scan of the entities otherwise.
+// type. A driver without one has no completion keys: its callers complete
+// with the word search (SearchEntities), ranked as it ranks.
 type EntityCompleter interface {
 	// CompleteEntities orders the keys of q.Prefix's kinds (KeyID with
 	// q.IDs, KeyName and KeyInner otherwise) of q.UserID's unmerged
@@ -123,40 +123,29 @@ type EntityCompleter interface {
 	CompleteEntities(ctx context.Context, q EntityCompletion) ([]EntityCompletionHit, error)
 }
 
-// CompleteEntities answers q with the driver's EntityCompleter when it has
-// one, and otherwise by reading every entity that passes q's filter.
-func (tx *Tx) CompleteEntities(ctx context.Context, q EntityCompletion) ([]EntityCompletionHit, error) {
+// CompleteEntities answers q with the driver's EntityCompleter; ok is
+// false when the driver has none (see EntityCompleter).
+func (tx *Tx) CompleteEntities(ctx context.Context, q EntityCompletion) (hits []EntityCompletionHit, ok bool, err error) {
+	c, ok := tx.DriverTx.(EntityCompleter)
+	if !ok {
+		return nil, false, nil
+	}
 	if q.Prefix == "" || (q.Types != nil && len(q.Types) == 0) {
-		return []EntityCompletionHit{}, nil
+		return []EntityCompletionHit{}, true, nil
 	}
 	if q.Limit <= 0 {
 		q.Limit = 10
 	}
-	if c, ok := tx.DriverTx.(EntityCompleter); ok {
-		return c.CompleteEntities(ctx, q)
+	hits, err = c.CompleteEntities(ctx, q)
+	if err != nil {
+		return nil, true, fmt.Errorf("graph: complete entities: %w", err)
 	}
-	const pageSize = 500
-	f := EntityFilter{UserID: q.UserID, Types: q.Types}
-	var keys []EntityCompletionHit
-	for offset := 0; ; offset += pageSize {
-		f.Page = Page{Limit: pageSize, Offset: offset}
-		ents, total, err := tx.ListEntities(ctx, f)
-		if err != nil {
-			return nil, fmt.Errorf("graph: complete entities: %w", err)
-		}
-		for _, e := range ents {
-			keys = append(keys, MatchCompletion(e.ID, e.CanonicalName, q)...)
-		}
-		if offset+pageSize >= total || len(ents) == 0 {
-			break
-		}
-	}
-	return FirstCompletions(keys, q.Limit), nil
+	return hits, true, nil
 }
 
 // MatchCompletion returns the keys of an unmerged entity of that id and
-// canonical name that begin with q.Prefix, of q's kinds: the portable
-// definition of a completion match, which tests hold backends to.
+// canonical name that begin with q.Prefix, of q's kinds: the definition of
+// a completion match, which the conformance suite holds backends to.
 func MatchCompletion(id, name string, q EntityCompletion) []EntityCompletionHit {
 	if q.Prefix == "" {
 		return nil

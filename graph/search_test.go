@@ -69,13 +69,3 @@ func TestSearchTerms(t *testing.T) {
 		t.Errorf("a 101-rune word gives %q, want one term of at most %d bytes", long, graph.MaxSearchTermBytes)
 	}
 }
-
-// TestCompletionWithoutIndex holds the portable scan, which a driver
-// without completion keys gets, to the contract the indexes keep.
-func TestCompletionWithoutIndex(t *testing.T) {
-	graphtest.RunEntityCompletion(t, func(t *testing.T) *graph.Store {
-		t.Helper()
-		db := sqlitetest.Open(t)
-		return graph.NewStore(withoutSearch{embedded.New(db)})
-	})
-}

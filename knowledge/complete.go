@@ -23,15 +23,20 @@ import (
 // it. The index is read by type, a handful of keys each, so a caller who
 // may read one small type reads that type's keys only. When the keys give
 // fewer entities than the page, the word search (which also finds the
-// words of snapshots) fills the rest, best first.
+// words of snapshots) fills the rest, best first. The embedded store keeps
+// the keys; on PostgreSQL and Neo4j, which keep none yet, a completion is
+// the word search alone, as any entity search (ranked by relevance, not by
+// prefix).
 
 // entityIDPrefix begins every entity id (EntityID).
 const entityIDPrefix = "ent_"
 
 // completeEntities answers a completion: the entities the keys find, then
 // the word search's for the rest of the page. The total is how many it
-// returns.
-func (s *Service) completeEntities(ctx context.Context, tx *graph.Tx, userID string, q EntitySearchQuery, types []string, gq graph.EntitySearch) ([]EntitySearchHit, int, error) {
+// returns. ok is false when the graph keeps no completion keys (a driver
+// without graph.EntityCompleter): the caller then searches as for any
+// query.
+func (s *Service) completeEntities(ctx context.Context, tx *graph.Tx, userID string, q EntitySearchQuery, types []string, gq graph.EntitySearch) (hits []EntitySearchHit, total int, ok bool, err error) {
 	limit := q.Page.Limit
 	if limit <= 0 {
 		limit = 100
@@ -42,9 +47,9 @@ func (s *Service) completeEntities(ctx context.Context, tx *graph.Tx, userID str
 	} else {
 		cq.Prefix = graph.CompletionKey(q.Text)
 	}
-	keys, err := tx.CompleteEntities(ctx, cq)
-	if err != nil {
-		return nil, 0, err
+	keys, ok, err := tx.CompleteEntities(ctx, cq)
+	if err != nil || !ok {
+		return nil, 0, ok, err
 	}
 	ids := make([]string, 0, limit)
 	found := make(map[string]bool, limit)
@@ -58,7 +63,7 @@ func (s *Service) completeEntities(ctx context.Context, tx *graph.Tx, userID str
 		gq.Page = graph.Page{Limit: limit + len(ids)}
 		text, _, err := tx.SearchEntities(ctx, gq)
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, true, err
 		}
 		for _, h := range text {
 			if len(ids) < limit && !found[h.ID] {
@@ -68,12 +73,12 @@ func (s *Service) completeEntities(ctx context.Context, tx *graph.Tx, userID str
 	}
 	ents, err := tx.Entities(ctx, userID, ids)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, true, err
 	}
 	out := make([]EntitySearchHit, len(ents))
 	for i, e := range ents {
 		// The score is the rank: the first is the best.
 		out[i] = EntitySearchHit{Entity: e, Score: float64(len(ents) - i), Signals: []vector.Signal{vector.SignalText}}
 	}
-	return out, len(out), nil
+	return out, len(out), true, nil
 }

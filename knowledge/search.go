@@ -114,8 +114,10 @@ func (s *Service) SearchEntities(ctx context.Context, c Caller, q EntitySearchQu
 		}
 		gq := graph.EntitySearch{UserID: c.UserID, Terms: terms, Types: types, IncludeMerged: q.IncludeMerged, Page: q.Page}
 		if q.Complete {
-			out, total, err = s.completeEntities(ctx, tx, c.UserID, q, types, gq)
-			return err
+			var done bool
+			if out, total, done, err = s.completeEntities(ctx, tx, c.UserID, q, types, gq); err != nil || done {
+				return err
+			}
 		}
 		var vec []graph.EntityHit
 		if q.Meaning == MeaningAlways {
