@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/cairnkg/cairn/knowledge/files"
@@ -41,12 +44,13 @@ const (
 
 const erasureCols = `id, user_id, status, phase, counts, actor, reason, started_at, updated_at, finished_at`
 
-func scanErasure(row interface{ Scan(...any) error }) (UserErasure, error) {
+// scanErasure scans erasureCols, then into extra.
+func scanErasure(row interface{ Scan(...any) error }, extra ...any) (UserErasure, error) {
 	var e UserErasure
 	var counts string
 	var started, updated int64
 	var finished sql.NullInt64
-	if err := row.Scan(&e.ID, &e.UserID, &e.Status, &e.Phase, &counts, &e.Actor, &e.Reason, &started, &updated, &finished); err != nil {
+	if err := row.Scan(append([]any{&e.ID, &e.UserID, &e.Status, &e.Phase, &counts, &e.Actor, &e.Reason, &started, &updated, &finished}, extra...)...); err != nil {
 		return e, err
 	}
 	if err := json.Unmarshal([]byte(counts), &e.Counts); err != nil {
@@ -58,46 +62,118 @@ func scanErasure(row interface{ Scan(...any) error }) (UserErasure, error) {
 	return e, nil
 }
 
+// ErasureRun is who runs an erasure, and for how long it holds it before
+// renewing: one run at a time works on a user's erasure.
+type ErasureRun struct {
+	// Runner names the run: its host, process id and a random part
+	// (NewErasureRunner).
+	Runner string
+	// Lease is how long the run holds the erasure after beginning or
+	// renewing it.
+	Lease time.Duration
+}
+
+// NewErasureRunner returns a runner name for this process: host/pid/random.
+func NewErasureRunner() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s/%d/%s", host, os.Getpid(), newID(""))
+}
+
+// ErasureBusyError is the answer to beginning an erasure that another run
+// holds.
+type ErasureBusyError struct {
+	ID, Runner string
+	Until      time.Time
+}
+
+func (e *ErasureBusyError) Error() string {
+	return fmt.Sprintf("erasure %s is being run by %s (it holds it until %s unless it goes on): wait for it, or run the command again after that time if that process is gone",
+		e.ID, e.Runner, e.Until.Format(time.RFC3339))
+}
+
+// ErrErasureLost means a run's hold on its erasure lapsed and another run
+// took the erasure over: the first must stop.
+var ErrErasureLost = errors.New("controlplane: another run took the erasure over")
+
 // BeginUserErasure returns the user's running erasure, with resumed true,
-// or records a new one at phase first. Concurrent callers agree on one.
-func (s *Store) BeginUserErasure(ctx context.Context, userID, first, actor, reason string) (e UserErasure, resumed bool, err error) {
+// or records a new one at phase first, held by run until run.Lease from
+// now. A running erasure another run holds is an *ErasureBusyError while
+// that run's lease lasts, unless its runner is a process of this host that
+// no longer exists (runnerGone). Concurrent callers agree on one.
+func (s *Store) BeginUserErasure(ctx context.Context, userID, first, actor, reason string, run ErasureRun) (e UserErasure, resumed bool, err error) {
 	err = s.tx(ctx, erasureLockKey(userID), func(tx *sql.Tx) error {
-		e, err = scanErasure(tx.QueryRowContext(ctx, `SELECT `+erasureCols+` FROM user_erasures WHERE user_id = $1 AND status = $2`, userID, ErasureRunning))
+		now := s.now().UTC().Truncate(time.Microsecond)
+		until := micros(now.Add(run.Lease))
+		var runner string
+		var held int64
+		e, err = scanErasure(tx.QueryRowContext(ctx, `SELECT `+erasureCols+`, runner, lease_until FROM user_erasures WHERE user_id = $1 AND status = $2`, userID, ErasureRunning),
+			&runner, &held)
 		if err == nil {
+			if runner != "" && runner != run.Runner && held > micros(now) && !runnerGone(runner) {
+				return &ErasureBusyError{ID: e.ID, Runner: runner, Until: time.UnixMicro(held).UTC()}
+			}
 			resumed = true
-			return nil
+			_, err = tx.ExecContext(ctx, `UPDATE user_erasures SET runner = $2, lease_until = $3 WHERE id = $1`, e.ID, run.Runner, until)
+			return wrap("take erasure", err)
 		}
 		if !isNoRows(err) {
 			return wrap("read erasure", err)
 		}
-		now := s.now().UTC().Truncate(time.Microsecond)
 		e = UserErasure{ID: newID("era_"), UserID: userID, Status: ErasureRunning, Phase: first, Counts: map[string]int{},
 			Actor: actor, Reason: reason, StartedAt: now, UpdatedAt: now}
-		_, err = tx.ExecContext(ctx, `INSERT INTO user_erasures (id, user_id, status, phase, counts, actor, reason, started_at, updated_at)
-			VALUES ($1, $2, $3, $4, '{}', $5, $6, $7, $7)`, e.ID, userID, ErasureRunning, first, actor, reason, micros(now))
+		_, err = tx.ExecContext(ctx, `INSERT INTO user_erasures (id, user_id, status, phase, counts, actor, reason, started_at, updated_at, runner, lease_until)
+			VALUES ($1, $2, $3, $4, '{}', $5, $6, $7, $7, $8, $9)`, e.ID, userID, ErasureRunning, first, actor, reason, micros(now), run.Runner, until)
 		return wrap("begin erasure", err)
 	})
 	return e, resumed, err
+}
+
+// RenewUserErasure extends run's hold on the running erasure id to
+// run.Lease from now; ErrErasureLost when another run holds it now.
+func (s *Store) RenewUserErasure(ctx context.Context, id string, run ErasureRun) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE user_erasures SET lease_until = $3 WHERE id = $1 AND runner = $2 AND status = $4`,
+		id, run.Runner, micros(s.now().Add(run.Lease)), ErasureRunning)
+	if err != nil {
+		return wrap("renew erasure", err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return fmt.Errorf("erasure %s: %w", id, ErrErasureLost)
+	}
+	return nil
+}
+
+// runnerGone reports whether runner (host/pid/…) names a process of this
+// host that no longer exists: a run that crashed, whose erasure a new run
+// may take over at once rather than when its lease lapses.
+func runnerGone(runner string) bool {
+	host, rest, ok := strings.Cut(runner, "/")
+	pidText, _, _ := strings.Cut(rest, "/")
+	pid, err := strconv.Atoi(pidText)
+	if this, _ := os.Hostname(); !ok || err != nil || host != this || pid <= 0 {
+		return false
+	}
+	return !processAlive(pid)
 }
 
 // erasureLockKey is the advisory lock that serialises beginning a user's
 // erasure on PostgreSQL (SQLite serialises every write transaction).
 func erasureLockKey(userID string) int64 { return userLockKey("cairn_user_erasure", userID) }
 
-// ProgressUserErasure records that the running erasure id has reached
-// phase with counts.
-func (s *Store) ProgressUserErasure(ctx context.Context, id, phase string, counts map[string]int) error {
+// ProgressUserErasure records that the running erasure id, which runner
+// holds, has reached phase with counts; ErrErasureLost when it is not
+// running or another run holds it.
+func (s *Store) ProgressUserErasure(ctx context.Context, id, runner, phase string, counts map[string]int) error {
 	b, err := json.Marshal(counts)
 	if err != nil {
 		return err
 	}
-	res, err := s.db.ExecContext(ctx, `UPDATE user_erasures SET phase = $2, counts = $3, updated_at = $4 WHERE id = $1 AND status = $5`,
-		id, phase, string(b), micros(s.now()), ErasureRunning)
+	res, err := s.db.ExecContext(ctx, `UPDATE user_erasures SET phase = $2, counts = $3, updated_at = $4 WHERE id = $1 AND status = $5 AND runner = $6`,
+		id, phase, string(b), micros(s.now()), ErasureRunning, runner)
 	if err != nil {
 		return wrap("erasure progress", err)
 	}
 	if n, err := res.RowsAffected(); err != nil || n != 1 {
-		return fmt.Errorf("controlplane: erasure %s is not running: %w", id, ErrNotFound)
+		return fmt.Errorf("controlplane: erasure %s is not running, or not by this run: %w", id, ErrErasureLost)
 	}
 	return nil
 }
@@ -226,11 +302,13 @@ var ErrUserHasFiles = errors.New("controlplane: the user still has stored files"
 // records from every control-plane table (userRecordTables), the user
 // record last, and marks the erasure done with counts plus what it
 // deleted, in one transaction: a run that stops before it commits leaves
-// the user to resume the erasure by name. It returns the erasure as done.
-func (s *Store) FinishUserErasure(ctx context.Context, id string, counts map[string]int) (UserErasure, error) {
+// the user to resume the erasure by name. It returns the erasure as done;
+// ErrErasureLost when another run than runner holds it.
+func (s *Store) FinishUserErasure(ctx context.Context, id, runner string, counts map[string]int) (UserErasure, error) {
 	var out UserErasure
 	err := s.tx(ctx, 0, func(tx *sql.Tx) error {
-		e, err := scanErasure(tx.QueryRowContext(ctx, `SELECT `+erasureCols+` FROM user_erasures WHERE id = $1`, id))
+		var holder string
+		e, err := scanErasure(tx.QueryRowContext(ctx, `SELECT `+erasureCols+`, runner FROM user_erasures WHERE id = $1`, id), &holder)
 		if isNoRows(err) {
 			return fmt.Errorf("controlplane: erasure %s: %w", id, ErrNotFound)
 		}
@@ -239,6 +317,9 @@ func (s *Store) FinishUserErasure(ctx context.Context, id string, counts map[str
 		}
 		if e.Status != ErasureRunning {
 			return fmt.Errorf("controlplane: erasure %s is %s", id, e.Status)
+		}
+		if holder != runner {
+			return fmt.Errorf("erasure %s (held by %s): %w", id, holder, ErrErasureLost)
 		}
 		var files int
 		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM cairn_files WHERE user_id = $1`, e.UserID).Scan(&files); err != nil {

@@ -216,6 +216,13 @@ func (subs *subscriptions) notices(ctx context.Context, user string, changes []g
 			add(resourceScheme+"entity/"+c.EntityID, read)
 			add(resourceScheme+"entity/"+c.EntityID+"/observations", read)
 			add(resourceScheme+"entities/"+typ, read)
+			// What changes an entity is a new observation, and so (but
+			// for a source stored again) a new source that produced an
+			// observation of typ: the sources collection of those who
+			// may read it (list_sources' rule) changed too. An update is
+			// a hint to read again, so a source stored again, which
+			// changes no list, may tell it once more than needed.
+			add(resourceScheme+"sources", knowledge.ResourceSources, read)
 		case graph.ChangeRelationships:
 			other := types[c.RelatedID]
 			if other == "" {

@@ -131,7 +131,7 @@ func TestSubscriptions(t *testing.T) {
 			t.Fatalf("resources capability %+v, want subscribe and listChanged", init)
 		}
 		subscribe(t, owner, ownerIn, "cairn://entity/"+acme, "cairn://entities/company", "cairn://entity/"+acme+"/relationships",
-			"cairn://entity/"+invoice, "cairn://timeline/2025")
+			"cairn://entity/"+invoice, "cairn://timeline/2025", "cairn://sources")
 		subscribe(t, narrow, narrowIn, "neotoma://entity/"+acme, "cairn://entity/"+acme+"/relationships", "cairn://entity/"+ada)
 
 		// What the agent may not read cannot be subscribed to, and says no
@@ -158,6 +158,7 @@ func TestSubscriptions(t *testing.T) {
 		e.mustCall(t, "correct", map[string]any{"entity_id": acme, "entity_type": "company", "field": "domain", "value": "acme.example"})
 		ownerIn.until(t, "updated cairn://entity/"+acme)
 		ownerIn.until(t, "updated cairn://entities/company")
+		ownerIn.until(t, "updated cairn://sources")
 		narrowIn.until(t, "updated neotoma://entity/"+acme)
 
 		// The invoice, its timeline and an edge to it reach the owner only.
@@ -166,7 +167,7 @@ func TestSubscriptions(t *testing.T) {
 		e.mustCall(t, "create_relationship", rel("REFERS_TO", invoice, acme))
 		ownerIn.until(t, "updated cairn://entity/"+acme+"/relationships")
 		e.mustCall(t, "correct", map[string]any{"entity_id": ada, "entity_type": "person", "field": "email", "value": "ada@lovelace.example"})
-		none(t, "the agent, before Ada's correction", narrowIn.until(t, "updated cairn://entity/"+ada), invoice, "relationships")
+		none(t, "the agent, before Ada's correction", narrowIn.until(t, "updated cairn://entity/"+ada), invoice, "relationships", "sources")
 		// An edge between two companies reaches it.
 		e.mustCall(t, "create_relationship", rel("PART_OF", beta, acme))
 		narrowIn.until(t, "updated cairn://entity/"+acme+"/relationships")

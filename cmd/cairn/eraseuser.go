@@ -55,6 +55,7 @@ type userEraser struct {
 	u      consent.User
 	caller knowledge.Caller
 	job    controlplane.UserErasure
+	run    controlplane.ErasureRun
 	counts map[string]int
 	start  time.Time
 }
@@ -65,11 +66,18 @@ func (a *admin) eraseUser(ctx context.Context, app *app, u consent.User) error {
 	if a.f.dryRun {
 		return e.dryRun(ctx)
 	}
-	job, resumed, err := a.store.BeginUserErasure(ctx, u.ID, stepAccess, "operator", a.f.reason)
+	e.run = controlplane.ErasureRun{Runner: controlplane.NewErasureRunner(), Lease: erasureLease}
+	job, resumed, err := a.store.BeginUserErasure(ctx, u.ID, stepAccess, "operator", a.f.reason, e.run)
 	if err != nil {
 		return err
 	}
 	e.job = job
+	// The run holds the erasure while it works: a second run of the same
+	// erasure is refused meanwhile, and this one stops if its hold lapsed
+	// and another took over.
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	go e.holdLease(ctx, stop)
 	maps.Copy(e.counts, job.Counts)
 	if resumed {
 		fmt.Fprintf(a.errw, "resuming erasure %s of user %s (started %s) at step %s\n", job.ID, u.Name, job.StartedAt.Format(time.RFC3339), job.Phase)
@@ -81,7 +89,10 @@ func (a *admin) eraseUser(ctx context.Context, app *app, u consent.User) error {
 		return fmt.Errorf("erasure %s is at an unknown step %q", job.ID, job.Phase)
 	}
 	for _, step := range eraseSteps[i:] {
-		if err := e.run(ctx, step); err != nil {
+		if err := e.step(ctx, step); err != nil {
+			if cause := context.Cause(ctx); cause != nil && errors.Is(cause, controlplane.ErrErasureLost) {
+				err = cause
+			}
 			a.auditErase(ctx, u, "*", err)
 			return fmt.Errorf("erasure %s stopped at step %s (run the same command again to resume): %w", job.ID, step, err)
 		}
@@ -92,8 +103,32 @@ func (a *admin) eraseUser(ctx context.Context, app *app, u consent.User) error {
 	return nil
 }
 
-// run runs one step and records the next as reached.
-func (e *userEraser) run(ctx context.Context, step string) error {
+// erasureLease is how long a run holds its erasure before renewing; it
+// renews every third of it.
+const erasureLease = 30 * time.Second
+
+// holdLease renews the run's hold on its erasure until ctx ends, and stops
+// the run (cancelling ctx with the cause) when another run took it over.
+// A renewal that fails for another reason is tried again at the next
+// tick: the lease outlasts two of them.
+func (e *userEraser) holdLease(ctx context.Context, stop context.CancelCauseFunc) {
+	t := time.NewTicker(e.run.Lease / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if err := e.a.store.RenewUserErasure(ctx, e.job.ID, e.run); errors.Is(err, controlplane.ErrErasureLost) {
+			stop(err)
+			return
+		}
+	}
+}
+
+// step runs one step and records the next as reached.
+func (e *userEraser) step(ctx context.Context, step string) error {
 	var err error
 	switch step {
 	case stepAccess:
@@ -114,7 +149,7 @@ func (e *userEraser) run(ctx context.Context, step string) error {
 			return err
 		}
 		// One transaction: the records, the user and the job's end.
-		done, err := e.a.store.FinishUserErasure(ctx, e.job.ID, e.counts)
+		done, err := e.a.store.FinishUserErasure(ctx, e.job.ID, e.run.Runner, e.counts)
 		if err != nil {
 			return err
 		}
@@ -131,7 +166,7 @@ func (e *userEraser) run(ctx context.Context, step string) error {
 	}
 	e.progress(step)
 	next := eraseSteps[slices.Index(eraseSteps, step)+1]
-	return e.a.store.ProgressUserErasure(ctx, e.job.ID, next, e.counts)
+	return e.a.store.ProgressUserErasure(ctx, e.job.ID, e.run.Runner, next, e.counts)
 }
 
 // settle makes sure nothing of the user's data was written while the
@@ -166,7 +201,7 @@ func (e *userEraser) settle(ctx context.Context) error {
 		}
 		fmt.Fprintln(e.a.errw, "data of the user was written meanwhile: erasing it")
 		for _, step := range []string{stepEntities, stepSources, stepMemories, stepFiles} {
-			if err := e.run(ctx, step); err != nil {
+			if err := e.step(ctx, step); err != nil {
 				return err
 			}
 		}
@@ -228,7 +263,7 @@ func (e *userEraser) batches(ctx context.Context, step string, next func(context
 		e.add(res.Counts)
 		done += len(ids)
 		fmt.Fprintf(e.a.errw, "%d %s erased (%s)\n", done, step, time.Since(e.start).Round(time.Second))
-		if err := e.a.store.ProgressUserErasure(ctx, e.job.ID, step, e.counts); err != nil {
+		if err := e.a.store.ProgressUserErasure(ctx, e.job.ID, e.run.Runner, step, e.counts); err != nil {
 			return err
 		}
 	}
@@ -366,7 +401,7 @@ func (e *userEraser) memories(ctx context.Context) error {
 		e.add(res.Counts)
 		done += len(ids)
 		fmt.Fprintf(e.a.errw, "%d memories erased (%s)\n", done, time.Since(e.start).Round(time.Second))
-		if err := e.a.store.ProgressUserErasure(ctx, e.job.ID, stepMemories, e.counts); err != nil {
+		if err := e.a.store.ProgressUserErasure(ctx, e.job.ID, e.run.Runner, stepMemories, e.counts); err != nil {
 			return err
 		}
 	}

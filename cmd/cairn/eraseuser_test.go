@@ -28,6 +28,7 @@ import (
 	"github.com/cairnkg/cairn/graph"
 	"github.com/cairnkg/cairn/graph/neo4j/neo4jtest"
 	"github.com/cairnkg/cairn/knowledge"
+	"github.com/cairnkg/cairn/knowledge/files"
 	"github.com/cairnkg/cairn/vector"
 
 	_ "modernc.org/sqlite"
@@ -412,14 +413,15 @@ func TestEraseUserSweepsLateWrites(t *testing.T) {
 		}
 	}
 	store("Early Bird")
-	job, _, err := app.control.BeginUserErasure(ctx, u.ID, stepAccess, "operator", "")
+	run := controlplane.ErasureRun{Runner: controlplane.NewErasureRunner(), Lease: time.Hour}
+	job, _, err := app.control.BeginUserErasure(ctx, u.ID, stepAccess, "operator", "", run)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out, errw bytes.Buffer
-	e := &userEraser{a: &admin{store: app.control, out: &out, errw: &errw}, app: app, u: u, caller: c, job: job, counts: map[string]int{}, start: time.Now()}
+	e := &userEraser{a: &admin{store: app.control, out: &out, errw: &errw}, app: app, u: u, caller: c, job: job, run: run, counts: map[string]int{}, start: time.Now()}
 	for _, step := range eraseSteps[:len(eraseSteps)-1] {
-		if err := e.run(ctx, step); err != nil {
+		if err := e.step(ctx, step); err != nil {
 			t.Fatalf("step %s: %v", step, err)
 		}
 	}
@@ -427,7 +429,7 @@ func TestEraseUserSweepsLateWrites(t *testing.T) {
 	if _, err := app.knowledge.SaveMemory(ctx, c, knowledge.MemoryRequest{Collection: "notes", Text: "written late"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.run(ctx, stepRecords); err != nil {
+	if err := e.step(ctx, stepRecords); err != nil {
 		t.Fatalf("the last step: %v\n%s", err, errw.String())
 	}
 	if !strings.Contains(errw.String(), "written meanwhile") {
@@ -446,5 +448,113 @@ func TestEraseUserSweepsLateWrites(t *testing.T) {
 	}
 	if _, err := app.control.UserByName(ctx, "lee"); !errors.Is(err, controlplane.ErrNotFound) {
 		t.Errorf("the user after the erasure: %v", err)
+	}
+}
+
+// TestEraseUserWaitsForRunningJobs: the last step waits for a job of the
+// user that is still running (asked to stop by the first step, it finishes
+// its batch), then erases what the job wrote meanwhile, before the user
+// record goes.
+func TestEraseUserWaitsForRunningJobs(t *testing.T) {
+	ctx := t.Context()
+	app, err := openApp(ctx, appConfig{dataDir: t.TempDir()}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer app.Close()
+	u, err := app.control.CreateUser(ctx, "jo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := knowledge.Caller{UserID: u.ID, AgentID: "operator"}
+	now := time.Now()
+	if err := app.control.EnqueueJob(ctx, files.Job{ID: "job_erase_wait", UserID: u.ID, Kind: files.JobInterpret, FileID: "file_x", MaxAttempts: 1, CreatedAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	job, ok, err := app.control.LeaseJob(ctx, "worker-1", now, now.Add(time.Hour))
+	if err != nil || !ok || job.ID != "job_erase_wait" {
+		t.Fatalf("lease: %+v, %v, %v", job, ok, err)
+	}
+	run := controlplane.ErasureRun{Runner: controlplane.NewErasureRunner(), Lease: time.Hour}
+	erasure, _, err := app.control.BeginUserErasure(ctx, u.ID, stepAccess, "operator", "", run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errw bytes.Buffer
+	e := &userEraser{a: &admin{store: app.control, out: &out, errw: &errw}, app: app, u: u, caller: c, job: erasure, run: run, counts: map[string]int{}, start: time.Now()}
+	for _, step := range eraseSteps[:len(eraseSteps)-1] {
+		if err := e.step(ctx, step); err != nil {
+			t.Fatalf("step %s: %v", step, err)
+		}
+	}
+	// The job writes its last batch, then stops, while the last step waits.
+	jobDone := make(chan error, 1)
+	go func() {
+		time.Sleep(1500 * time.Millisecond)
+		if _, err := app.knowledge.Store(ctx, c, knowledge.StoreRequest{Entities: []map[string]any{{"entity_type": "person", "name": "Written By The Job"}}}); err != nil {
+			jobDone <- err
+			return
+		}
+		jobDone <- app.control.FinishJob(ctx, job.ID, "worker-1", files.JobSucceeded, nil, "", "", time.Now())
+	}()
+	if err := e.step(ctx, stepRecords); err != nil {
+		t.Fatalf("the last step: %v\n%s", err, errw.String())
+	}
+	if err := <-jobDone; err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(errw.String(), "waiting for 1 running job(s) of the user to stop") || !strings.Contains(errw.String(), "written meanwhile") {
+		t.Errorf("the last step did not say it waited and found the job's writes:\n%s", errw.String())
+	}
+	if e.counts["entities"] != 1 || e.counts["users"] != 1 {
+		t.Errorf("counts %v, want the job's entity and the user", e.counts)
+	}
+	if _, err := app.control.UserByName(ctx, "jo"); !errors.Is(err, controlplane.ErrNotFound) {
+		t.Errorf("the user after the erasure: %v", err)
+	}
+}
+
+// TestEraseUserStopsWithoutProgress: a batch whose ids are listed again
+// after their erasure (a store that cannot delete them) stops the step
+// with those ids rather than erasing them forever.
+func TestEraseUserStopsWithoutProgress(t *testing.T) {
+	ctx := t.Context()
+	app, err := openApp(ctx, appConfig{dataDir: t.TempDir()}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer app.Close()
+	u, err := app.control.CreateUser(ctx, "pat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := knowledge.Caller{UserID: u.ID, AgentID: "operator"}
+	res, err := app.knowledge.Store(ctx, c, knowledge.StoreRequest{Entities: []map[string]any{{"entity_type": "person", "name": "Stuck Stan"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stuck := res.Entities[0].EntityID
+	run := controlplane.ErasureRun{Runner: controlplane.NewErasureRunner(), Lease: time.Hour}
+	erasure, _, err := app.control.BeginUserErasure(ctx, u.ID, stepEntities, "operator", "", run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errw bytes.Buffer
+	e := &userEraser{a: &admin{store: app.control, out: &out, errw: &errw}, app: app, u: u, caller: c, job: erasure, run: run, counts: map[string]int{}, start: time.Now()}
+	calls := 0
+	// The listing goes on naming the entity after its erasure.
+	next := func(context.Context) ([]string, error) {
+		calls++
+		if calls > 5 {
+			t.Fatal("the step went on listing the same batch")
+		}
+		return []string{stuck}, nil
+	}
+	err = e.batches(ctx, stepEntities, next, knowledge.EraseEntity)
+	if err == nil || !strings.Contains(err.Error(), "made no progress") || !strings.Contains(err.Error(), stuck) {
+		t.Fatalf("batches = %v, want a stop that names %s", err, stuck)
+	}
+	if calls != 2 {
+		t.Errorf("the listing was read %d times, want 2 (the batch, then the same batch again)", calls)
 	}
 }
