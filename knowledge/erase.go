@@ -181,7 +181,7 @@ func (s *Service) Erase(ctx context.Context, c Caller, req EraseRequest) (EraseR
 		if err != nil {
 			return err
 		}
-		if err := s.reduceTouched(ctx, tx, c.UserID, n.Touched); err != nil {
+		if err := s.reduceRelationships(ctx, tx, c.UserID, n.Touched); err != nil {
 			return err
 		}
 		var recomputed []string
@@ -566,24 +566,6 @@ func orphanSources(ctx context.Context, tx *graph.Tx, userID string, p *erasePla
 		}
 		if !slices.ContainsFunc(all, func(o graph.Observation) bool { return !erased[o.ID] }) {
 			p.erasure.SourceIDs = append(p.erasure.SourceIDs, src)
-		}
-	}
-	return nil
-}
-
-// reduceTouched reduces again the relationships that lost observations of
-// an erased source and still exist.
-func (s *Service) reduceTouched(ctx context.Context, tx *graph.Tx, userID string, ids []string) error {
-	if len(ids) == 0 {
-		return nil
-	}
-	rels, err := tx.Relationships(ctx, userID, ids)
-	if err != nil {
-		return err
-	}
-	for _, r := range rels {
-		if _, err := s.reduceRelationship(ctx, tx, r); err != nil {
-			return err
 		}
 	}
 	return nil
