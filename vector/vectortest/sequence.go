@@ -83,6 +83,25 @@ func testSequence(t *testing.T, h Harness) {
 			}
 		}
 	}
+	// Consent: a neighbour of entity types the caller may not read stays
+	// out, as it does of the signals.
+	typed := save(t, s, testSpace,
+		vector.Memory{UserID: alice, Collection: "typed", Text: "the concert was loud", OccurredAt: at(1), Embedding: unit(32, 1)},
+		vector.Memory{UserID: alice, Collection: "typed", Text: "a secret diagnosis", OccurredAt: at(2), Embedding: unit(32, 6), Types: []string{"Diagnosis"}},
+		vector.Memory{UserID: alice, Collection: "typed", Text: "went swimming", OccurredAt: at(3), Embedding: unit(32, 7)})
+	for _, tc := range []struct {
+		readable []string
+		want     []string
+	}{
+		{nil, []string{typed[0].ID, typed[1].ID, typed[2].ID}},
+		{[]string{}, []string{typed[0].ID, typed[2].ID}},
+	} {
+		res := search(t, s, vector.Query{Filter: vector.Filter{UserID: alice, Collections: []string{"typed"}, ReadableTypes: tc.readable},
+			Text: "what came after the concert?", Vector: unit(32, 1), Space: testSpace, MinSimilarity: ptr(0.5)})
+		if got := hitIDs(res.Hits); !slices.Equal(got, tc.want) {
+			t.Errorf("readable types %v: got %v, want %v", tc.readable, got, tc.want)
+		}
+	}
 	if c := vector.SequenceCue("What did Tom do after his holiday?"); c != 1 {
 		t.Errorf("cue of after: %d", c)
 	}
