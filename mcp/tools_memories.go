@@ -201,7 +201,7 @@ type MemoryHitOut struct {
 	MemoryOut
 	Score      float64  `json:"score" jsonschema:"fused score of the signals that matched; higher is better"`
 	Similarity *float64 `json:"similarity,omitempty" jsonschema:"cosine similarity to the query, when it matched by meaning"`
-	Matched    []string `json:"matched" jsonschema:"the signals that found the memory: vector, text"`
+	Matched    []string `json:"matched" jsonschema:"the signals that found the memory: vector, text, sequence"`
 }
 
 // SearchMemoryOut is a page of results.
@@ -386,7 +386,7 @@ type InsightOut struct {
 	CaseID     string         `json:"caseId,omitempty"`
 	CreatedAt  string         `json:"createdAt"`
 	Score      float64        `json:"score,omitempty" jsonschema:"fused relevance score, when searching by keywords"`
-	Matched    []string       `json:"matched,omitempty" jsonschema:"the signals that found the insight: vector, text"`
+	Matched    []string       `json:"matched,omitempty" jsonschema:"the signals that found the insight: vector, text, sequence"`
 }
 
 // PaginationOut reports the page.

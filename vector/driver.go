@@ -42,7 +42,7 @@ type Driver interface {
 	// whose ids are random, rank alike.
 	MatchText(ctx context.Context, q TextQuery) ([]Scored, error)
 	// List returns a page of the rows that pass q.Filter, ordered by q.Sort
-	// (SortCreatedAt or SortConfidence, confidence-less rows last in both
+	// (SortCreatedAt, SortOccurredAt or SortConfidence, confidence-less rows last in both
 	// directions, ties by id ascending), and how many rows pass it.
 	List(ctx context.Context, q ListQuery) ([]Memory, int, error)
 	// Collections returns the user's collections that have a space, with
@@ -97,7 +97,7 @@ type TextQuery struct {
 // ListQuery is a listing without a query.
 type ListQuery struct {
 	Filter
-	Sort      SortField // SortCreatedAt or SortConfidence
+	Sort      SortField // SortCreatedAt, SortOccurredAt or SortConfidence
 	Ascending bool
 	Limit     int
 	Offset    int

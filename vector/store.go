@@ -231,9 +231,9 @@ func (s *Store) Search(ctx context.Context, q Query) (Result, error) {
 	switch q.Sort {
 	case "":
 		q.Sort = SortRelevance
-	case SortRelevance, SortCreatedAt, SortConfidence:
+	case SortRelevance, SortCreatedAt, SortConfidence, SortOccurredAt:
 	default:
-		return Result{}, invalid("sort", "must be relevance, created_at or confidence")
+		return Result{}, invalid("sort", "must be relevance, created_at, occurred_at or confidence")
 	}
 	q.Filter.Collections = uniq(q.Filter.Collections)
 	q.Filter.Tags = uniq(q.Filter.Tags)
@@ -322,6 +322,9 @@ func (s *Store) search(ctx context.Context, q Query) (Result, error) {
 		return Result{}, err
 	}
 	fused := q.Fusion.Fuse(vec, text)
+	if fused, err = s.sequence(ctx, q, f, fused); err != nil {
+		return Result{}, err
+	}
 	res := Result{Total: len(fused)}
 	if q.Sort != SortRelevance || q.Ascending {
 		// Other orders need every candidate's row.
@@ -383,6 +386,8 @@ func (s *Store) sortCandidates(ctx context.Context, q Query, hits []Hit) error {
 			c = cmp.Compare(a.Score, b.Score)
 		case SortCreatedAt:
 			c = a.CreatedAt.Compare(b.CreatedAt)
+		case SortOccurredAt:
+			c = a.OccurredAt.Compare(b.OccurredAt)
 		case SortConfidence:
 			// Confidence-less rows last in both directions.
 			switch {

@@ -111,6 +111,8 @@ const (
 	SortCreatedAt SortField = "created_at"
 	// SortConfidence puts memories without a confidence last.
 	SortConfidence SortField = "confidence"
+	// SortOccurredAt orders by when the memory happened (OccurredAt).
+	SortOccurredAt SortField = "occurred_at"
 )
 
 // Query is a search or, without Text, a listing.
@@ -143,6 +145,10 @@ type Query struct {
 	// backend need not count every row that passes the filter (a
 	// context load lists the ten newest of 10,000 memories).
 	NoTotal bool
+	// Sequence says how a question that asks what came after (or
+	// before) something ranks the memories that occurred next to its
+	// best hit; the zero value is DefaultSequence.
+	Sequence Sequence
 }
 
 // Defaults and bounds of Query.
@@ -165,6 +171,9 @@ type Signal string
 const (
 	SignalVector Signal = "vector"
 	SignalText   Signal = "text"
+	// SignalSequence found a memory that occurred next to the best hit
+	// of a question about what came after or before it (Sequence).
+	SignalSequence Signal = "sequence"
 )
 
 // Hit is one search result.

@@ -400,6 +400,9 @@ func (d *Driver) page(ctx context.Context, q vector.ListQuery, form seqForm) ([]
 	if q.Sort == vector.SortConfidence {
 		order = "m.confidence IS NULL, m.confidence " + dir + ", m.id"
 	}
+	if q.Sort == vector.SortOccurredAt {
+		order = "m.occurred_at " + dir + ", m.id"
+	}
 	text := `SELECT ` + memoryColumns + ` FROM memories m WHERE ` + where + ` ORDER BY ` + order + ` LIMIT ? OFFSET ?`
 	if q.Sort == vector.SortCreatedAt && !q.Ascending && len(q.Collections) > 1 && len(q.Collections) <= maxMergedCollections {
 		// The newest of several collections: each collection's newest

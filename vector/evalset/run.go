@@ -28,6 +28,9 @@ type Mode struct {
 	// MinSimilarity is the vector threshold; nil means the options'.
 	MinSimilarity *float64
 	Fusion        vector.Fusion
+	// Sequence is the ranking of what came after or before an event
+	// (vector.Sequence); the zero value is search_memory's.
+	Sequence vector.Sequence
 }
 
 // Options configure a run.
@@ -102,12 +105,14 @@ type ThresholdReport struct {
 }
 
 // DefaultModes are BM25 alone, the vector signal alone, their fusion as
-// search_memory ranks (vector.DefaultFusion), and for comparison their
+// search_memory ranks (vector.DefaultFusion and vector.DefaultSequence),
+// the same fusion without the sequence ranking, and for comparison their
 // reciprocal rank fusion (k 60, equal weights: the fusion before issue
 // 36), all with the threshold of the options.
 func DefaultModes() []Mode {
 	return []Mode{{Name: "bm25", Only: vector.SignalText}, {Name: "vector", Only: vector.SignalVector}, {Name: "hybrid"},
-		{Name: "rrf", Fusion: vector.Fusion{Method: vector.FuseRRF, VectorWeight: 1, TextWeight: 1, K: vector.RRFK}}}
+		{Name: "hybrid-seq0", Sequence: vector.Sequence{Off: true}},
+		{Name: "rrf", Fusion: vector.Fusion{Method: vector.FuseRRF, VectorWeight: 1, TextWeight: 1, K: vector.RRFK}, Sequence: vector.Sequence{Off: true}}}
 }
 
 // Run saves every turn of s into store (one collection per conversation,
@@ -219,7 +224,7 @@ func Run(ctx context.Context, store *vector.Store, emb Embedder, s Set, opts Opt
 			res, err := store.Search(ctx, vector.Query{
 				Filter: vector.Filter{UserID: opts.UserID, Collections: []string{a.coll}},
 				Text:   a.q.Text, Vector: vecs[0], Space: space(), MinSimilarity: &minSim,
-				Fusion: m.Fusion, Only: m.Only, Limit: 10,
+				Fusion: m.Fusion, Only: m.Only, Sequence: m.Sequence, Limit: 10,
 			})
 			if err != nil {
 				return Report{}, fmt.Errorf("evalset: search: %w", err)
@@ -352,10 +357,10 @@ func quantile(sorted []float64, q int) float64 {
 func (r Report) Print(w io.Writer) {
 	fmt.Fprintf(w, "embedder %s, minSimilarity %.2f: %d turns (%d memories with padding), %d questions; ingest %.0f memories/s\n\n",
 		r.Embedder, r.MinSimilarity, r.Turns, r.Memories, r.Questions, r.IngestPerSec)
-	fmt.Fprintf(w, "%-10s %-12s %5s %6s %6s %6s %6s\n", "mode", "kind", "n", "R@1", "R@5", "R@10", "hit@5")
+	fmt.Fprintf(w, "%-14s %-12s %5s %6s %6s %6s %6s\n", "mode", "kind", "n", "R@1", "R@5", "R@10", "hit@5")
 	for _, m := range r.Modes {
 		row := func(kind string, x Recall) {
-			fmt.Fprintf(w, "%-10s %-12s %5d %6.3f %6.3f %6.3f %6.3f\n", m.Mode, kind, x.Questions, x.R1, x.R5, x.R10, x.Hit5)
+			fmt.Fprintf(w, "%-14s %-12s %5d %6.3f %6.3f %6.3f %6.3f\n", m.Mode, kind, x.Questions, x.R1, x.R5, x.R10, x.Hit5)
 		}
 		for _, k := range Kinds {
 			if x, ok := m.ByKind[k]; ok {
@@ -364,9 +369,9 @@ func (r Report) Print(w io.Writer) {
 		}
 		row("all", m.All)
 	}
-	fmt.Fprintf(w, "\n%-10s %10s %10s\n", "mode", "search p50", "search p95")
+	fmt.Fprintf(w, "\n%-14s %10s %10s\n", "mode", "search p50", "search p95")
 	for _, m := range r.Modes {
-		fmt.Fprintf(w, "%-10s %8.2fms %8.2fms\n", m.Mode, m.SearchP50ms, m.SearchP95ms)
+		fmt.Fprintf(w, "%-14s %8.2fms %8.2fms\n", m.Mode, m.SearchP50ms, m.SearchP95ms)
 	}
 	t := r.Threshold
 	fmt.Fprintf(w, "\nthreshold %.2f: drops %d of the %d answers in the vector top 10 without one; answer similarity p5 %.2f p25 %.2f p50 %.2f, best wrong p50 %.2f p95 %.2f\n",

@@ -51,7 +51,7 @@ func TestRunSmoke(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Turns != 60 || rep.Questions != 1 || len(rep.Modes) != 4 {
+	if rep.Turns != 60 || rep.Questions != 1 || len(rep.Modes) != 5 {
 		t.Fatalf("report %+v", rep)
 	}
 	for _, m := range rep.Modes {

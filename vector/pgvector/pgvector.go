@@ -402,6 +402,9 @@ func (d *Driver) List(ctx context.Context, q vector.ListQuery) ([]vector.Memory,
 	if q.Sort == vector.SortConfidence {
 		order = "m.confidence " + dir + " NULLS LAST, m.id"
 	}
+	if q.Sort == vector.SortOccurredAt {
+		order = "m.occurred_at " + dir + ", m.id"
+	}
 	text := `SELECT ` + memoryColumns + ` FROM memories m WHERE ` + where + ` ORDER BY ` + order
 	if q.Sort == vector.SortCreatedAt && !q.Ascending && len(q.Collections) > 1 {
 		// The newest of several collections: each collection's newest

@@ -46,6 +46,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("Hybrid", func(t *testing.T) { testHybrid(t, h) })
 	t.Run("DeterministicRanking", func(t *testing.T) { testDeterministicRanking(t, h) })
 	t.Run("OccurredAt", func(t *testing.T) { testOccurredAt(t, h) })
+	t.Run("Sequence", func(t *testing.T) { testSequence(t, h) })
 	t.Run("Listing", func(t *testing.T) { testListing(t, h) })
 	t.Run("Vectors", func(t *testing.T) { testVectors(t, h) })
 	t.Run("Reembed", func(t *testing.T) { testReembed(t, h) })
