@@ -210,7 +210,8 @@ func TestPromptAndResourceErrorsAreInvalidParams(t *testing.T) {
 }
 
 // BenchmarkCompletion times completion/complete over the in-memory
-// transport, with 10,000 entities on the embedded store, each with a date
+// transport, with 10,000 entities on each store backend (PostgreSQL and
+// Neo4j when their tests' variables are set), each with a date
 // (so the timeline has years): 9,900 of 20 types and 100 (1%) of a rare
 // type. Entity names from a prompt, and the templates' entity types,
 // entity ids (from names, and from the beginning of an id) and periods,
@@ -220,9 +221,15 @@ func TestPromptAndResourceErrorsAreInvalidParams(t *testing.T) {
 // matches those. It reports the median and 95th percentile of each (issue
 // 38 asks for 20 ms at 10,000 entities).
 func BenchmarkCompletion(b *testing.B) {
+	for _, be := range storeBackends {
+		b.Run(be.name, func(b *testing.B) { benchmarkCompletion(b, be) })
+	}
+}
+
+func benchmarkCompletion(b *testing.B, be storeBackend) {
 	// The agent's key is rate-limited as any is; the benchmark times the
 	// answers, not the limiter's refusals.
-	e := newEnvWith(b, envOptions{limits: map[consent.RateClass]int{consent.RateClassDefault: 1 << 30, consent.RateClassStore: 1 << 30}})
+	e := newEnvWith(b, envOptions{backend: &be, limits: map[consent.RateClass]int{consent.RateClassDefault: 1 << 30, consent.RateClassStore: 1 << 30}})
 	for i := 0; i < 10_000; i += 100 {
 		var ents []any
 		for j := i; j < i+100; j++ {
