@@ -264,6 +264,9 @@ func benchmarkCompletion(b *testing.B, be storeBackend) {
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
+			if strings.Contains(c.name, "id-prefix") && be.name == "Neo4j" {
+				b.Skip("Neo4j keeps no completion keys: its word search completes no id from its beginning")
+			}
 			var times []time.Duration
 			i := 0
 			for b.Loop() {
@@ -286,10 +289,10 @@ func benchmarkCompletion(b *testing.B, be storeBackend) {
 // backend: nothing of a type the caller may not read, even when that type
 // holds every other match; no merged entity's id; at most ten values, with
 // hasMore when there are others. Where the graph keeps completion keys
-// (the embedded store), also the ranking: names that begin with the value
-// before names with a later word that does, case-insensitive in any
-// script, then entities found only by the words of their snapshots; and
-// ids from the beginning of an id. Elsewhere a completion is the word
+// (the embedded store and PostgreSQL), also the ranking: names that begin
+// with the value before names with a later word that does,
+// case-insensitive in any script, then entities found only by the words
+// of their snapshots; and ids from the beginning of an id. Elsewhere a completion is the word
 // search, ranked by relevance: the same names, in its order.
 func TestCompletionRanking(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b storeBackend) {
@@ -321,7 +324,7 @@ func TestCompletionRanking(t *testing.T) {
 		owner, narrow := e.connect(t), e.connectAs(t, companies)
 		// ranked holds got to want in order where the graph keeps
 		// completion keys, and as a set elsewhere.
-		keys := b.name == "Embedded"
+		keys := b.name != "Neo4j"
 		ranked := func(got, want []string) bool {
 			if keys {
 				return slices.Equal(got, want)

@@ -105,4 +105,3 @@ func TestCompletionKeysBackfill(t *testing.T) {
 		t.Errorf("ids after the backfill = %v, want %v", got, want)
 	}
 }
-
