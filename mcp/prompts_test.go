@@ -210,7 +210,8 @@ func TestPromptAndResourceErrorsAreInvalidParams(t *testing.T) {
 }
 
 // BenchmarkCompletion times completion/complete over the in-memory
-// transport, with 10,000 entities on the embedded store, each with a date
+// transport, with 10,000 entities on each store backend (PostgreSQL and
+// Neo4j when their tests' variables are set), each with a date
 // (so the timeline has years): 9,900 of 20 types and 100 (1%) of a rare
 // type. Entity names from a prompt, and the templates' entity types,
 // entity ids (from names, and from the beginning of an id) and periods,
@@ -220,9 +221,15 @@ func TestPromptAndResourceErrorsAreInvalidParams(t *testing.T) {
 // matches those. It reports the median and 95th percentile of each (issue
 // 38 asks for 20 ms at 10,000 entities).
 func BenchmarkCompletion(b *testing.B) {
+	for _, be := range storeBackends {
+		b.Run(be.name, func(b *testing.B) { benchmarkCompletion(b, be) })
+	}
+}
+
+func benchmarkCompletion(b *testing.B, be storeBackend) {
 	// The agent's key is rate-limited as any is; the benchmark times the
 	// answers, not the limiter's refusals.
-	e := newEnvWith(b, envOptions{limits: map[consent.RateClass]int{consent.RateClassDefault: 1 << 30, consent.RateClassStore: 1 << 30}})
+	e := newEnvWith(b, envOptions{backend: &be, limits: map[consent.RateClass]int{consent.RateClassDefault: 1 << 30, consent.RateClassStore: 1 << 30}})
 	for i := 0; i < 10_000; i += 100 {
 		var ents []any
 		for j := i; j < i+100; j++ {
@@ -257,6 +264,9 @@ func BenchmarkCompletion(b *testing.B) {
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
+			if strings.Contains(c.name, "id-prefix") && be.name == "Neo4j" {
+				b.Skip("Neo4j keeps no completion keys: its word search completes no id from its beginning")
+			}
 			var times []time.Duration
 			i := 0
 			for b.Loop() {
@@ -279,10 +289,10 @@ func BenchmarkCompletion(b *testing.B) {
 // backend: nothing of a type the caller may not read, even when that type
 // holds every other match; no merged entity's id; at most ten values, with
 // hasMore when there are others. Where the graph keeps completion keys
-// (the embedded store), also the ranking: names that begin with the value
-// before names with a later word that does, case-insensitive in any
-// script, then entities found only by the words of their snapshots; and
-// ids from the beginning of an id. Elsewhere a completion is the word
+// (the embedded store and PostgreSQL), also the ranking: names that begin
+// with the value before names with a later word that does,
+// case-insensitive in any script, then entities found only by the words
+// of their snapshots; and ids from the beginning of an id. Elsewhere a completion is the word
 // search, ranked by relevance: the same names, in its order.
 func TestCompletionRanking(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b storeBackend) {
@@ -314,7 +324,7 @@ func TestCompletionRanking(t *testing.T) {
 		owner, narrow := e.connect(t), e.connectAs(t, companies)
 		// ranked holds got to want in order where the graph keeps
 		// completion keys, and as a set elsewhere.
-		keys := b.name == "Embedded"
+		keys := b.name != "Neo4j"
 		ranked := func(got, want []string) bool {
 			if keys {
 				return slices.Equal(got, want)

@@ -141,6 +141,7 @@ func (t *tx) PutEntities(ctx context.Context, es []graph.Entity) error {
 		mergedInto                                       = make([]*string, n)
 		mergedAt                                         = make([]*time.Time, n)
 		sigs                                             = make([][]byte, n)
+		keys                                             = make([]string, n)
 	)
 	for i, e := range es {
 		if err := t.enter(ctx, e.UserID); err != nil {
@@ -160,24 +161,24 @@ func (t *tx) PutEntities(ctx context.Context, es []graph.Entity) error {
 			mergedInto[i] = &es[i].MergedInto
 		}
 		mergedAt[i] = nullTime(e.MergedAt)
-		sigs[i] = graph.EntityTextSig(e)
+		sigs[i], keys[i] = graph.EntityTextSig(e), nameKeys(e.CanonicalName)
 	}
 	_, err := t.tx.Exec(ctx, `INSERT INTO entities
 		(id, user_id, entity_type, canonical_name, schema_version, snapshot, provenance, observation_count,
-		 last_observation_at, created_at, computed_at, merged_into, merged_at, text_sig)
-		SELECT id, u, typ, name, ver, snap::jsonb, prov::jsonb, n, last, created, computed, mi, ma, sig
+		 last_observation_at, created_at, computed_at, merged_into, merged_at, text_sig, name_keys)
+		SELECT id, u, typ, name, ver, snap::jsonb, prov::jsonb, n, last, created, computed, mi, ma, sig, `+nameKeysSQL+`
 		FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::bigint[],
-			$9::timestamptz[], $10::timestamptz[], $11::timestamptz[], $12::text[], $13::timestamptz[], $14::bytea[])
-			AS u(id, u, typ, name, ver, snap, prov, n, last, created, computed, mi, ma, sig)
+			$9::timestamptz[], $10::timestamptz[], $11::timestamptz[], $12::text[], $13::timestamptz[], $14::bytea[], $15::text[])
+			AS u(id, u, typ, name, ver, snap, prov, n, last, created, computed, mi, ma, sig, nk)
 		ON CONFLICT (id) DO UPDATE SET
 		  entity_type = excluded.entity_type, canonical_name = excluded.canonical_name,
 		  schema_version = excluded.schema_version, snapshot = excluded.snapshot,
 		  provenance = excluded.provenance, observation_count = excluded.observation_count,
 		  last_observation_at = excluded.last_observation_at, created_at = excluded.created_at,
 		  computed_at = excluded.computed_at, merged_into = excluded.merged_into, merged_at = excluded.merged_at,
-		  text_sig = excluded.text_sig
+		  text_sig = excluded.text_sig, name_keys = excluded.name_keys
 		WHERE entities.user_id = excluded.user_id`,
-		ids, users, types, names, versions, snaps, provs, counts, last, created, computed, mergedInto, mergedAt, sigs)
+		ids, users, types, names, versions, snaps, provs, counts, last, created, computed, mergedInto, mergedAt, sigs, keys)
 	return wrap("put entities", err)
 }
 
