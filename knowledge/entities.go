@@ -453,25 +453,27 @@ func (s *Service) related(ctx context.Context, tx *graph.Tx, c Caller, ids []str
 	if err != nil {
 		return err
 	}
+	// Each entity's first maxRelated relationships, one entity after the
+	// other, the repeats (a relationship between two of ids comes under
+	// both) left out, the first maxRelated of what remains: as each comes
+	// at most twice, the sequence's first 2*maxRelated hold them.
+	rels, err := tx.RelationshipsOfEntities(ctx, graph.EntitiesRelationshipsQuery{
+		UserID: c.UserID, EntityIDs: ids, EntityTypes: types, PerEntity: maxRelated, Limit: 2 * maxRelated,
+	})
+	if err != nil {
+		return err
+	}
 	seenRel := map[string]bool{}
 	var others []string
-	for _, id := range ids {
-		rels, _, err := tx.ListRelationships(ctx, graph.RelationshipFilter{
-			UserID: c.UserID, EntityID: id, EntityTypes: types, Page: graph.Page{Limit: maxRelated},
-		})
-		if err != nil {
-			return err
+	for _, r := range rels {
+		if seenRel[r.ID] || len(res.RelatedRelationships) >= maxRelated {
+			continue
 		}
-		for _, r := range rels {
-			if seenRel[r.ID] || len(res.RelatedRelationships) >= maxRelated {
-				continue
-			}
-			seenRel[r.ID] = true
-			res.RelatedRelationships = append(res.RelatedRelationships, r)
-			for _, end := range []string{r.SourceEntityID, r.TargetEntityID} {
-				if !slices.Contains(ids, end) && !slices.Contains(others, end) {
-					others = append(others, end)
-				}
+		seenRel[r.ID] = true
+		res.RelatedRelationships = append(res.RelatedRelationships, r)
+		for _, end := range []string{r.SourceEntityID, r.TargetEntityID} {
+			if !slices.Contains(ids, end) && !slices.Contains(others, end) {
+				others = append(others, end)
 			}
 		}
 	}

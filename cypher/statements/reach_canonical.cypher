@@ -10,16 +10,25 @@
 // the driver passes the path reversed with $reversed true: then "an edge
 // to" is an edge from, and "as close to the start" is measured to the end.
 // __MAX_HOPS__ is filled as in reach_hops_directed.
+// Each path entity's edges are expanded from the entity, found by its id
+// (a subquery, so that the planner does not start from a range seek of
+// x.id < pid, every entity with a lower id for each step of the path:
+// 14 s for a path of 1,000).
 UNWIND range(1, size($path) - 1) AS i
-WITH i, $path[i] AS nid, $path[i - 1] AS pid
-MATCH (n:Entity {user_id: $userId, id: nid})-[r]-(x:Entity {user_id: $userId})
-WHERE r.user_id = $userId
-  AND x.id < pid
-  AND x.id <> $path[0]
-  AND ($types IS NULL OR type(r) IN $types)
-  AND (($at IS NULL AND r.ended_at IS NULL)
-    OR ($at IS NOT NULL AND r.created_at <= $at AND (r.ended_at IS NULL OR r.ended_at > $at)))
-  AND (($reversed AND startNode(r) = n) OR (NOT $reversed AND endNode(r) = n))
+MATCH (n:Entity {id: $path[i]})
+WHERE n.user_id = $userId
+CALL (n, i) {
+  MATCH (n)-[r]-(x:Entity)
+  WHERE r.user_id = $userId
+    AND x.user_id = $userId
+    AND x.id < $path[i - 1]
+    AND x.id <> $path[0]
+    AND ($types IS NULL OR type(r) IN $types)
+    AND (($at IS NULL AND r.ended_at IS NULL)
+      OR ($at IS NOT NULL AND r.created_at <= $at AND (r.ended_at IS NULL OR r.ended_at > $at)))
+    AND (($reversed AND startNode(r) = n) OR (NOT $reversed AND endNode(r) = n))
+  RETURN DISTINCT x
+}
 WITH DISTINCT i, x
 MATCH (s:Entity {user_id: $userId, id: $path[0]})
 OPTIONAL MATCH p = shortestPath((s)-[*1..__MAX_HOPS__]->(x))

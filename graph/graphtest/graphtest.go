@@ -48,6 +48,7 @@ func Run(t *testing.T, newStore Harness) {
 		{"RelationshipObservations", testRelationshipObservations},
 		{"ListRelationships", testListRelationships},
 		{"Edges", testEdges},
+		{"RelationshipsOfEntities", testRelationshipsOfEntities},
 		{"ShortestPath", testShortestPath},
 		{"Reach", testReach},
 		{"RelationshipOfType", testRelationshipOfType},

@@ -10,6 +10,8 @@ import (
 
 var _ graph.Exporter = (*tx)(nil)
 
+var _ graph.EntitiesRelationshipsLister = (*tx)(nil)
+
 var (
 	sourcesAfter             = cypher.Must("sources_after")
 	entitiesAfter            = cypher.Must("entities_after")

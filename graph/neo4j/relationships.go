@@ -14,6 +14,7 @@ var (
 	relationshipGetTyped    = cypher.Must("relationship_get_typed")
 	relationshipsList       = cypher.Must("relationships_list")
 	relationshipsOfEntity   = cypher.Must("relationships_of_entity")
+	relationshipsOfEntities = cypher.Must("relationships_of_entities")
 	edgesStatement          = cypher.Must("edges")
 	traverseEdges           = cypher.Must("traverse_edges")
 	relObservationInsert    = cypher.Must("relationship_observation_insert")
@@ -139,6 +140,26 @@ func (t *tx) ListRelationships(ctx context.Context, f graph.RelationshipFilter) 
 		return nil, 0, err
 	}
 	return pageRows(rows, toRelationship)
+}
+
+// RelationshipsOfEntities implements graph.EntitiesRelationshipsLister: one
+// statement (relationships_of_entities) for every entity of a store answer,
+// where the portable one runs relationships_of_entity for each.
+func (t *tx) RelationshipsOfEntities(ctx context.Context, q graph.EntitiesRelationshipsQuery) ([]graph.Relationship, error) {
+	if err := t.enter(ctx, q.UserID); err != nil {
+		return nil, err
+	}
+	if len(q.EntityIDs) == 0 || (q.EntityTypes != nil && len(q.EntityTypes) == 0) {
+		return []graph.Relationship{}, nil
+	}
+	rows, err := t.run(ctx, relationshipsOfEntities, cypher.Fill{}, map[string]any{
+		"userId": q.UserID, "entityIds": q.EntityIDs, "entityTypes": nullList(q.EntityTypes),
+		"perEntity": int64(max(q.PerEntity, 1)), "limit": int64(max(q.Limit, 1)),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return tupleList(rows, relationshipsOfEntities.Name(), "relationships", edgeColumns, toRelationship)
 }
 
 func (t *tx) Edges(ctx context.Context, q graph.EdgeQuery) ([]graph.Edge, error) {
