@@ -3,6 +3,7 @@ package graph
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -55,6 +56,17 @@ func NameKeys(name string) []string {
 		out = append(out, cutKey(strings.Join(words[i:], " ")))
 	}
 	return out
+}
+
+// NameKeysJSON is NameKeys(name) as a JSON array ("[]" for none), as the
+// SQL backends store it with the entity for their triggers to expand into
+// their table of keys.
+func NameKeysJSON(name string) string {
+	b, _ := json.Marshal(NameKeys(name))
+	if len(b) == 0 || string(b) == "null" {
+		return "[]"
+	}
+	return string(b)
 }
 
 // CompletionKey returns the key a typed value completes: its words,

@@ -3,7 +3,6 @@ package embedded
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"strconv"
 	"strings"
 
@@ -12,15 +11,8 @@ import (
 
 var _ graph.EntityCompleter = (*tx)(nil)
 
-// nameKeys is the JSON array of graph.NameKeys(name) that entities.name_keys
-// holds (migration 031), from which triggers keep entity_keys current.
-func nameKeys(name string) string {
-	b, _ := json.Marshal(graph.NameKeys(name))
-	if len(b) == 0 || string(b) == "null" {
-		return "[]"
-	}
-	return string(b)
-}
+// entities.name_keys holds graph.NameKeysJSON (migration 031), from which
+// triggers keep entity_keys current.
 
 // CompleteEntities implements graph.EntityCompleter with entity_keys
 // (migration 031): for each type, a range of its primary key, cut at the

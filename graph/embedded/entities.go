@@ -159,7 +159,7 @@ func (t *tx) PutEntities(ctx context.Context, es []graph.Entity) error {
 			}
 			args = append(args, e.ID, e.UserID, e.Type, e.CanonicalName, e.SchemaVersion, snap, prov, e.ObservationCount,
 				micros(e.LastObservationAt), micros(e.CreatedAt), micros(e.ComputedAt), mergedInto, nullMicros(e.MergedAt),
-				[]byte(graph.EntityTextSig(e)), nameKeys(e.CanonicalName))
+				[]byte(graph.EntityTextSig(e)), graph.NameKeysJSON(e.CanonicalName))
 		}
 		_, err := t.exec(ctx, `INSERT INTO entities
 		(id, user_id, entity_type, canonical_name, schema_version, snapshot, provenance, observation_count,

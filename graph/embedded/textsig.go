@@ -35,7 +35,7 @@ func (d *Driver) BackfillTextSigs(ctx context.Context, after string, limit int) 
 			if e.Snapshot, err = jsoncodec.Map(snap); err != nil {
 				return fmt.Errorf("entity %s: %w", e.ID, err)
 			}
-			ids, sigs, keys = append(ids, e.ID), append(sigs, graph.EntityTextSig(e)), append(keys, nameKeys(e.CanonicalName))
+			ids, sigs, keys = append(ids, e.ID), append(sigs, graph.EntityTextSig(e)), append(keys, graph.NameKeysJSON(e.CanonicalName))
 			return nil
 		})
 		if err != nil {

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"unicode/utf8"
 
@@ -11,20 +10,12 @@ import (
 
 var _ graph.EntityCompleter = (*tx)(nil)
 
-// nameKeys is the JSON array of graph.NameKeys(name), which PutEntities
-// and BackfillTextSigs store as entities.name_keys (migration 032), from
-// which triggers keep entity_keys current. JSON rather than a text[]
-// parameter: a batch's arrays differ in length, which a two-dimensional
-// array may not.
-func nameKeys(name string) string {
-	b, _ := json.Marshal(graph.NameKeys(name))
-	if len(b) == 0 || string(b) == "null" {
-		return "[]"
-	}
-	return string(b)
-}
+// PutEntities and BackfillTextSigs store graph.NameKeysJSON as
+// entities.name_keys (migration 032), from which triggers keep entity_keys
+// current: JSON rather than a text[] parameter, since a batch's arrays
+// differ in length, which a two-dimensional array may not.
 
-// nameKeysSQL turns the JSON array of nameKeys, the column u.nk of an
+// nameKeysSQL turns the JSON array of graph.NameKeysJSON, the column u.nk of an
 // unnest, into the text[] entities.name_keys holds, in its order.
 const nameKeysSQL = `ARRAY(SELECT k FROM jsonb_array_elements_text(u.nk::jsonb) WITH ORDINALITY AS a(k, n) ORDER BY n)`
 

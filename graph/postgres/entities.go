@@ -161,7 +161,7 @@ func (t *tx) PutEntities(ctx context.Context, es []graph.Entity) error {
 			mergedInto[i] = &es[i].MergedInto
 		}
 		mergedAt[i] = nullTime(e.MergedAt)
-		sigs[i], keys[i] = graph.EntityTextSig(e), nameKeys(e.CanonicalName)
+		sigs[i], keys[i] = graph.EntityTextSig(e), graph.NameKeysJSON(e.CanonicalName)
 	}
 	_, err := t.tx.Exec(ctx, `INSERT INTO entities
 		(id, user_id, entity_type, canonical_name, schema_version, snapshot, provenance, observation_count,

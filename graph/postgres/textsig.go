@@ -36,7 +36,7 @@ func (d *Driver) BackfillTextSigs(ctx context.Context, after string, limit int) 
 			return fmt.Errorf("entity %s: %w", e.ID, err)
 		}
 		ids, sigs = append(ids, e.ID), append(sigs, graph.EntityTextSig(graph.Entity{Type: e.Type, CanonicalName: e.CanonicalName, Snapshot: m}))
-		keys = append(keys, nameKeys(e.CanonicalName))
+		keys = append(keys, graph.NameKeysJSON(e.CanonicalName))
 		return nil
 	})
 	if err != nil || len(ids) == 0 {
