@@ -320,31 +320,15 @@ func completing(ctx context.Context) bool { return ctx.Value(completionKey{}) !=
 
 // completeEntities offers the names of the entities whose name, or a later
 // word of it, begins with prefix (then of those a word search for it
-// finds), best first, each once.
-// The entities come as retrieve_entities lists them, cut to its response
-// budget (eight or so without snapshots): cut says that more matched.
+// finds), best first, each once; cut says that more matched.
 func completeEntities(ctx context.Context, run toolRun, prefix string) (out []string, cut bool, err error) {
-	if strings.TrimSpace(prefix) == "" {
-		return nil, false, nil
-	}
-	var hits struct {
-		Entities []struct {
-			CanonicalName string `json:"canonical_name"`
-		} `json:"entities"`
-		Meta struct {
-			NextCursor string `json:"next_cursor"`
-		} `json:"meta"`
-	}
-	in := map[string]any{"query": prefix, "limit": maxCompletions + 1, "include_snapshots": false, "meaning": false}
-	if err := run(context.WithValue(ctx, completionKey{}, true), "retrieve_entities", in, &hits); err != nil {
-		return nil, false, err
-	}
-	for _, h := range hits.Entities {
+	hits, cut, err := completedEntities(ctx, run, prefix)
+	for _, h := range hits {
 		if h.CanonicalName != "" && !slices.Contains(out, h.CanonicalName) {
 			out = append(out, h.CanonicalName)
 		}
 	}
-	return out, hits.Meta.NextCursor != "", nil
+	return out, cut, err
 }
 
 // completeTypes offers the entity types the caller may read that hold
@@ -364,14 +348,31 @@ func completeTypes(ctx context.Context, run toolRun, prefix string) ([]string, e
 // by name, or of those whose id begins with prefix when it begins as ids
 // do, best first.
 func completeEntityIDs(ctx context.Context, run toolRun, prefix string) (out []string, cut bool, err error) {
+	hits, cut, err := completedEntities(ctx, run, prefix)
+	for _, h := range hits {
+		out = append(out, h.ID)
+	}
+	return out, cut, err
+}
+
+// completedEntity is an entity a completion found.
+type completedEntity struct {
+	ID            string `json:"id"`
+	CanonicalName string `json:"canonical_name"`
+}
+
+// completedEntities runs the completion's retrieve_entities call for
+// prefix (marked as a completion's: completionKey): the entities it found,
+// best first, and whether more matched. The entities come as
+// retrieve_entities lists them, cut to its response budget (eight or so
+// without snapshots).
+func completedEntities(ctx context.Context, run toolRun, prefix string) ([]completedEntity, bool, error) {
 	if strings.TrimSpace(prefix) == "" {
 		return nil, false, nil
 	}
 	var hits struct {
-		Entities []struct {
-			ID string `json:"id"`
-		} `json:"entities"`
-		Meta struct {
+		Entities []completedEntity `json:"entities"`
+		Meta     struct {
 			NextCursor string `json:"next_cursor"`
 		} `json:"meta"`
 	}
@@ -379,11 +380,7 @@ func completeEntityIDs(ctx context.Context, run toolRun, prefix string) (out []s
 	if err := run(context.WithValue(ctx, completionKey{}, true), "retrieve_entities", in, &hits); err != nil {
 		return nil, false, err
 	}
-	out = make([]string, 0, len(hits.Entities))
-	for _, h := range hits.Entities {
-		out = append(out, h.ID)
-	}
-	return out, hits.Meta.NextCursor != "", nil
+	return hits.Entities, hits.Meta.NextCursor != "", nil
 }
 
 // completePeriods offers the years, then the months, of the newest
