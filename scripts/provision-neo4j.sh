@@ -227,6 +227,18 @@ server.memory.pagecache.size=${CAIRN_TEST_NEO4J_PAGECACHE:-128m}
 db.tx_log.rotation.retention_policy=2 files
 db.logs.query.enabled=OFF
 dbms.usage_report.enabled=false
+# The servers' own housekeeping, which a scratch store of a few minutes
+# does not need, polls several times a second: an idle server spent 7% of
+# a core on it, three servers 130 s of CPU over a run (per-thread CPU from
+# /proc, 2026-11-29): the VM pause monitor, background index sampling (the
+# plans are not remade anyway, below), page-cache warm-up profiling, and
+# the ID and transaction monitors at their 1 s and 2 s defaults. Without
+# them an idle server spends 2%.
+internal.vm_pause_monitor.enabled=false
+db.index_sampling.background_enabled=false
+db.memory.pagecache.warmup.enable=false
+internal.db.idcontroller.maintenance_interval=30s
+db.transaction.monitor.check.interval=10s
 # Every test empties the database and fills it again, so the statistics a
 # cached plan was made with diverge at once, and after the default 10 s
 # every statement was planned anew: parsing and planning were half of the
