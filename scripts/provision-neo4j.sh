@@ -246,6 +246,21 @@ db.transaction.monitor.check.interval=10s
 # fresher plans; graph/neo4j's tests cost two servers 180 s of CPU rather
 # than 227.
 dbms.cypher.min_replan_interval=1h
+# Cypher compiles an expression to bytecode once a statement has run ten
+# times; the suite runs hundreds of statements a few dozen times each, so
+# that code generation, class loading and compiling the classes cost more
+# than they saved: graph/neo4j's conformance tests took one server 139 s
+# of CPU with expressions interpreted against 173 s (2026-11-29). The
+# runtime stays the one a Community server runs (slotted); the interpreted
+# runtime saved no more.
+internal.cypher.expression_engine=INTERPRETED
+# A plan is cached per statement and per size class of each string and
+# list parameter (1, 2-10, 11-100... characters or items): the tests' user
+# ids, entity ids and type lists of every length had one statement planned
+# again and again, 1.2 s of CPU a time with the client compiler. Sizes
+# only guide the planner's estimates, never what a statement returns;
+# without them the conformance tests took 115 s of CPU rather than 151.
+internal.cypher.use_parameter_size=false
 EOF
 	local heap=${CAIRN_TEST_NEO4J_HEAP:-384m} java_opts=${CAIRN_TEST_NEO4J_JAVA_OPTS:--XX:+UseG1GC}
 	if ! NEO4J_HOME=$dir NEO4J_CONF=$dir/conf "$JAVA" -cp "$cp" org.neo4j.cli.AdminTool \
