@@ -36,6 +36,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/cairnkg/cairn/migrations"
@@ -257,14 +258,44 @@ func exec(t testing.TB, dsn, sql string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	conn, err := pgx.Connect(ctx, dsn)
+	pool, err := adminPool(ctx, dsn)
 	if err != nil {
 		t.Fatalf("postgres: %v", err)
 	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, sql); err != nil {
+	if _, err := pool.Exec(ctx, sql); err != nil {
 		t.Fatalf("postgres: %s: %v", sql, err)
 	}
+}
+
+// adminPools holds, per DSN, the connections exec runs its statements on
+// for the life of the test binary. A connection a statement made a
+// server process for (forked, its catalog caches loaded) and closed again:
+// two per test, a fifth of the suite's PostgreSQL backends.
+var adminPools struct {
+	sync.Mutex
+	m map[string]*pgxpool.Pool
+}
+
+func adminPool(ctx context.Context, dsn string) (*pgxpool.Pool, error) {
+	adminPools.Lock()
+	defer adminPools.Unlock()
+	if p, ok := adminPools.m[dsn]; ok {
+		return p, nil
+	}
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, err
+	}
+	cfg.MaxConns = 2
+	p, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if adminPools.m == nil {
+		adminPools.m = map[string]*pgxpool.Pool{}
+	}
+	adminPools.m[dsn] = p
+	return p, nil
 }
 
 var logMu sync.Mutex
