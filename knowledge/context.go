@@ -141,6 +141,11 @@ type ContextRequest struct {
 	Topic string
 	// BudgetTokens bounds the response; 0 means DefaultContextBudget.
 	BudgetTokens int
+	// TypesOnly loads the type inventory alone (entity_types, with the
+	// counts of what was left out): what a completion of an entity type
+	// or a listing of resources needs, without reading the profile, the
+	// memories or a single entity.
+	TypesOnly bool
 }
 
 // Tokens is the conservative token count Cairn budgets with: one token per
@@ -166,6 +171,13 @@ func (s *Service) UserContext(ctx context.Context, c Caller, req ContextRequest)
 	topic := strings.TrimSpace(req.Topic)
 	if len(topic) > maxTopicLen {
 		return UserContext{}, invalid("topic", fmt.Sprintf("at most %d bytes", maxTopicLen), "string", "is %d bytes long", len(topic))
+	}
+	if req.TypesOnly {
+		in, err := s.contextTypes(ctx, c)
+		if err != nil {
+			return UserContext{}, fmt.Errorf("knowledge: user context: %w", err)
+		}
+		return pack(budget, "", in)
 	}
 	// The profile, the memories and the graph are independent: they are
 	// read at once, and so is the topic embedded (a model takes
@@ -208,6 +220,44 @@ func (s *Service) UserContext(ctx context.Context, c Caller, req ContextRequest)
 	}
 	in.notes = slices.Concat(profileNotes, in.notes, memoryNotes)
 	return pack(budget, topic, in)
+}
+
+// contextTypes fills the type inventory alone, from the count of each
+// type's entities: the readable types of the user's schemas and of the
+// entities, most entities first, as contextGraph lists them.
+func (s *Service) contextTypes(ctx context.Context, c Caller) (contextInput, error) {
+	in := contextInput{profile: map[string]any{}}
+	err := s.graph.View(ctx, func(tx *graph.Tx) error {
+		set, err := s.schemas.For(ctx, c.UserID)
+		if err != nil {
+			return err
+		}
+		counts, err := tx.EntityTypeCounts(ctx, c.UserID)
+		if err != nil {
+			return err
+		}
+		in.types, in.readableEntities = readableTypes(c, set.Types(), counts)
+		return nil
+	})
+	return in, err
+}
+
+// readableTypes lists the types of schemaTypes and of counts that the
+// caller may read, with their counts, most entities first (then by name),
+// and how many entities they hold in all.
+func readableTypes(c Caller, schemaTypes []string, counts map[string]int) ([]TypeCount, int) {
+	types := append(slices.Clone(schemaTypes), slices.Collect(maps.Keys(counts))...)
+	slices.Sort(types)
+	var out []TypeCount
+	n := 0
+	for _, t := range slices.Compact(types) {
+		if c.readable(t) {
+			out = append(out, TypeCount{EntityType: t, Count: counts[t]})
+			n += counts[t]
+		}
+	}
+	slices.SortStableFunc(out, func(a, b TypeCount) int { return cmp.Compare(b.Count, a.Count) })
+	return out, n
 }
 
 // contextProfile reads the caller's profile, or says that there is no
@@ -253,16 +303,8 @@ func (s *Service) contextGraph(ctx context.Context, c Caller, topic string, topi
 		if err != nil {
 			return err
 		}
-		types := append(set.Types(), slices.Collect(maps.Keys(counts))...)
-		slices.Sort(types)
-		in.types, in.readableEntities, in.ranked = nil, 0, nil
-		for _, t := range slices.Compact(types) {
-			if c.readable(t) {
-				in.types = append(in.types, TypeCount{EntityType: t, Count: counts[t]})
-				in.readableEntities += counts[t]
-			}
-		}
-		slices.SortStableFunc(in.types, func(a, b TypeCount) int { return cmp.Compare(b.Count, a.Count) })
+		in.ranked = nil
+		in.types, in.readableEntities = readableTypes(c, set.Types(), counts)
 		r = newRanking(c.UserID, s.clock(), stats, degrees(c, stats), s.limits)
 		r.textCache = s.textCache
 		if topic != "" {

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	gocmp "github.com/google/go-cmp/cmp"
+
 	"github.com/cairnkg/cairn/controlplane"
 	"github.com/cairnkg/cairn/db/sqlite"
 	"github.com/cairnkg/cairn/graph"
@@ -191,6 +193,38 @@ func TestUserContextConsent(t *testing.T) {
 	}
 	if _, err := s.UserContext(t.Context(), alice, knowledge.ContextRequest{BudgetTokens: 50}); !errors.Is(err, knowledge.ErrValidation) {
 		t.Errorf("budget 50: err = %v, want a validation error", err)
+	}
+}
+
+// TestUserContextTypesOnly checks the inventory a completion loads alone:
+// the same types and counts as a whole context load at its largest budget,
+// for the owner and for a caller limited to some types, with no profile,
+// memory or entity, and every entity counted as left out; without profile
+// read it is refused as a whole load is.
+func TestUserContextTypesOnly(t *testing.T) {
+	env := newContextEnv(t, memories{{ID: "mem_1", Collection: "notes", Text: "Alice likes green tea", CreatedAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}})
+	s := env.svc
+	for i := range 3 {
+		store(t, s, alice, map[string]any{"entity_type": "company", "name": fmt.Sprintf("Acme %d", i)})
+	}
+	store(t, s, alice, map[string]any{"entity_type": "person", "name": "Dana"})
+	store(t, s, alice, map[string]any{"entity_type": "recipe", "name": "Lasagna", "servings": 4})
+	narrow := alice
+	narrow.Allowed = func(_ knowledge.Action, r string) bool {
+		return r == knowledge.ResourceProfile || r == knowledge.EntityResource("person") || r == knowledge.EntityResource("recipe")
+	}
+	for name, c := range map[string]knowledge.Caller{"owner": alice, "narrow": narrow} {
+		whole := userContext(t, s, c, knowledge.ContextRequest{BudgetTokens: knowledge.MaxContextBudget})
+		types := userContext(t, s, c, knowledge.ContextRequest{BudgetTokens: knowledge.MaxContextBudget, TypesOnly: true})
+		if diff := gocmp.Diff(whole.EntityTypes, types.EntityTypes); diff != "" || len(types.EntityTypes) == 0 {
+			t.Errorf("%s: types only differ from the whole load's (-whole +types):\n%s", name, diff)
+		}
+		if len(types.Entities) != 0 || len(types.Profile) != 0 || len(types.Memories.Recent) != 0 || types.Omitted.Entities != whole.Omitted.Entities+len(whole.Entities) {
+			t.Errorf("%s: types only returned more than the inventory: %+v", name, types)
+		}
+	}
+	if _, err := s.UserContext(t.Context(), only("read:"+knowledge.EntityResource("person")), knowledge.ContextRequest{TypesOnly: true}); !errors.Is(err, knowledge.ErrForbidden) {
+		t.Errorf("without profile read: err = %v, want ErrForbidden", err)
 	}
 }
 

@@ -387,16 +387,22 @@ type typeCount struct {
 	Count      int    `json:"count"`
 }
 
+// typesOnlyKey marks the context of a get_user_context call that
+// readableTypeCounts makes: it loads the type inventory alone
+// (knowledge.ContextRequest.TypesOnly), consented and audited as any
+// context load is.
+type typesOnlyKey struct{}
+
 // readableTypeCounts returns the entity types the caller may read that
 // hold entities, those with the most entities first: the type inventory of
 // get_user_context, which has a share of the context's token budget, at
 // its largest budget (some hundreds of types; the templates and
-// completions reach the rest).
+// completions reach the rest), loaded alone.
 func readableTypeCounts(ctx context.Context, run toolRun) ([]typeCount, error) {
 	var loaded struct {
 		EntityTypes []typeCount `json:"entity_types"`
 	}
-	if err := run(ctx, "get_user_context", map[string]any{"budget_tokens": knowledge.MaxContextBudget}, &loaded); err != nil {
+	if err := run(context.WithValue(ctx, typesOnlyKey{}, true), "get_user_context", map[string]any{"budget_tokens": knowledge.MaxContextBudget}, &loaded); err != nil {
 		return nil, err
 	}
 	return slices.DeleteFunc(loaded.EntityTypes, func(tc typeCount) bool { return tc.Count == 0 }), nil

@@ -38,7 +38,9 @@ func getUserContextTool(d Deps) *Tool {
 			setDefault(prop(s, "budget_tokens"), knowledge.DefaultContextBudget)
 		},
 	}, func(ctx context.Context, call *Call, in UserContextIn) (UserContextOut, error) {
-		out, err := d.Knowledge.UserContext(ctx, call.Caller(), knowledge.ContextRequest{Topic: deref(in.Topic), BudgetTokens: deref(in.BudgetTokens)})
+		out, err := d.Knowledge.UserContext(ctx, call.Caller(), knowledge.ContextRequest{
+			Topic: deref(in.Topic), BudgetTokens: deref(in.BudgetTokens), TypesOnly: ctx.Value(typesOnlyKey{}) != nil,
+		})
 		return out, contextError(err)
 	})
 }
