@@ -53,7 +53,8 @@ CALL (e, row, keysKept) {
   DELETE old
   WITH e, row, keysKept, count(old) AS deleted
   UNWIND CASE WHEN keysKept THEN [] ELSE row.keys END AS key
-  CREATE (:EntityKey {user_id: $userId, entity_type: row.entity_type, kind: key.kind, key: key.key, entity_id: e.id})
+  CREATE (:EntityKey {user_id: $userId, entity_type: row.entity_type, kind: key.kind, key: key.key, entity_id: e.id,
+    type_order: key.type_order, user_order: key.user_order})
 }
 WITH e
 OPTIONAL MATCH (o:Observation {user_id: $userId, entity_id: e.id})

@@ -13,7 +13,8 @@ MATCH (e:Entity {id: row.id})
 WHERE e.text_sig IS NULL OR e.name_keys IS NULL
 CALL (e, row) {
   UNWIND CASE WHEN e.name_keys IS NULL THEN row.keys ELSE [] END AS key
-  CREATE (:EntityKey {user_id: e.user_id, entity_type: e.entity_type, kind: key.kind, key: key.key, entity_id: e.id})
+  CREATE (:EntityKey {user_id: e.user_id, entity_type: e.entity_type, kind: key.kind, key: key.key, entity_id: e.id,
+    type_order: key.type_order, user_order: key.user_order})
 }
 SET e.text_sig = coalesce(e.text_sig, row.text_sig),
     e.name_keys = coalesce(e.name_keys, row.name_keys)

@@ -1,17 +1,20 @@
 // graph.EntityCompleter.CompleteEntities for a completion of every type
-// (q.Types nil): for each of $kinds, the first $limit of the user's
-// completion keys of that kind that begin with $prefix, of any type, in the
-// order of key then entity id: one seek of the index entity_key_user
-// (migrations/neo4j/007) in its order, cut at the limit. Those hold the
-// first $limit of every type together, which is all the answer takes, so
-// the user's types need not be listed first (entity_complete is the one for
-// a list of types).
-UNWIND $kinds AS kind
-CALL (kind) {
+// (q.Types nil): for each of $scopes (a kind of the user's keys), the first
+// $limit of the user's completion keys of that kind that begin with
+// $prefix, of any type, in the order of key then entity id: one seek of
+// the index entity_key_user_order (migrations/neo4j/007) in its order, cut
+// at the limit. Those hold the first $limit of every type together, which
+// is all the answer takes, so the user's types need not be listed first
+// (entity_complete is the one for a list of types).
+UNWIND $scopes AS scope
+CALL (scope) {
   MATCH (k:EntityKey)
-  WHERE k.user_id = $userId AND k.kind = kind AND k.key STARTS WITH $prefix
-  RETURN k.key AS key, k.entity_id AS entity_id
-  ORDER BY key, entity_id
+  WHERE k.user_order STARTS WITH scope.order + $prefix
+  WITH k
+  ORDER BY k.user_order
   LIMIT $limit
+  RETURN k
 }
-RETURN entity_id, kind, key
+WITH k
+WHERE k.user_id = $userId
+RETURN k.entity_id AS entity_id, k.kind AS kind, k.key AS key

@@ -106,7 +106,7 @@ func entityPutRow(e graph.Entity) (map[string]any, error) {
 		"created_at": e.CreatedAt.UTC(), "computed_at": e.ComputedAt.UTC(),
 		"merged_into": nullString(e.MergedInto), "merged_at": nullTime(e.MergedAt),
 		"text_sig":  nullBytes(graph.EntityTextSig(e)),
-		"name_keys": nameKeys(e.CanonicalName), "keys": completionKeys(e.ID, e.CanonicalName, e.MergedInto != ""),
+		"name_keys": nameKeys(e.CanonicalName), "keys": completionKeys(e.UserID, e.Type, e.ID, e.CanonicalName, e.MergedInto != ""),
 	}, nil
 }
 

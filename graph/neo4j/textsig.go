@@ -54,7 +54,7 @@ func (t *tx) backfillTextSigs(ctx context.Context, after string, limit int) (str
 		}
 		sets[i] = map[string]any{
 			"id": id, "text_sig": []byte(graph.EntityTextSig(e)),
-			"name_keys": nameKeys(e.CanonicalName), "keys": completionKeys(id, e.CanonicalName, merged),
+			"name_keys": nameKeys(e.CanonicalName), "keys": completionKeys(user, e.Type, id, e.CanonicalName, merged),
 		}
 	}
 	for _, user := range users {

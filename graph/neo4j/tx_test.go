@@ -310,7 +310,10 @@ func TestPutEntityParams(t *testing.T) {
 	if d := cmp.Diff([]byte(graph.EntityTextSig(e)), row["text_sig"]); d != "" {
 		t.Errorf("text_sig (-want +got):\n%s", d)
 	}
-	wantKeys := []any{map[string]any{"kind": int64(graph.KeyName), "key": "acme"}, map[string]any{"kind": int64(graph.KeyID), "key": "ent_1"}}
+	wantKeys := []any{
+		map[string]any{"kind": int64(graph.KeyName), "key": "acme", "type_order": "alice\x01bank_account\x010\x01acme\x01ent_1", "user_order": "alice\x010\x01acme\x01ent_1"},
+		map[string]any{"kind": int64(graph.KeyID), "key": "ent_1", "type_order": "alice\x01bank_account\x012\x01ent_1\x01ent_1", "user_order": "alice\x012\x01ent_1\x01ent_1"},
+	}
 	if d := cmp.Diff([]string{"acme"}, row["name_keys"]); d != "" {
 		t.Errorf("name_keys (-want +got):\n%s", d)
 	}
