@@ -20,6 +20,7 @@ var (
 var reservedLabels = []string{
 	"Entity", "Source", "Observation", "RawFragment", "Identifier", "TimelineEvent",
 	"RelationshipObservation", "OutboxEntry", "UserLock", "CairnMigration", "CairnMigrationLock",
+	"EntityKey",
 }
 
 // reservedRelTypes are the relationship types of Cairn's own edges (from a

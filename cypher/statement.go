@@ -30,14 +30,15 @@ const MaxHopsLimit = 100_000
 
 // CrossUser lists the statements that are not scoped to one user, and why:
 // the workers that drain the outbox claim entries of every user, the
-// text-signature backfill at start gives entities of every user theirs,
-// and the migration runner keeps its own bookkeeping nodes.
+// text-signature backfill at start gives entities of every user theirs
+// (and their completion keys), and the migration runner keeps its own
+// bookkeeping nodes.
 var CrossUser = map[string]string{
 	"outbox_claim":              "outbox workers claim entries of every user",
 	"outbox_ack":                "settles claimed entries, each matched under its own user_id",
 	"outbox_release":            "frees claimed entries, each matched under its own user_id",
 	"entities_without_text_sig": "the text-signature backfill at start reads entities of every user",
-	"entities_text_sig_set":     "the text-signature backfill sets only the signature, of entities it read",
+	"entities_text_sig_set":     "the text-signature backfill sets only the signature and completion keys, of entities it read",
 	"relationship_index":        "a schema command: indexes hold every user's relationships",
 	"migration_applied":         "migration bookkeeping",
 	"migration_record":          "migration bookkeeping",

@@ -192,7 +192,9 @@ type TextSigBackfiller interface {
 	// it stored. An entity written meanwhile keeps the signature its
 	// write stored. A driver that keeps completion keys (EntityCompleter)
 	// stores the entity's NameKeys with its signature: its migration
-	// cleared the signatures of the entities stored without keys.
+	// cleared the signatures of the entities stored without keys (on
+	// Neo4j, the entities without name_keys are found as those without
+	// a signature are, and given their keys).
 	BackfillTextSigs(ctx context.Context, after string, limit int) (last string, n int, err error)
 }
 

@@ -23,10 +23,10 @@ import (
 // it. The index is read by type, a handful of keys each, so a caller who
 // may read one small type reads that type's keys only. When the keys give
 // fewer entities than the page, the word search (which also finds the
-// words of snapshots) fills the rest, best first. The embedded store keeps
-// the keys; on PostgreSQL and Neo4j, which keep none yet, a completion is
-// the word search alone, as any entity search (ranked by relevance, not by
-// prefix).
+// words of snapshots) fills the rest, best first. Every graph backend
+// keeps the keys (the embedded store and PostgreSQL in a table, Neo4j as
+// :EntityKey nodes); on a driver without them a completion is the word
+// search alone, as any entity search (ranked by relevance, not by prefix).
 
 // entityIDPrefix begins every entity id (EntityID).
 const entityIDPrefix = "ent_"

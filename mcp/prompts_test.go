@@ -264,9 +264,6 @@ func benchmarkCompletion(b *testing.B, be storeBackend) {
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
-			if strings.Contains(c.name, "id-prefix") && be.name == "Neo4j" {
-				b.Skip("Neo4j keeps no completion keys: its word search completes no id from its beginning")
-			}
 			var times []time.Duration
 			i := 0
 			for b.Loop() {
@@ -288,12 +285,11 @@ func benchmarkCompletion(b *testing.B, be storeBackend) {
 // TestCompletionRanking completes entity names and ids on every store
 // backend: nothing of a type the caller may not read, even when that type
 // holds every other match; no merged entity's id; at most ten values, with
-// hasMore when there are others. Where the graph keeps completion keys
-// (the embedded store and PostgreSQL), also the ranking: names that begin
-// with the value before names with a later word that does,
-// case-insensitive in any script, then entities found only by the words
-// of their snapshots; and ids from the beginning of an id. Elsewhere a completion is the word
-// search, ranked by relevance: the same names, in its order.
+// hasMore when there are others; and the ranking the completion keys give
+// (every backend keeps them): names that begin with the value before
+// names with a later word that does, case-insensitive in any script, then
+// entities found only by the words of their snapshots; and ids from the
+// beginning of an id.
 func TestCompletionRanking(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b storeBackend) {
 		e := newEnvWith(t, envOptions{backend: &b})
@@ -322,16 +318,8 @@ func TestCompletionRanking(t *testing.T) {
 		e.mustCall(t, "store", map[string]any{"entities": invoices})
 		companies, _ := e.agent(t, e.owner.UserID, "companies", [3]string{"read", "entities/company", "allow"})
 		owner, narrow := e.connect(t), e.connectAs(t, companies)
-		// ranked holds got to want in order where the graph keeps
-		// completion keys, and as a set elsewhere.
-		keys := b.name != "Neo4j"
-		ranked := func(got, want []string) bool {
-			if keys {
-				return slices.Equal(got, want)
-			}
-			got, want = slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(want))
-			return slices.Equal(got, want)
-		}
+		// Every backend keeps completion keys: the order is the keys'.
+		ranked := slices.Equal[[]string]
 
 		if got := complete(t, narrow, mcp.PromptAboutEntity, "entity", "acme"); !ranked(got, []string{acmeName, "ACME Rockets", "Rocket Acme Labs", "Globex"}) {
 			t.Errorf("acme as the company reader = %q, want the name that is acme, the one that begins with it, the one with a later word that does, the one whose domain has it", got)
@@ -358,9 +346,6 @@ func TestCompletionRanking(t *testing.T) {
 			t.Errorf("acm as the owner = %q (has more %v), want five to ten, and more", v, res.Completion.HasMore)
 		}
 		for i := range v {
-			if !keys {
-				break
-			}
 			if !strings.HasPrefix(graph.CompletionKey(v[i]), "acm") || i > 0 && graph.CompletionKey(v[i-1]) > graph.CompletionKey(v[i]) {
 				t.Errorf("acm as the owner = %q, want names that begin with acm, in order", v)
 				break
@@ -376,10 +361,10 @@ func TestCompletionRanking(t *testing.T) {
 			}
 			return res.Completion.Values
 		}
-		if got := ids(narrow, "acme"); len(got) != 4 || !slices.Contains(got, acme) || keys && got[0] != acme {
+		if got := ids(narrow, "acme"); len(got) != 4 || !slices.Contains(got, acme) || got[0] != acme {
 			t.Errorf("ids of acme = %q, want Acme's first of four", got)
 		}
-		if got := ids(owner, acme[:len(acme)-2]); keys && !slices.Contains(got, acme) {
+		if got := ids(owner, acme[:len(acme)-2]); !slices.Contains(got, acme) {
 			t.Errorf("ids from %q = %q, want %s", acme[:len(acme)-2], got, acme)
 		}
 		if got := ids(owner, dup); len(got) != 0 {

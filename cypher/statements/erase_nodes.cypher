@@ -1,7 +1,8 @@
 // graph.Eraser.Erase: the observations of $observationIds, the raw
 // fragments and timeline events of the entities of $entityIds or of the
 // sources of $sourceIds, the entities' identifier links (and the
-// identifiers no entity is found under any more), the entities (out of the
+// identifiers no entity is found under any more), the entities' completion
+// keys (:EntityKey, which hold their names), the entities (out of the
 // full-text index with their nodes) and the sources. Each count is taken
 // before the next match, so that one empty match does not end the rest.
 OPTIONAL MATCH (o:Observation {user_id: $userId})
@@ -22,6 +23,10 @@ DELETE link
 WITH observations, fragments, events, count(link) AS identifiers, collect(DISTINCT i) AS idents
 FOREACH (i IN [x IN idents WHERE NOT EXISTS { MATCH (x)<-[:IDENTIFIED_BY]-(:Entity) }] | DELETE i)
 WITH observations, fragments, events, identifiers
+OPTIONAL MATCH (k:EntityKey {user_id: $userId})
+WHERE k.entity_id IN $entityIds
+DELETE k
+WITH observations, fragments, events, identifiers, count(k) AS entityKeys
 OPTIONAL MATCH (e:Entity {user_id: $userId})
 WHERE e.id IN $entityIds
 DETACH DELETE e

@@ -1,5 +1,6 @@
-// Package neo4j is the graph driver on Neo4j 5 (graph.Driver, and
-// graph.Reacher for cycle checks in the database): connection setup with
+// Package neo4j is the graph driver on Neo4j 5 (graph.Driver,
+// graph.Reacher for cycle checks in the database, and
+// graph.EntityCompleter over :EntityKey nodes): connection setup with
 // startup errors classified into one line each (Connect), the runner of the
 // Neo4j migrations (Migrate), and the driver (New). The statements it runs
 // live in package cypher, one named file each; the model is in

@@ -83,7 +83,7 @@ func (t *tx) source(ctx context.Context, st cypher.Statement, params map[string]
 var entityProps = map[string]bool{
 	"id": true, "user_id": true, "entity_type": true, "canonical_name": true, "search_name": true, "search_text": true, "schema_version": true,
 	"snapshot_json": true, "provenance_json": true, "observation_count": true, "last_observation_at": true,
-	"created_at": true, "computed_at": true, "merged_into": true, "merged_at": true, "text_sig": true, "user_write": true,
+	"created_at": true, "computed_at": true, "merged_into": true, "merged_at": true, "text_sig": true, "user_write": true, "name_keys": true,
 }
 
 // entityPutRow is the row of $rows in entities_put for e.
@@ -105,7 +105,8 @@ func entityPutRow(e graph.Entity) (map[string]any, error) {
 		"observation_count": int64(e.ObservationCount), "last_observation_at": e.LastObservationAt.UTC(),
 		"created_at": e.CreatedAt.UTC(), "computed_at": e.ComputedAt.UTC(),
 		"merged_into": nullString(e.MergedInto), "merged_at": nullTime(e.MergedAt),
-		"text_sig": nullBytes(graph.EntityTextSig(e)),
+		"text_sig":  nullBytes(graph.EntityTextSig(e)),
+		"name_keys": nameKeys(e.CanonicalName), "keys": completionKeys(e.UserID, e.Type, e.ID, e.CanonicalName, e.MergedInto != ""),
 	}, nil
 }
 

@@ -207,6 +207,29 @@ func TestStatementPerMethod(t *testing.T) {
 			want: []string{"relationships_list"},
 		},
 		{
+			name: "CompleteEntitiesOfTypes",
+			call: func(t *tx) error {
+				_, err := t.CompleteEntities(ctx, graph.EntityCompletion{UserID: "alice", Prefix: "acme", Types: []string{"company", "person"}, Limit: 10})
+				return err
+			},
+			want: []string{"entity_complete"},
+		},
+		{
+			name: "CompleteEntitiesOfEveryType",
+			call: func(t *tx) error {
+				_, err := t.CompleteEntities(ctx, graph.EntityCompletion{UserID: "alice", Prefix: "ent_", IDs: true, Limit: 10})
+				return err
+			},
+			want: []string{"entity_complete_any"},
+		},
+		{
+			name: "CompleteEntitiesOfNoType",
+			call: func(t *tx) error {
+				_, err := t.CompleteEntities(ctx, graph.EntityCompletion{UserID: "alice", Prefix: "acme", Types: []string{}, Limit: 10})
+				return err
+			},
+		},
+		{
 			name: "EnqueueNothing", write: true,
 			call: func(t *tx) error { return t.EnqueueOutbox(ctx, "alice", nil, t0) },
 			want: []string{"user_lock"},
@@ -286,6 +309,22 @@ func TestPutEntityParams(t *testing.T) {
 	}
 	if d := cmp.Diff([]byte(graph.EntityTextSig(e)), row["text_sig"]); d != "" {
 		t.Errorf("text_sig (-want +got):\n%s", d)
+	}
+	wantKeys := []any{
+		map[string]any{"kind": int64(graph.KeyName), "key": "acme", "type_order": "alice\x01bank_account\x010\x01acme\x01ent_1", "user_order": "alice\x010\x01acme\x01ent_1"},
+		map[string]any{"kind": int64(graph.KeyID), "key": "ent_1", "type_order": "alice\x01bank_account\x012\x01ent_1\x01ent_1", "user_order": "alice\x012\x01ent_1\x01ent_1"},
+	}
+	if d := cmp.Diff([]string{"acme"}, row["name_keys"]); d != "" {
+		t.Errorf("name_keys (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff(wantKeys, row["keys"]); d != "" {
+		t.Errorf("keys (-want +got):\n%s", d)
+	}
+	// A merged entity keeps its name keys' record, and has no keys.
+	merged := e
+	merged.MergedInto, merged.MergedAt = "ent_2", t0
+	if row, err := entityPutRow(merged); err != nil || len(row["keys"].([]any)) != 0 || len(row["name_keys"].([]string)) != 1 {
+		t.Errorf("a merged entity's row has keys %v, name_keys %v (%v); want none, and its name's", row["keys"], row["name_keys"], err)
 	}
 	// A snapshot it cannot summarise has a signature too, one that says
 	// nothing.
