@@ -652,9 +652,9 @@ func TestListEntityStatsAsksForTextSigs(t *testing.T) {
 
 func TestBackfillTextSigs(t *testing.T) {
 	f := (&fakeRunner{}).reply("entities_without_text_sig",
-		map[string]any{"id": "ent_a", "entity_type": "note", "canonical_name": "Launch", "snapshot_json": `{"text":"Rocket","n":1e21}`},
-		map[string]any{"id": "ent_b", "entity_type": "person", "canonical_name": "Ada", "snapshot_json": `{}`},
-	).reply("entities_text_sig_set")
+		map[string]any{"id": "ent_a", "user_id": "alice", "entity_type": "note", "canonical_name": "Launch", "snapshot_json": `{"text":"Rocket","n":1e21}`},
+		map[string]any{"id": "ent_b", "user_id": "bob", "entity_type": "person", "canonical_name": "Ada", "snapshot_json": `{}`},
+	).reply("user_lock").reply("user_lock").reply("entities_text_sig_set")
 	w := &tx{r: f, write: true}
 	last, n, err := w.backfillTextSigs(t.Context(), "ent_0", 500)
 	if err != nil || last != "ent_b" || n != 2 {
@@ -663,17 +663,23 @@ func TestBackfillTextSigs(t *testing.T) {
 	if p := f.last(t, "entities_without_text_sig").params; p["afterId"] != "ent_0" || p["limit"] != int64(500) {
 		t.Errorf("entities_without_text_sig params = %v", p)
 	}
+	// The signature and the completion keys of each entity, from its
+	// user, type, id and name.
 	want := []any{
 		map[string]any{"id": "ent_a", "text_sig": []byte(graph.EntityTextSig(graph.Entity{Type: "note", CanonicalName: "Launch",
-			Snapshot: map[string]any{"text": "Rocket", "n": json.Number("1e21")}}))},
-		map[string]any{"id": "ent_b", "text_sig": []byte(graph.EntityTextSig(graph.Entity{Type: "person", CanonicalName: "Ada", Snapshot: map[string]any{}}))},
+			Snapshot: map[string]any{"text": "Rocket", "n": json.Number("1e21")}})),
+			"name_keys": nameKeys("Launch"), "keys": completionKeys("alice", "note", "ent_a", "Launch", false)},
+		map[string]any{"id": "ent_b", "text_sig": []byte(graph.EntityTextSig(graph.Entity{Type: "person", CanonicalName: "Ada", Snapshot: map[string]any{}})),
+			"name_keys": nameKeys("Ada"), "keys": completionKeys("bob", "person", "ent_b", "Ada", false)},
 	}
 	if d := cmp.Diff(want, f.last(t, "entities_text_sig_set").params["rows"]); d != "" {
 		t.Errorf("entities_text_sig_set rows (-want +got):\n%s", d)
 	}
-	// It takes no user's lock: it writes no user's data but signatures.
-	if slices.Contains(f.names(), "user_lock") {
-		t.Errorf("ran %v; want no user_lock", f.names())
+	// It takes the lock of each user whose entities it keys, before it
+	// writes: the keys are the user's data, which a concurrent write of
+	// the user may be replacing.
+	if d := cmp.Diff([]string{"entities_without_text_sig", "user_lock", "user_lock", "entities_text_sig_set"}, f.names()); d != "" {
+		t.Errorf("statements (-want +got):\n%s", d)
 	}
 	// Nothing left: nothing written.
 	f = (&fakeRunner{}).reply("entities_without_text_sig")
