@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/cairnkg/cairn/graph"
 )
@@ -134,4 +135,22 @@ func testEntityCompletion(t *testing.T, newStore Harness) {
 	if got := complete(graph.EntityCompletion{UserID: bob, Prefix: "acme"}); !slices.Equal(ids(got), []string{"ent_c10"}) {
 		t.Errorf("bob's completion of acme = %v, want only his entity", got)
 	}
+}
+
+// BackfillEntities are the entities the drivers' completion-key backfill
+// tests write as a store from before the keys would hold them: 30 of
+// alice's, companies and people whose names begin with a letter beyond
+// ASCII, the fourth merged into the first.
+func BackfillEntities(at time.Time) []graph.Entity {
+	var ents []graph.Entity
+	for i := range 30 {
+		e := graph.Entity{ID: fmt.Sprintf("ent_b%03d", i), UserID: "alice", Type: []string{"company", "person"}[i%2],
+			CanonicalName: fmt.Sprintf("Ölwerk Nummer %03d", i), SchemaVersion: "1.0", Snapshot: map[string]any{},
+			ObservationCount: 1, LastObservationAt: at, CreatedAt: at, ComputedAt: at}
+		if i == 3 {
+			e.MergedInto, e.MergedAt = "ent_b000", at
+		}
+		ents = append(ents, e)
+	}
+	return ents
 }

@@ -1,7 +1,6 @@
 package neo4j_test
 
 import (
-	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/cairnkg/cairn/cypher"
 	"github.com/cairnkg/cairn/graph"
+	"github.com/cairnkg/cairn/graph/graphtest"
 	graphneo4j "github.com/cairnkg/cairn/graph/neo4j"
 )
 
@@ -27,16 +27,7 @@ func TestCompletionKeysBackfill(t *testing.T) {
 	s := graph.NewStore(d)
 	ctx := t.Context()
 	at := time.Date(2025, 3, 14, 9, 0, 0, 0, time.UTC)
-	var ents []graph.Entity
-	for i := range 30 {
-		e := graph.Entity{ID: fmt.Sprintf("ent_b%03d", i), UserID: "alice", Type: []string{"company", "person"}[i%2],
-			CanonicalName: fmt.Sprintf("Ölwerk Nummer %03d", i), SchemaVersion: "1.0", Snapshot: map[string]any{},
-			ObservationCount: 1, LastObservationAt: at, CreatedAt: at, ComputedAt: at}
-		if i == 3 {
-			e.MergedInto, e.MergedAt = "ent_b000", at
-		}
-		ents = append(ents, e)
-	}
+	ents := graphtest.BackfillEntities(at)
 	put := func(es []graph.Entity) {
 		t.Helper()
 		if err := s.Update(ctx, func(tx *graph.Tx) error { return tx.PutEntities(ctx, es) }); err != nil {

@@ -1,7 +1,6 @@
 package postgres_test
 
 import (
-	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	dbpostgres "github.com/cairnkg/cairn/db/postgres"
 	"github.com/cairnkg/cairn/db/postgres/pgtest"
 	"github.com/cairnkg/cairn/graph"
+	"github.com/cairnkg/cairn/graph/graphtest"
 	"github.com/cairnkg/cairn/graph/postgres"
 )
 
@@ -29,16 +29,7 @@ func TestCompletionKeysBackfill(t *testing.T) {
 	s := graph.NewStore(d)
 	ctx := t.Context()
 	at := time.Date(2025, 3, 14, 9, 0, 0, 0, time.UTC)
-	var ents []graph.Entity
-	for i := range 30 {
-		e := graph.Entity{ID: fmt.Sprintf("ent_b%03d", i), UserID: "alice", Type: []string{"company", "person"}[i%2],
-			CanonicalName: fmt.Sprintf("Ölwerk Nummer %03d", i), SchemaVersion: "1.0", Snapshot: map[string]any{},
-			ObservationCount: 1, LastObservationAt: at, CreatedAt: at, ComputedAt: at}
-		if i == 3 {
-			e.MergedInto, e.MergedAt = "ent_b000", at
-		}
-		ents = append(ents, e)
-	}
+	ents := graphtest.BackfillEntities(at)
 	if err := s.Update(ctx, func(tx *graph.Tx) error { return tx.PutEntities(ctx, ents) }); err != nil {
 		t.Fatal(err)
 	}
