@@ -154,3 +154,25 @@ func BackfillEntities(at time.Time) []graph.Entity {
 	}
 	return ents
 }
+
+// CompletedIDs answers q from s's completion keys (EntityCompleter) and
+// returns the ids it found, in order; it fails t when the driver keeps no
+// keys.
+func CompletedIDs(t *testing.T, s *graph.Store, q graph.EntityCompletion) []string {
+	t.Helper()
+	var out []string
+	err := s.View(t.Context(), func(tx *graph.Tx) error {
+		hits, ok, err := tx.CompleteEntities(t.Context(), q)
+		if !ok {
+			t.Fatal("the driver offers no graph.EntityCompleter")
+		}
+		for _, h := range hits {
+			out = append(out, h.ID)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}

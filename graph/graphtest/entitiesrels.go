@@ -26,16 +26,10 @@ func testRelationshipsOfEntities(t *testing.T, newStore Harness) {
 	const user = "alice"
 	epoch := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	put := func(tx *graph.Tx, id, typ string) error {
-		return tx.PutEntity(ctx, graph.Entity{
-			ID: id, UserID: user, Type: typ, CanonicalName: id, SchemaVersion: "1",
-			LastObservationAt: epoch, CreatedAt: epoch, ComputedAt: epoch,
-		})
+		return tx.PutEntity(ctx, plainEntity(user, id, typ, epoch))
 	}
 	link := func(tx *graph.Tx, typ, src, dst string, created, ended time.Time) error {
-		return tx.PutRelationship(ctx, graph.Relationship{
-			ID: graph.RelationshipID(typ, src, dst), UserID: user, Type: typ,
-			SourceEntityID: src, TargetEntityID: dst, CreatedAt: created, LastObservationAt: created, EndedAt: ended,
-		})
+		return tx.PutRelationship(ctx, plainRelationship(user, typ, src, dst, created, ended))
 	}
 	hour := func(h int) time.Time { return epoch.Add(time.Duration(h) * time.Hour) }
 	rid := func(src, dst string) string { return graph.RelationshipID(graph.RefersTo, src, dst) }

@@ -42,10 +42,7 @@ func testExpand(t *testing.T, newStore Harness) {
 			return errNoExpander
 		}
 		for _, id := range ids {
-			if err := tx.PutEntity(ctx, graph.Entity{
-				ID: id, UserID: user, Type: typeOf[id], CanonicalName: id, SchemaVersion: "1",
-				LastObservationAt: epoch, CreatedAt: epoch, ComputedAt: epoch,
-			}); err != nil {
+			if err := tx.PutEntity(ctx, plainEntity(user, id, typeOf[id], epoch)); err != nil {
 				return err
 			}
 		}
@@ -59,10 +56,7 @@ func testExpand(t *testing.T, newStore Harness) {
 			if i%30 == 0 {
 				dst = src // a self-loop now and then
 			}
-			if err := tx.PutRelationship(ctx, graph.Relationship{
-				ID: graph.RelationshipID(typ, src, dst), UserID: user, Type: typ,
-				SourceEntityID: src, TargetEntityID: dst, CreatedAt: created, LastObservationAt: created, EndedAt: ended,
-			}); err != nil {
+			if err := tx.PutRelationship(ctx, plainRelationship(user, typ, src, dst, created, ended)); err != nil {
 				return err
 			}
 		}

@@ -95,6 +95,25 @@ func newEntity(user, id, typ string, last time.Time) graph.Entity {
 }
 
 // putEntities stores entities in one transaction.
+// plainEntity is an entity of the random-graph tests (Reach, Expand,
+// RelationshipsOfEntities): named by its id, with no snapshot, observed and
+// created at at.
+func plainEntity(user, id, typ string, at time.Time) graph.Entity {
+	return graph.Entity{
+		ID: id, UserID: user, Type: typ, CanonicalName: id, SchemaVersion: "1",
+		LastObservationAt: at, CreatedAt: at, ComputedAt: at,
+	}
+}
+
+// plainRelationship is a relationship of those tests, from src to dst,
+// created at created and ended at ended (zero: live).
+func plainRelationship(user, typ, src, dst string, created, ended time.Time) graph.Relationship {
+	return graph.Relationship{
+		ID: graph.RelationshipID(typ, src, dst), UserID: user, Type: typ,
+		SourceEntityID: src, TargetEntityID: dst, CreatedAt: created, LastObservationAt: created, EndedAt: ended,
+	}
+}
+
 func putEntities(t *testing.T, s *graph.Store, es ...graph.Entity) {
 	t.Helper()
 	update(t, s, func(ctx context.Context, tx *graph.Tx) error {

@@ -33,10 +33,7 @@ func testReach(t *testing.T, newStore Harness) {
 			return errNoReacher
 		}
 		for _, id := range ids {
-			if err := tx.PutEntity(ctx, graph.Entity{
-				ID: id, UserID: user, Type: "thing", CanonicalName: id, SchemaVersion: "1",
-				LastObservationAt: epoch, CreatedAt: epoch, ComputedAt: epoch,
-			}); err != nil {
+			if err := tx.PutEntity(ctx, plainEntity(user, id, "thing", epoch)); err != nil {
 				return err
 			}
 		}
@@ -47,10 +44,7 @@ func testReach(t *testing.T, newStore Harness) {
 				ended = created.Add(time.Duration(1+rng.IntN(5)) * time.Hour)
 			}
 			typ, src, dst := types[rng.IntN(len(types))], ids[rng.IntN(nodes)], ids[rng.IntN(nodes)]
-			if err := tx.PutRelationship(ctx, graph.Relationship{
-				ID: graph.RelationshipID(typ, src, dst), UserID: user, Type: typ,
-				SourceEntityID: src, TargetEntityID: dst, CreatedAt: created, LastObservationAt: created, EndedAt: ended,
-			}); err != nil {
+			if err := tx.PutRelationship(ctx, plainRelationship(user, typ, src, dst, created, ended)); err != nil {
 				return err
 			}
 		}

@@ -59,18 +59,7 @@ func TestCompletionKeysBackfill(t *testing.T) {
 
 	complete := func(q graph.EntityCompletion) []string {
 		t.Helper()
-		var out []string
-		err := s.View(ctx, func(tx *graph.Tx) error {
-			hits, _, err := tx.CompleteEntities(ctx, q)
-			for _, h := range hits {
-				out = append(out, h.ID)
-			}
-			return err
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return out
+		return graphtest.CompletedIDs(t, s, q)
 	}
 	names := graph.EntityCompletion{UserID: "alice", Prefix: graph.CompletionKey("ÖLWERK nummer 00"), Limit: 100}
 	ids := graph.EntityCompletion{UserID: "alice", Prefix: "ent_b00", IDs: true, Limit: 100}
