@@ -472,7 +472,7 @@ func (s *Server) allResources(ctx context.Context, run toolRun) (*mcpsdk.ListRes
 		for _, tc := range types {
 			out.Resources = append(out.Resources, &mcpsdk.Resource{
 				URI: resourceScheme + "entities/" + tc.EntityType, Name: "entities/" + tc.EntityType, MIMEType: "application/json",
-				Title: fmt.Sprintf("%s (%d)", tc.EntityType, tc.Count), Description: fmt.Sprintf("The %d %s entities.", tc.Count, tc.EntityType),
+				Title: fmt.Sprintf("%s (%d)", tc.EntityType, tc.Count), Description: fmt.Sprintf("The %s.", counted(tc.Count, tc.EntityType+" entity", tc.EntityType+" entities")),
 			})
 		}
 	}
@@ -490,7 +490,7 @@ func (s *Server) allResources(ctx context.Context, run toolRun) (*mcpsdk.ListRes
 		case page.Total > 0:
 			out.Resources = append(out.Resources, &mcpsdk.Resource{
 				URI: resourceScheme + "sources", Name: "sources", MIMEType: "application/json",
-				Title: fmt.Sprintf("Sources (%d)", page.Total), Description: fmt.Sprintf("Your %d sources, newest first.", page.Total),
+				Title: fmt.Sprintf("Sources (%d)", page.Total), Description: fmt.Sprintf("Your %s, newest first.", counted(page.Total, "source", "sources")),
 			})
 		}
 	}
@@ -510,4 +510,13 @@ func (s *Server) allResources(ctx context.Context, run toolRun) (*mcpsdk.ListRes
 		}
 	}
 	return out, nil
+}
+
+// counted is n followed by one or many, as n calls for: "1 source",
+// "2 sources".
+func counted(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
