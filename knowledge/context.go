@@ -370,8 +370,9 @@ func (s *Service) contextGraph(ctx context.Context, c Caller, topic string, topi
 
 // contextRawFields gives the ranked entities what their sources gave that
 // their schemas do not name yet (RawFieldsOf), for the packer to show as
-// facts marked raw: a new type's first store keeps only its identity in the
-// schema, and a facts-less entity tells an agent nothing.
+// facts marked raw: fields a type's first store did not bring stay out of
+// its schema until evolution promotes them, and what a source said is a
+// fact an agent should see.
 func (s *Service) contextRawFields(ctx context.Context, c Caller, in *contextInput) error {
 	if len(in.ranked) == 0 {
 		return nil

@@ -112,10 +112,12 @@ func NormalizeIdentifier(s string) string {
 // schema: the identity fields' values in schema order. An entity with none
 // of them is identified by all of its schema fields instead, so that the
 // same content still gives the same id; under a user's own schema (one
-// that evolves from the data) by all of its fields, schema fields and
-// unknown ones alike, so that promoting a field later does not change
-// which id the same content gets.
-func identityOf(s *schema.Schema, fields, unknown map[string]any) (string, error) {
+// that evolves from the data) by all of the fields given, schema fields
+// and unknown ones alike, as given (before a schema field's type made a
+// number of "800" or a text of 800), so that neither promoting a field
+// later nor the order of the stores that shaped the schema changes which
+// id the same content gets.
+func identityOf(s *schema.Schema, fields, given map[string]any) (string, error) {
 	parts := make([]string, 0, len(s.IdentityFields))
 	found := false
 	for _, name := range s.IdentityFields {
@@ -133,13 +135,7 @@ func identityOf(s *schema.Schema, fields, unknown map[string]any) (string, error
 	}
 	content := fields
 	if s.Owner != "" {
-		content = make(map[string]any, len(fields)+len(unknown))
-		for k, v := range unknown {
-			content[k] = v
-		}
-		for k, v := range fields {
-			content[k] = v
-		}
+		content = given
 	}
 	b, err := canonicalJSON(content)
 	if err != nil {

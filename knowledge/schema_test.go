@@ -47,25 +47,49 @@ func TestStoreUnknownTypeCreatesUserSchema(t *testing.T) {
 		if diff := cmp.Diff([]string{"name"}, sc.IdentityFields); diff != "" || sc.Owner != alice.UserID {
 			t.Errorf("inferred schema %+v (identity -want +got):\n%s", sc, diff)
 		}
-		if res.UnknownFieldsCount != 2 || res.Entities[0].EntityType != "recipe" {
-			t.Errorf("result = %+v, want 2 unknown fields of a recipe", res)
+		// Every field of the first store, typed by its value.
+		wantFields := map[string]schema.Field{
+			"name":     {Type: schema.TypeString, Identifier: true, Description: "Identifies the record (inferred)."},
+			"cuisine":  {Type: schema.TypeString, Inferred: true, Description: "Inferred from the first store of the type."},
+			"servings": {Type: schema.TypeNumber, Inferred: true, Description: "Inferred from the first store of the type."},
 		}
-		// The same name is the same entity; the schema is not created again.
+		if diff := cmp.Diff(wantFields, sc.Fields); diff != "" {
+			t.Errorf("inferred fields (-want +got):\n%s", diff)
+		}
+		if res.UnknownFieldsCount != 0 || res.Entities[0].EntityType != "recipe" {
+			t.Errorf("result = %+v, want a recipe and no unknown field", res)
+		}
+		// The same name is the same entity; the schema is not created
+		// again; a field it lacks is kept raw, and a value that does not
+		// fit an inferred field is kept raw too rather than refused.
 		clk.Advance(time.Minute)
-		again := store(t, s, alice, recipe("pad thai", map[string]any{"cuisine": "Thai"}))
-		if len(again.SchemasCreated) != 0 || again.Entities[0].EntityID != res.Entities[0].EntityID {
-			t.Errorf("second store = %+v, want the same entity and no new schema", again)
+		again := store(t, s, alice, recipe("pad thai", map[string]any{"cuisine": "Thai", "rating": json.Number("5"), "servings": "a few"}))
+		if len(again.SchemasCreated) != 0 || again.Entities[0].EntityID != res.Entities[0].EntityID || again.UnknownFieldsCount != 2 {
+			t.Errorf("second store = %+v, want the same entity, no new schema, 2 unknown fields", again)
 		}
 		snap, err := s.EntitySnapshot(ctx, alice, res.Entities[0].EntityID, time.Time{})
 		if err != nil {
 			t.Fatal(err)
 		}
+		if snap.Entity.Snapshot["cuisine"] != "Thai" || snap.Entity.Snapshot["servings"] != json.Number("2") {
+			t.Errorf("snapshot = %v, want cuisine Thai and servings 2", snap.Entity.Snapshot)
+		}
 		raw, err := s.RawFields(ctx, alice, snap.Entity)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(map[string]any{"cuisine": "Thai", "servings": json.Number("2")}, raw); diff != "" {
+		// servings has a value in the snapshot: "a few" stays in the
+		// record of what came in, not shown beside it.
+		if diff := cmp.Diff(map[string]any{"rating": json.Number("5")}, raw); diff != "" {
 			t.Errorf("raw fields (-want +got):\n%s", diff)
+		}
+		soup := store(t, s, alice, recipe("Soup", map[string]any{"servings": "a few"}))
+		snap, err = s.EntitySnapshot(ctx, alice, soup.Entities[0].EntityID, time.Time{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if raw, err := s.RawFields(ctx, alice, snap.Entity); err != nil || fmt.Sprint(raw) != "map[servings:a few]" {
+			t.Errorf("soup's raw fields = %v, %v; want servings, which its snapshot lacks", raw, err)
 		}
 		// Type names are normalised.
 		norm := store(t, s, alice, map[string]any{"entity_type": "Recipe", "name": "Laksa"})
@@ -247,8 +271,11 @@ func TestRegisteredRelationshipType(t *testing.T) {
 }
 
 // evolve stores recipes with a field, one call each, from distinct sources.
+// evolveStores are stores of recipes for evolution to decide on: a first
+// store with the identity alone (a first store's fields are inferred),
+// then six dishes with cuisine, four with servings, one with rare.
 func evolveStores() []map[string]any {
-	var out []map[string]any
+	out := []map[string]any{recipe("Plain", nil)}
 	for i := range 6 {
 		e := recipe(fmt.Sprintf("Dish %d", i), map[string]any{"cuisine": []string{"thai", "french", "thai"}[i%3]})
 		if i < 4 {
@@ -268,7 +295,7 @@ func TestAutoEnhancementPromotesAndBackfills(t *testing.T) {
 		var first string
 		for i, e := range evolveStores() {
 			res := store(t, s, alice, e)
-			if i == 0 {
+			if i == 1 {
 				first = res.Entities[0].EntityID
 			}
 		}
@@ -282,7 +309,7 @@ func TestAutoEnhancementPromotesAndBackfills(t *testing.T) {
 		if _, ok := sc.Fields["rare"]; ok {
 			t.Errorf("a field seen once was promoted")
 		}
-		// The first recipe's cuisine was a raw fragment; now it is a field
+		// The first dish's cuisine was a raw fragment; now it is a field
 		// whose provenance is the source that gave it.
 		snap, err := s.EntitySnapshot(ctx, alice, first, time.Time{})
 		if err != nil {
@@ -347,7 +374,7 @@ func TestManualEvolutionWithAutoEnhancementOff(t *testing.T) {
 		if err != nil || again != 0 {
 			t.Errorf("migrating twice: %d, %v; want nothing more", again, err)
 		}
-		prov, err := s.FieldProvenance(ctx, alice, ids[1], "cuisine")
+		prov, err := s.FieldProvenance(ctx, alice, ids[2], "cuisine") // Dish 1
 		if err != nil || prov.Observation.Fields["cuisine"] != "french" {
 			t.Errorf("provenance = %+v, %v", prov, err)
 		}
@@ -358,25 +385,64 @@ func TestManualEvolutionWithAutoEnhancementOff(t *testing.T) {
 	})
 }
 
-// TestSchemaEvolutionOrderIndependent: the same stores in any order give
-// the same schema, version and recommendations.
+// TestSchemaEvolutionOrderIndependent is schema evolution's determinism
+// property. A type's first store infers its schema from every field that
+// store gives (issue 35), so which fields the schema holds depends on which
+// store came first, and no rule could avoid it: a schema never loses a
+// field, so one that depended only on the set of stores would hold, after
+// any stores, every field of each of them (each could have come first), and
+// evolution would be left nothing to decide. What holds instead, and what
+// this checks:
+//
+//   - with the same first store of each type, the later stores in any order
+//     give the same schemas, versions, recommendations and analysis;
+//   - in any order at all, every store is accepted and every entity shows
+//     the same facts (its snapshot's fields and its raw fields, as text:
+//     a number stored into a string field is kept as its text).
 func TestSchemaEvolutionOrderIndependent(t *testing.T) {
-	stores := evolveStores()
+	stores := evolveStores()[1:]
 	stores = append(stores, map[string]any{"entity_type": "meal", "food": "pizza", "kcal": json.Number("800")},
 		map[string]any{"entity_type": "meal", "food": "ramen", "kcal": json.Number("500"), "spicy": true},
 		map[string]any{"entity_type": "meal", "food": "salad", "kcal": "light"})
+	// The first store of each type, fixed for the first property: the
+	// identity alone, so that evolution decides every other field.
+	firsts := []map[string]any{{"entity_type": "recipe", "name": "Plain"}, {"entity_type": "meal", "food": "bread"}}
 	type outcome struct {
 		Schemas map[string]*schema.Schema
 		Recs    []schema.Recommendation
 		Analyse knowledge.Analysis
+		Facts   map[string]map[string]string
 	}
-	run := func(t *testing.T, order []int) outcome {
+	run := func(t *testing.T, order []int, withFirsts bool) outcome {
 		s, _ := newService(t)
 		ctx := t.Context()
-		for _, i := range order {
-			store(t, s, alice, stores[i])
+		var ids []string
+		if withFirsts {
+			for _, e := range firsts {
+				ids = append(ids, store(t, s, alice, e).Entities[0].EntityID)
+			}
 		}
-		out := outcome{Schemas: map[string]*schema.Schema{}}
+		for _, i := range order {
+			ids = append(ids, store(t, s, alice, stores[i]).Entities[0].EntityID)
+		}
+		out := outcome{Schemas: map[string]*schema.Schema{}, Facts: map[string]map[string]string{}}
+		for _, id := range ids {
+			snap, err := s.EntitySnapshot(ctx, alice, id, time.Time{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, err := s.RawFields(ctx, alice, snap.Entity)
+			if err != nil {
+				t.Fatal(err)
+			}
+			facts := map[string]string{}
+			for _, m := range []map[string]any{snap.Entity.Snapshot, raw} {
+				for k, v := range m {
+					facts[k] = schema.ValueText(v)
+				}
+			}
+			out.Facts[id] = facts
+		}
 		for _, typ := range []string{"recipe", "meal"} {
 			sc, _, err := s.Schemas().Lookup(ctx, alice.UserID, typ)
 			if err != nil {
@@ -401,18 +467,25 @@ func TestSchemaEvolutionOrderIndependent(t *testing.T) {
 	for i := range base {
 		base[i] = i
 	}
-	want := run(t, base)
-	// recipe: cuisine and servings promoted; meal (no identity field, so
-	// no inferred field): food promoted, kcal not (two numbers, one word).
-	if want.Schemas["recipe"].Version != "1.2" || want.Schemas["meal"].Version != "1.1" || len(want.Schemas["meal"].Fields) != 1 {
-		t.Fatalf("versions recipe %s meal %s (%v), want 1.2 and 1.1 with food", want.Schemas["recipe"].Version, want.Schemas["meal"].Version, want.Schemas["meal"].FieldNames())
+	want := run(t, base, true)
+	// recipe: cuisine and servings promoted, rare not (once); meal (no
+	// identity field): food from its first store, kcal not promoted (two
+	// numbers, one word), spicy not (once).
+	if want.Schemas["recipe"].Version != "1.2" || len(want.Schemas["recipe"].Fields) != 3 ||
+		want.Schemas["meal"].Version != "1.0" || len(want.Schemas["meal"].Fields) != 1 {
+		t.Fatalf("recipe %s %v, meal %s %v; want 1.2 with name, cuisine and servings and 1.0 with food",
+			want.Schemas["recipe"].Version, want.Schemas["recipe"].FieldNames(), want.Schemas["meal"].Version, want.Schemas["meal"].FieldNames())
 	}
+	wantFacts := run(t, base, false).Facts
 	rng := rand.New(rand.NewPCG(7, 13))
 	for range 4 {
 		order := rng.Perm(len(stores))
-		got := run(t, order)
+		got := run(t, order, true)
 		if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(schema.Recommendation{}, "CreatedAt", "UpdatedAt")); diff != "" {
-			t.Errorf("order %v (-first +this):\n%s", order, diff)
+			t.Errorf("after the same first stores, order %v (-first +this):\n%s", order, diff)
+		}
+		if diff := cmp.Diff(wantFacts, run(t, order, false).Facts); diff != "" {
+			t.Errorf("order %v, without the fixed first stores (-in order +this):\n%s", order, diff)
 		}
 	}
 }

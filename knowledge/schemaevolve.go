@@ -1,6 +1,7 @@
 package knowledge
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -138,13 +139,9 @@ func (s *Service) UpdateSchemaIncremental(ctx context.Context, c Caller, req Sch
 		if !f.Type.Valid() {
 			return SchemaChange{}, invalid(path+".field_type", "one of: string, number, date, boolean, array, object", string(f.Type), "unknown field type %q", truncate(string(f.Type), 32))
 		}
-		nf := schema.Field{Type: f.Type, Required: f.Required, Policy: f.Policy}
-		if f.Policy == "" && f.Type == schema.TypeArray {
-			nf.Policy = schema.MergeArray
-		}
-		if f.Type == schema.TypeDate {
-			nf.EventType = schema.EventTypeFor(typ, f.Name)
-		}
+		nf := schema.NewField(typ, f.Name, f.Type)
+		nf.Required, nf.Policy = f.Required, cmp.Or(f.Policy, nf.Policy)
+		nf.Inferred = req.By == byAutoEnhancement
 		switch nf.EffectivePolicy() {
 		case schema.LastWrite, schema.HighestPriority, schema.MostSpecific:
 		case schema.MergeArray:

@@ -137,7 +137,9 @@ func (s *Service) MigrateFragments(ctx context.Context, c Caller, entityType str
 }
 
 // RawFields returns the fields a user's sources gave an entity that its
-// schema does not name (yet): for each, the value of its latest fragment.
+// schema does not name (yet), or that it names but whose values did not
+// fit and the snapshot has none of: for each, the value of its latest
+// fragment.
 func (s *Service) RawFields(ctx context.Context, c Caller, e graph.Entity) (map[string]any, error) {
 	all, err := s.RawFieldsOf(ctx, c, []graph.Entity{e})
 	if err != nil {
@@ -157,8 +159,9 @@ func (s *Service) RawFieldsOf(ctx context.Context, c Caller, ents []graph.Entity
 	}
 	ids := make([]string, len(ents))
 	typeOf := make(map[string]string, len(ents))
+	snapshot := make(map[string]map[string]any, len(ents))
 	for i, e := range ents {
-		ids[i], typeOf[e.ID] = e.ID, e.Type
+		ids[i], typeOf[e.ID], snapshot[e.ID] = e.ID, e.Type, e.Snapshot
 	}
 	var frags []graph.RawFragment
 	err := s.graph.View(ctx, func(tx *graph.Tx) error {
@@ -185,7 +188,12 @@ func (s *Service) RawFieldsOf(ctx context.Context, c Caller, ents []graph.Entity
 			schemas[typ] = sc
 		}
 		if _, known := sc.Fields[f.Field]; known {
-			continue
+			if _, has := snapshot[f.EntityID][f.Field]; has {
+				// Migrated, or a value of another kind than the
+				// field's (kept aside, see store): shown only while
+				// the snapshot has none.
+				continue
+			}
 		}
 		if out[f.EntityID] == nil {
 			out[f.EntityID] = map[string]any{}

@@ -486,10 +486,12 @@ func (s *Service) prepareWith(c Caller, req StoreRequest, lookup func(path, typ 
 			return nil, 0, &ForbiddenError{EntityType: typ, Action: "write"}
 		}
 		pe := preparedEntity{schema: sc, fields: map[string]any{}, unknown: map[string]any{}}
+		given := make(map[string]any, len(raw))
 		for name, v := range raw {
 			if name == "entity_type" || v == nil {
 				continue
 			}
+			given[name] = v
 			if name == "" || len(name) > schema.MaxFieldNameLen {
 				return nil, 0, invalid(path, fmt.Sprintf("field names of 1..%d bytes", schema.MaxFieldNameLen), "string", "field name %q is empty or too long", truncate(name, 32))
 			}
@@ -502,6 +504,12 @@ func (s *Service) prepareWith(c Caller, req StoreRequest, lookup func(path, typ 
 				continue
 			}
 			cv, err := coerceField(path+"."+name, f.Type, v)
+			if err != nil && f.Inferred && !f.Identifier {
+				// Nobody declared the field's type: a value of another
+				// kind is kept aside, as a field the schema lacks is.
+				pe.unknown[name] = v
+				continue
+			}
 			if err != nil {
 				return nil, 0, err
 			}
@@ -513,7 +521,7 @@ func (s *Service) prepareWith(c Caller, req StoreRequest, lookup func(path, typ 
 					"required by the %s schema", typ)
 			}
 		}
-		identity, err := identityOf(sc, pe.fields, pe.unknown)
+		identity, err := identityOf(sc, pe.fields, given)
 		if err != nil {
 			return nil, 0, err
 		}

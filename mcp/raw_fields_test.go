@@ -13,23 +13,32 @@ import (
 func TestFactsBeyondTheSchemaAreShown(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b storeBackend) {
 		e := newEnvWith(t, envOptions{backend: &b, contextStores: true})
+		// A type's first store infers its schema from every field it
+		// gives; fields a later store brings are facts beyond it.
+		first := e.mustCall(t, "store", map[string]any{"entities": []any{
+			map[string]any{"entity_type": "recipe", "name": "Toast", "minutes": 3},
+		}})
+		if fmt.Sprint(first["schema_created"]) != "[map[entity_type:recipe fields:map[minutes:number name:string] identity_fields:[name] schema_version:1.0 scope:user]]" || first["unknown_fields_count"] != 0.0 {
+			t.Fatalf("first store = %v, want recipe created with every field", first)
+		}
 		e.mustCall(t, "store", map[string]any{"entities": []any{
-			map[string]any{"entity_type": "recipe", "name": "Lasagna", "servings": 4, "cuisine": "italian"},
+			map[string]any{"entity_type": "recipe", "name": "Lasagna", "servings": 4, "cuisine": "italian", "minutes": 90},
 			map[string]any{"entity_type": "person", "name": "Ada Lovelace", "role": "analyst"},
 		}})
-		recipes := e.mustCall(t, "retrieve_entities", map[string]any{"entity_type": "recipe"})["entities"].([]any)
+		recipes := e.mustCall(t, "retrieve_entities", map[string]any{"entity_type": "recipe", "query": "Lasagna"})["entities"].([]any)
 		if len(recipes) != 1 {
 			t.Fatalf("recipes = %v", recipes)
 		}
 		raw, _ := recipes[0].(map[string]any)["raw_fields"].(map[string]any)
-		if raw["servings"] != 4.0 || raw["cuisine"] != "italian" {
-			t.Fatalf("recipe = %v, want servings and cuisine in raw_fields", recipes[0])
+		snap, _ := recipes[0].(map[string]any)["snapshot"].(map[string]any)
+		if raw["servings"] != 4.0 || raw["cuisine"] != "italian" || raw["minutes"] != nil || snap["minutes"] != 90.0 {
+			t.Fatalf("recipe = %v, want servings and cuisine in raw_fields, minutes (inferred by the first store) in the snapshot", recipes[0])
 		}
 		people := e.mustCall(t, "retrieve_entities", map[string]any{"query": "Ada"})["entities"].([]any)
 		if len(people) != 1 || fmt.Sprint(people[0].(map[string]any)["raw_fields"]) != "map[role:analyst]" {
 			t.Fatalf("a search's person = %v, want role in raw_fields", people)
 		}
-		if bare := e.mustCall(t, "retrieve_entities", map[string]any{"entity_type": "recipe", "include_snapshots": false})["entities"].([]any); bare[0].(map[string]any)["raw_fields"] != nil {
+		if bare := e.mustCall(t, "retrieve_entities", map[string]any{"entity_type": "recipe", "query": "Lasagna", "include_snapshots": false})["entities"].([]any); bare[0].(map[string]any)["raw_fields"] != nil {
 			t.Fatalf("without snapshots = %v, want no raw_fields either", bare)
 		}
 
@@ -40,7 +49,7 @@ func TestFactsBeyondTheSchemaAreShown(t *testing.T) {
 			facts, _ := ce["facts"].(map[string]any)
 			switch ce["name"] {
 			case "Lasagna":
-				if facts["servings"] != 4.0 || facts["cuisine"] != "italian" || fmt.Sprint(ce["raw_fields"]) != "[cuisine servings]" {
+				if facts["servings"] != 4.0 || facts["cuisine"] != "italian" || facts["minutes"] != 90.0 || fmt.Sprint(ce["raw_fields"]) != "[cuisine servings]" {
 					t.Errorf("context's recipe = %v", ce)
 				}
 				found++

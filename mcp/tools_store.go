@@ -65,6 +65,9 @@ type SchemaCreatedOut struct {
 	SchemaVersion  string   `json:"schema_version"`
 	Scope          string   `json:"scope" jsonschema:"user: your own"`
 	IdentityFields []string `json:"identity_fields" jsonschema:"inferred: name, title, id or an …_id field; empty means entities are identified by their content"`
+	// Fields are the schema's fields and their types, inferred from the
+	// call's values.
+	Fields map[string]string `json:"fields" jsonschema:"field name to type, inferred from this call's values; fields later stores bring are kept raw until promoted"`
 }
 
 // completeLists answers every entity a store touched, however many: the
@@ -140,7 +143,11 @@ func storeTool(d Deps) *Tool {
 			// knowledge.StoreResult).
 			RelatedRelationships: mapSlice(res.RelatedRelationships, relationshipOut),
 			SchemaCreated: mapSlice(res.SchemasCreated, func(s *schema.Schema) SchemaCreatedOut {
-				return SchemaCreatedOut{EntityType: s.EntityType, SchemaVersion: s.Version, Scope: s.Scope(), IdentityFields: nonNil(s.IdentityFields)}
+				fields := make(map[string]string, len(s.Fields))
+				for name, f := range s.Fields {
+					fields[name] = string(f.Type)
+				}
+				return SchemaCreatedOut{EntityType: s.EntityType, SchemaVersion: s.Version, Scope: s.Scope(), IdentityFields: nonNil(s.IdentityFields), Fields: fields}
 			}),
 		}
 		return out, nil

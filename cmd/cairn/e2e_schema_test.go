@@ -12,7 +12,8 @@ import (
 
 // TestEndToEndSchemaEvolution is the schema registry as a user meets it,
 // with the Go MCP client against the built binary on every backend: a
-// recipe nobody declared is stored and read back, more recipes bring a new
+// recipe nobody declared is stored (its schema inferred from every field)
+// and read back, more recipes bring a new
 // field until analyze_schema_candidates recommends it, update_schema_
 // incremental applies it with migrate_existing, and the backfilled field
 // reads back with its provenance. Auto-enhancement, which would promote the
@@ -31,17 +32,22 @@ func TestEndToEndSchemaEvolution(t *testing.T) {
 
 func schemaEvolutionScenario(t *testing.T, cs *mcpsdk.ClientSession) {
 	t.Helper()
+	// The first store of the type infers its schema from every field.
 	first := callTool(t, cs, "store", map[string]any{"entities": []any{map[string]any{
-		"entity_type": "recipe", "name": "Pad Thai", "cuisine": "thai", "prep_minutes": 25,
+		"entity_type": "recipe", "name": "Pad Thai", "prep_minutes": 25,
 	}}})
 	created, _ := first["schema_created"].([]any)
-	if len(created) != 1 || created[0].(map[string]any)["entity_type"] != "recipe" {
+	if len(created) != 1 || fmt.Sprint(created[0].(map[string]any)["fields"]) != "map[name:string prep_minutes:number]" {
 		t.Fatalf("the first recipe's store answered schema_created %v", first["schema_created"])
 	}
 	id := first["entities"].([]any)[0].(map[string]any)["entity_id"].(string)
+	// A field a later store brings is kept raw, and shown as such.
+	second := callTool(t, cs, "store", map[string]any{"entities": []any{map[string]any{
+		"entity_type": "recipe", "name": "Pad Thai", "cuisine": "thai",
+	}}})
 	snap := callTool(t, cs, "retrieve_entity_snapshot", map[string]any{"entity_id": id})
 	raw, _ := snap["raw_fields"].(map[string]any)
-	if snap["canonical_name"] != "Pad Thai" || raw["cuisine"] != "thai" || raw["prep_minutes"] != float64(25) {
+	if snap["canonical_name"] != "Pad Thai" || raw["cuisine"] != "thai" || snap["snapshot"].(map[string]any)["prep_minutes"] != float64(25) {
 		t.Fatalf("the recipe read back: %v", snap)
 	}
 
@@ -78,8 +84,8 @@ func schemaEvolutionScenario(t *testing.T, cs *mcpsdk.ClientSession) {
 		t.Fatalf("the first recipe after the update: %v", snap)
 	}
 	prov := callTool(t, cs, "retrieve_field_provenance", map[string]any{"entity_id": id, "field": "cuisine"})
-	if prov["value"] != "thai" || prov["source_observation"].(map[string]any)["source_id"] != first["source_id"] {
-		t.Errorf("provenance of the backfilled cuisine = %v, want the first store's source %v", prov, first["source_id"])
+	if prov["value"] != "thai" || prov["source_observation"].(map[string]any)["source_id"] != second["source_id"] {
+		t.Errorf("provenance of the backfilled cuisine = %v, want the second store's source %v", prov, second["source_id"])
 	}
 	applied := callTool(t, cs, "get_schema_recommendations", map[string]any{"entity_type": "recipe", "status": "applied"})
 	if applied["total"] != float64(1) {

@@ -49,37 +49,49 @@ func ValidateTypeName(path, t string) error {
 // order) named "…_id" does.
 var identityCandidates = []string{"name", "title", "id"}
 
+// MaxInferredFields bounds the fields a first store gives a new type: the
+// identity and then the others in name order; the rest are kept as raw
+// fragments, as a later store's unknown fields are.
+const MaxInferredFields = 64
+
 // Infer is the schema the first store of a type nobody registered creates
-// for the user: deterministic from the entities of that type in the call,
-// and independent of their other fields, so that the same stores in any
-// order give the same schema.
+// for the user: every field the call's entities of that type give, each
+// typed by its values, deterministic from the set of entities (neither
+// their order nor the order of their fields matters).
 //
-// It holds one field, the identity: "name" if any entity has it, else
-// "title", else "id", else the first field in sorted order whose name ends
-// in "_id"; its type is number when every value given is a number, string
-// otherwise. An entity without it is identified by its content. With no
-// candidate at all the schema has no fields, and every entity is
-// identified by its content. Every other field is kept as a raw fragment,
-// from which auto-enhancement and update_schema_incremental promote fields
-// (see knowledge's Service.AnalyzeSchemaCandidates).
+// The identity is "name" if any entity has it, else "title", else "id",
+// else the first field in sorted order whose name ends in "_id"; its type
+// is number when every value given is a number, string otherwise. An
+// entity without it is identified by its content; with no candidate at all
+// every entity is. Every other field takes the one type all its values
+// have (a date is an ISO 8601 string; an array merges by union, a date
+// yields timeline events), or string when its values are strings, dates
+// and numbers mixed; a field whose values share no type is left out. The
+// fields Infer gives are marked Inferred: a later value that does not fit
+// one is kept as a raw fragment rather than refused, since nobody declared
+// the type (see knowledge's store). Fields that later stores bring are
+// kept as raw fragments, from which auto-enhancement and
+// update_schema_incremental promote them (see knowledge's
+// Service.AnalyzeSchemaCandidates).
 func Infer(entityType string, entities []map[string]any) *Schema {
-	names := map[string]bool{}
+	values := map[string][]any{}
 	for _, e := range entities {
 		for k, v := range e {
-			if k != "entity_type" && v != nil {
-				names[k] = true
+			if k != "entity_type" && v != nil && CheckFieldName("", k) == nil {
+				values[k] = append(values[k], v)
 			}
 		}
 	}
 	ident := ""
 	for _, c := range identityCandidates {
-		if names[c] {
+		if values[c] != nil {
 			ident = c
 			break
 		}
 	}
+	names := slices.Sorted(maps.Keys(values))
 	if ident == "" {
-		for _, k := range slices.Sorted(maps.Keys(names)) {
+		for _, k := range names {
 			if strings.HasSuffix(k, "_id") {
 				ident = k
 				break
@@ -91,18 +103,63 @@ func Infer(entityType string, entities []map[string]any) *Schema {
 		Description: fmt.Sprintf("%s records (a type created by the first store of one; its fields evolve from the data).",
 			strings.ReplaceAll(entityType, "_", " ")),
 	}
-	if ident == "" {
-		return s
+	if ident != "" {
+		typ := TypeNumber
+		for _, v := range values[ident] {
+			if JSONType(v) != "number" {
+				typ = TypeString
+			}
+		}
+		s.Fields[ident] = Field{Type: typ, Identifier: true, Description: "Identifies the record (inferred)."}
+		s.IdentityFields, s.NameFields = []string{ident}, []string{ident}
 	}
-	typ := TypeNumber
-	for _, e := range entities {
-		if v, ok := e[ident]; ok && v != nil && JSONType(v) != "number" {
-			typ = TypeString
+	for _, name := range names {
+		if len(s.Fields) == MaxInferredFields {
+			break
+		}
+		if name == ident {
+			continue
+		}
+		if t, ok := commonType(values[name]); ok {
+			f := NewField(entityType, name, t)
+			f.Inferred, f.Description = true, "Inferred from the first store of the type."
+			s.Fields[name] = f
 		}
 	}
-	s.Fields[ident] = Field{Type: typ, Identifier: true, Description: "Identifies the record (inferred)."}
-	s.IdentityFields, s.NameFields = []string{ident}, []string{ident}
 	return s
+}
+
+// NewField is a field of type t added to a type's schema, with the
+// defaults every way of adding one shares: an array merges by union, a
+// date yields a timeline event of its own type.
+func NewField(entityType, name string, t FieldType) Field {
+	f := Field{Type: t}
+	switch t {
+	case TypeArray:
+		f.Policy = MergeArray
+	case TypeDate:
+		f.EventType = EventTypeFor(entityType, name)
+	}
+	return f
+}
+
+// commonType is the field type every one of values fits (Coerce accepts
+// it): the type they all suggest, or string when they are strings, dates
+// and numbers mixed. ok is false when they share none.
+func commonType(values []any) (t FieldType, ok bool) {
+	t = ValueType(values[0])
+	for _, v := range values[1:] {
+		if ValueType(v) != t {
+			t = TypeString
+			break
+		}
+	}
+	for _, v := range values {
+		if _, err := t.Coerce("", v); err != nil {
+			return "", false
+		}
+	}
+	return t, true
 }
 
 // ValueType is the field type a raw value suggests: a string that is an

@@ -48,6 +48,10 @@ type Field struct {
 	Identifier bool `json:"identifier,omitempty"`
 	// EventType, on a date field, names the timeline event the field yields.
 	EventType string `json:"event_type,omitempty"`
+	// Inferred fields were typed by Cairn from the values stored (a type's
+	// first store, auto-enhancement), not declared: a value that does not
+	// fit one is kept as a raw fragment rather than refused.
+	Inferred bool `json:"inferred,omitempty"`
 }
 
 // EffectivePolicy returns the field's merge policy, defaulting to LastWrite.

@@ -3,7 +3,10 @@ package schema_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/cairnkg/cairn/knowledge/schema"
 )
@@ -29,8 +32,54 @@ func TestInferPicksIdentity(t *testing.T) {
 	if len(sc.IdentityFields) != 1 || sc.IdentityFields[0] != "meal_id" || sc.Fields["meal_id"].Type != schema.TypeNumber {
 		t.Errorf("inferred %+v, want meal_id, a number, as the identity", sc)
 	}
-	if sc := schema.Infer("meal", []map[string]any{{"kcal": 1}}); len(sc.Fields) != 0 {
-		t.Errorf("no candidate: fields %v, want none", sc.Fields)
+	if sc := schema.Infer("meal", []map[string]any{{"kcal": json.Number("1")}}); len(sc.IdentityFields) != 0 || len(sc.Fields) != 1 {
+		t.Errorf("no candidate: identity %v, fields %v; want none and kcal", sc.IdentityFields, sc.FieldNames())
+	}
+}
+
+// TestInferTypesEveryField: a first store's schema holds every field it
+// gives, typed by the values, whatever the order of entities.
+func TestInferTypesEveryField(t *testing.T) {
+	entities := []map[string]any{
+		{"entity_type": "trip", "name": "Lisbon", "nights": json.Number("4"), "booked": true, "stops": []any{"Sintra"},
+			"hotel": map[string]any{"name": "Tivoli"}, "departs": "2026-05-01", "note": "first", "mixed": json.Number("3"), "odd": "x", "nothing": nil},
+		{"entity_type": "trip", "name": json.Number("7"), "departs": "2026-06-02T08:00:00Z", "note": json.Number("2"), "mixed": "2026-01-01", "odd": map[string]any{}},
+	}
+	want := map[string]schema.Field{
+		"name":    {Type: schema.TypeString, Identifier: true, Description: "Identifies the record (inferred)."},
+		"nights":  {Type: schema.TypeNumber},
+		"booked":  {Type: schema.TypeBoolean},
+		"stops":   {Type: schema.TypeArray, Policy: schema.MergeArray},
+		"hotel":   {Type: schema.TypeObject},
+		"departs": {Type: schema.TypeDate, EventType: "TripDeparts"},
+		"note":    {Type: schema.TypeString},
+		"mixed":   {Type: schema.TypeString},
+		// odd: a string and an object share no type; nothing: only null.
+	}
+	for k, f := range want {
+		if !f.Identifier {
+			f.Inferred, f.Description = true, "Inferred from the first store of the type."
+			want[k] = f
+		}
+	}
+	for _, order := range [][]int{{0, 1}, {1, 0}} {
+		sc := schema.Infer("trip", []map[string]any{entities[order[0]], entities[order[1]]})
+		if diff := cmp.Diff(want, sc.Fields); diff != "" {
+			t.Errorf("order %v (-want +got):\n%s", order, diff)
+		}
+		if err := schema.CheckDefinition(sc); err != nil {
+			t.Errorf("order %v: %v", order, err)
+		}
+	}
+	// At most MaxInferredFields: the identity, then the others by name.
+	wide := map[string]any{"name": "w"}
+	for i := range schema.MaxInferredFields + 10 {
+		wide[fmt.Sprintf("f%03d", i)] = json.Number("1")
+	}
+	sc := schema.Infer("wide", []map[string]any{wide})
+	if len(sc.Fields) != schema.MaxInferredFields || sc.Fields["name"].Type == "" || sc.Fields["f000"].Type == "" ||
+		sc.Fields[fmt.Sprintf("f%03d", schema.MaxInferredFields-1)].Type != "" {
+		t.Errorf("wide: %d fields %v", len(sc.Fields), sc.FieldNames())
 	}
 }
 

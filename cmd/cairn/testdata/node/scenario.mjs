@@ -178,24 +178,27 @@ async function main() {
   if (!(context.tokens_used <= 2000)) fail(`get_user_context used ${context.tokens_used} tokens`);
   seen.context_entities = (context.entities ?? []).map((e) => e.entity_id);
 
-  // A type nobody declared: the store creates the user's schema for it,
-  // and the fields it does not name read back as raw fields.
-  // They are shown where the snapshot is: in listings and in the context
-  // (issue 35), marked as not in the schema.
+  // A type nobody declared: the store creates the user's schema for it
+  // from every field of that first store (issue 35); a field a later
+  // store brings reads back as a raw field, shown where the snapshot is:
+  // in listings and in the context, marked as not in the schema.
   const recipe = await call(client, "store", {
-    entities: [{ entity_type: "recipe", name: "Pad Thai", cuisine: "thai", servings: 2, vegetarian: true }],
+    entities: [{ entity_type: "recipe", name: "Pad Thai", cuisine: "thai", servings: 2 }],
   });
   seen.schema_created = (recipe.schema_created ?? []).map((s) => s.entity_type);
+  seen.recipe_schema_fields = Object.keys(recipe.schema_created?.[0]?.fields ?? {}).sort();
+  await call(client, "store", { entities: [{ entity_type: "recipe", name: "Pad Thai", vegetarian: true }] });
   const dish = await call(client, "retrieve_entity_snapshot", { entity_id: recipe.entities[0].entity_id });
-  seen.recipe_cuisine = dish.raw_fields?.cuisine ?? null;
+  seen.recipe_cuisine = dish.snapshot?.cuisine ?? null;
   const listed = await call(client, "retrieve_entities", { entity_type: "recipe" });
   const listedRaw = listed.entities[0]?.raw_fields ?? {};
-  if (listedRaw.cuisine !== "thai" || listedRaw.servings !== 2 || listedRaw.vegetarian !== true) {
+  if (listed.entities[0]?.snapshot?.servings !== 2 || listedRaw.vegetarian !== true) {
     fail(`retrieve_entities shows the recipe as ${JSON.stringify(listed.entities[0])}`);
   }
   const withRecipe = await call(client, "get_user_context", { topic: "pad thai recipe" });
   const inContext = (withRecipe.entities ?? []).find((e) => e.entity_id === recipe.entities[0].entity_id);
-  if (!inContext || inContext.facts?.cuisine !== "thai" || inContext.facts?.servings !== 2 || !inContext.raw_fields?.includes("vegetarian")) {
+  if (!inContext || inContext.facts?.cuisine !== "thai" || inContext.facts?.servings !== 2 || inContext.facts?.vegetarian !== true ||
+      inContext.raw_fields?.join() !== "vegetarian") {
     fail(`get_user_context shows the recipe as ${JSON.stringify(inContext)}`);
   }
   seen.recipe_listed_fields = Object.keys(listedRaw).sort();
