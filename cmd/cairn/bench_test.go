@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -107,6 +108,11 @@ func TestBenchNeo4jScratch(t *testing.T) {
 	out, err := bench("--keep")
 	if err != nil {
 		t.Fatalf("cairn bench --keep: %v\n%s", err, out)
+	}
+	if m := regexp.MustCompile(`kept the scratch database (cairn_bench_[0-9]+)`).FindStringSubmatch(out); m != nil {
+		pgtest.DropWhenDone(t, m[1])
+	} else {
+		t.Errorf("cairn bench --keep does not name the PostgreSQL database it kept:\n%s", out)
 	}
 	if !holds() || !strings.Contains(out, "kept the graph in Neo4j") {
 		t.Errorf("cairn bench --keep: the graph was not kept, or the output does not say so:\n%s", out)

@@ -89,6 +89,15 @@ func URL(t testing.TB) string {
 	return u
 }
 
+// DropWhenDone drops the database name when t ends: one that the code
+// under test made on the test server and keeps on purpose (cairn bench
+// --keep), which would otherwise outlive the run.
+func DropWhenDone(t testing.TB, name string) {
+	t.Helper()
+	base := baseURL(t)
+	t.Cleanup(func() { exec(t, base, `DROP DATABASE IF EXISTS `+pgx.Identifier{name}.Sanitize()+` WITH (FORCE)`) })
+}
+
 // EmptyURL returns the URL of a new, empty schema in the test database,
 // with the vector extension usable in it, and drops the schema when the
 // test ends: for tests of what migrating does. Connections made with the
