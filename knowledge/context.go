@@ -144,7 +144,8 @@ type ContextRequest struct {
 	// TypesOnly loads the type inventory alone (entity_types, with the
 	// counts of what was left out): what a completion of an entity type
 	// or a listing of resources needs, without reading the profile, the
-	// memories or a single entity.
+	// memories or a single entity; so it needs no read access to the
+	// profile either, only to the types it shows.
 	TypesOnly bool
 }
 
@@ -160,7 +161,10 @@ func Tokens(jsonBytes int) int { return (jsonBytes + 2) / 3 }
 // names first and then facts. Everything the caller may not read is left
 // out. It needs read access to the profile, as the specification says.
 func (s *Service) UserContext(ctx context.Context, c Caller, req ContextRequest) (UserContext, error) {
-	if err := c.need(Read, ResourceProfile); err != nil {
+	// The type inventory alone (resources/list, completions) shows the
+	// types the caller may read and nothing of the profile: an agent
+	// that may read companies but not the profile still lists them.
+	if err := c.need(Read, ResourceProfile); err != nil && !req.TypesOnly {
 		return UserContext{}, err
 	}
 	budget := cmp.Or(req.BudgetTokens, DefaultContextBudget)

@@ -200,7 +200,7 @@ func TestUserContextConsent(t *testing.T) {
 // the same types and counts as a whole context load at its largest budget,
 // for the owner and for a caller limited to some types, with no profile,
 // memory or entity, and every entity counted as left out; without profile
-// read it is refused as a whole load is.
+// read (which a whole load needs) it shows the types the caller may read.
 func TestUserContextTypesOnly(t *testing.T) {
 	env := newContextEnv(t, memories{{ID: "mem_1", Collection: "notes", Text: "Alice likes green tea", CreatedAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}})
 	s := env.svc
@@ -223,8 +223,13 @@ func TestUserContextTypesOnly(t *testing.T) {
 			t.Errorf("%s: types only returned more than the inventory: %+v", name, types)
 		}
 	}
-	if _, err := s.UserContext(t.Context(), only("read:"+knowledge.EntityResource("person")), knowledge.ContextRequest{TypesOnly: true}); !errors.Is(err, knowledge.ErrForbidden) {
-		t.Errorf("without profile read: err = %v, want ErrForbidden", err)
+	noProfile := only("read:" + knowledge.EntityResource("person"))
+	if _, err := s.UserContext(t.Context(), noProfile, knowledge.ContextRequest{}); !errors.Is(err, knowledge.ErrForbidden) {
+		t.Errorf("a whole load without profile read: err = %v, want ErrForbidden", err)
+	}
+	types, err := s.UserContext(t.Context(), noProfile, knowledge.ContextRequest{TypesOnly: true})
+	if err != nil || len(types.EntityTypes) != 1 || types.EntityTypes[0].EntityType != "person" || types.EntityTypes[0].Count != 1 || len(types.Profile) != 0 {
+		t.Errorf("the types alone without profile read = %+v, %v; want person (1) and nothing else", types.EntityTypes, err)
 	}
 }
 

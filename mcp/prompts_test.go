@@ -149,6 +149,16 @@ func TestPromptsFollowConsent(t *testing.T) {
 	if got := completeURI(narrow, "neotoma://entities/{entity_type}{?offset}", "entity_type", ""); !slices.Equal(got, []string{"company"}) {
 		t.Errorf("entity types as the agent denied invoices = %v", got)
 	}
+	// An agent that may read companies and not the profile (which a whole
+	// context load needs) still completes and lists them.
+	noProfileAgent, _ := e.agent(t, e.owner.UserID, "noprofile", [3]string{"read", "entities/company", "allow"})
+	noProfile := e.connectAs(t, noProfileAgent)
+	if got := completeURI(noProfile, "cairn://entities/{entity_type}{?offset}", "entity_type", ""); !slices.Equal(got, []string{"company"}) {
+		t.Errorf("entity types as an agent without profile read = %v", got)
+	}
+	if res, err := noProfile.ListResources(t.Context(), nil); err != nil || len(res.Resources) != 1 || res.Resources[0].URI != "cairn://entities/company" {
+		t.Errorf("resources/list as an agent without profile read = %+v, %v; want the companies alone", res, err)
+	}
 	if got := completeURI(owner, "cairn://entity/{entity_id}", "entity_id", "Zeph"); len(got) != 1 || !strings.HasPrefix(got[0], "ent_") {
 		t.Errorf("entity ids of Zeph as the owner = %v", got)
 	}
