@@ -489,3 +489,24 @@ func TestSchemaEvolutionOrderIndependent(t *testing.T) {
 		}
 	}
 }
+
+// TestFirstStoreDatesYieldEvents: a date field a first store infers yields
+// timeline events of its own type, named in valid UTF-8 whatever the
+// field's letters, on every backend.
+func TestFirstStoreDatesYieldEvents(t *testing.T) {
+	schemaServices(t, func(t *testing.T, s *knowledge.Service, clk *clock) {
+		store(t, s, alice, map[string]any{"entity_type": "voyage", "name": "Lyon", "départ": "2026-05-01", "émis": "2026-04-01T09:30:00+02:00"})
+		evs, _, err := s.Timeline(t.Context(), alice, knowledge.TimelineQuery{Page: graph.Page{Limit: 10}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, e := range evs {
+			got = append(got, e.EventType+" "+e.Time.UTC().Format(time.RFC3339))
+		}
+		want := []string{"VoyageDépart 2026-05-01T00:00:00Z", "VoyageÉmis 2026-04-01T07:30:00Z"}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("timeline (-want +got):\n%s", diff)
+		}
+	})
+}

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/cairnkg/cairn/graph"
 )
@@ -171,7 +173,11 @@ func NextVersion(v string, versions []Version) string {
 func EventTypeFor(entityType, field string) string {
 	var b strings.Builder
 	for _, part := range strings.FieldsFunc(entityType+"_"+field, func(r rune) bool { return r == '_' || r == ' ' || r == '-' }) {
-		b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+		// The first letter, not the first byte: a field named émis or
+		// 日付 keeps valid UTF-8.
+		r, n := utf8.DecodeRuneInString(part)
+		b.WriteRune(unicode.ToUpper(r))
+		b.WriteString(part[n:])
 	}
 	return b.String()
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -123,5 +124,15 @@ func TestFilterMatch(t *testing.T) {
 	}
 	if err := schema.CheckFilters([]schema.Filter{{Field: "a", Op: "like"}}); !errors.Is(err, schema.ErrInvalid) {
 		t.Errorf("unknown operator: err = %v, want ErrInvalid", err)
+	}
+}
+
+// TestEventTypeForKeepsUTF8: the event type of a date field is its type's
+// and field's words capitalised, letter by letter rather than byte by byte.
+func TestEventTypeForKeepsUTF8(t *testing.T) {
+	for field, want := range map[string]string{"cooked_on": "RecipeCookedOn", "émis le": "RecipeÉmisLe", "日付": "Recipe日付", "a--b": "RecipeAB"} {
+		if got := schema.EventTypeFor("recipe", field); got != want || !utf8.ValidString(got) {
+			t.Errorf("EventTypeFor(recipe, %q) = %q, want %q", field, got, want)
+		}
 	}
 }
