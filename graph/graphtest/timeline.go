@@ -48,6 +48,11 @@ func testTimeline(t *testing.T, newStore Harness) {
 	}
 	replaceEvents(t, s, alice, meeting, events["tle_alice_1"], events["tle_alice_2"], events["tle_alice_3"])
 	replaceEvents(t, s, alice, invoice, events["tle_alice_4"], events["tle_alice_5"])
+	// Another user's event, between Alice's: no list of hers holds it, nor
+	// counts it.
+	putSources(t, s, newSource(bob, "src_bob_1", epoch))
+	putEntities(t, s, newEntity(bob, "ent_bob_meeting", "meeting", epoch))
+	replaceEvents(t, s, bob, "ent_bob_meeting", newEvent(bob, "tle_bob_1", "ent_bob_meeting", "start", "src_bob_1", 25))
 
 	check := func(t *testing.T, f graph.TimelineFilter, wantIDs []string, wantTotal int) {
 		t.Helper()

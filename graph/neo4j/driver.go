@@ -22,6 +22,9 @@ type Driver struct {
 	// stats caches what read transactions' ListEntityStats answered
 	// (statsCache).
 	stats *statsCache
+	// types caches what read transactions' EntityTypes and
+	// EntityTypeCounts answered (typeCache).
+	types *typeCache
 }
 
 var _ graph.Driver = (*Driver)(nil)
@@ -35,7 +38,7 @@ func New(d neo4j.DriverWithContext, database string) *Driver {
 		database = DefaultDatabase
 	}
 	return &Driver{d: d, database: database, bookmarks: neo4j.NewBookmarkManager(neo4j.BookmarkManagerConfig{}),
-		stats: newStatsCache(statsCacheEntries)}
+		stats: newStatsCache(statsCacheEntries), types: newTypeCache(typeCacheUsers)}
 }
 
 // session opens a session in the driver's database, always named.
@@ -61,7 +64,7 @@ func (d *Driver) Update(ctx context.Context, fn func(graph.DriverTx) error) erro
 // View implements graph.Driver with a managed read transaction.
 func (d *Driver) View(ctx context.Context, fn func(graph.DriverTx) error) error {
 	return d.execute(ctx, neo4j.AccessModeRead, func(r txRunner) error {
-		return fn(&tx{r: r, stats: d.stats})
+		return fn(&tx{r: r, stats: d.stats, types: d.types})
 	})
 }
 
@@ -128,6 +131,9 @@ type tx struct {
 	// stats is the Driver's cache of entity statistics, in read
 	// transactions; nil in write transactions.
 	stats *statsCache
+	// types is the Driver's cache of entity types, in read transactions;
+	// nil in write transactions.
+	types *typeCache
 }
 
 var (

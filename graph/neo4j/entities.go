@@ -351,6 +351,11 @@ func (t *tx) EntityTypeCounts(ctx context.Context, userID string) (map[string]in
 	if err := t.enter(ctx, userID); err != nil {
 		return nil, err
 	}
+	return t.cachedTypeCounts(ctx, userID, func() (map[string]int, error) { return t.entityTypeCounts(ctx, userID) })
+}
+
+// entityTypeCounts reads EntityTypeCounts from the server.
+func (t *tx) entityTypeCounts(ctx context.Context, userID string) (map[string]int, error) {
 	rows, err := t.run(ctx, entityTypeCounts, cypher.Fill{}, map[string]any{"userId": userID})
 	if err != nil {
 		return nil, err
@@ -371,10 +376,17 @@ func (t *tx) EntityTypeCounts(ctx context.Context, userID string) (map[string]in
 // per type and once more: each run seeks the next type in the index
 // entity_user_type, so the time grows with the number of types, not of
 // entities. (Cypher has no recursion that could make it one statement.)
+// In a read transaction the answer comes from the Driver's type cache
+// while the user has not written since (typeCache).
 func (t *tx) EntityTypes(ctx context.Context, userID string) ([]string, error) {
 	if err := t.enter(ctx, userID); err != nil {
 		return nil, err
 	}
+	return t.cachedTypes(ctx, userID, func() ([]string, error) { return t.entityTypes(ctx, userID) })
+}
+
+// entityTypes reads EntityTypes from the server.
+func (t *tx) entityTypes(ctx context.Context, userID string) ([]string, error) {
 	out := []string{}
 	after := ""
 	for {

@@ -10,6 +10,7 @@ import (
 var (
 	timelinesReplace = cypher.Must("timelines_replace")
 	timelineList     = cypher.Must("timeline_list")
+	timelineListAll  = cypher.Must("timeline_list_all")
 )
 
 // ReplaceTimelineEvents implements graph.DriverTx: a batch of one.
@@ -62,12 +63,20 @@ func (t *tx) ListTimelineEvents(ctx context.Context, f graph.TimelineFilter) ([]
 	if f.EntityTypes != nil && len(f.EntityTypes) == 0 {
 		return []graph.TimelineEvent{}, 0, nil
 	}
-	rows, err := t.run(ctx, timelineList, cypher.Fill{}, map[string]any{
-		"userId": f.UserID, "eventType": nullString(f.EventType), "sourceId": nullString(f.SourceID),
-		"entityId": nullString(f.EntityID), "after": nullTime(f.After), "before": nullTime(f.Before),
-		"entityTypes": nullList(f.EntityTypes),
-		"offset":      int64(max(f.Page.Offset, 0)), "limit": int64(limitOr(f.Page, 100)),
-	})
+	page := map[string]any{"userId": f.UserID, "offset": int64(max(f.Page.Offset, 0)), "limit": int64(limitOr(f.Page, 100))}
+	var rows []map[string]any
+	var err error
+	if f.EventType == "" && f.SourceID == "" && f.EntityID == "" && f.After.IsZero() && f.Before.IsZero() && f.EntityTypes == nil {
+		// The user's whole timeline: its statement has no filter to
+		// evaluate for every event.
+		rows, err = t.run(ctx, timelineListAll, cypher.Fill{}, page)
+	} else {
+		rows, err = t.run(ctx, timelineList, cypher.Fill{}, map[string]any{
+			"userId": f.UserID, "eventType": nullString(f.EventType), "sourceId": nullString(f.SourceID),
+			"entityId": nullString(f.EntityID), "after": nullTime(f.After), "before": nullTime(f.Before),
+			"entityTypes": nullList(f.EntityTypes), "offset": page["offset"], "limit": page["limit"],
+		})
+	}
 	if err != nil {
 		return nil, 0, err
 	}

@@ -376,6 +376,15 @@ func TestNullFilters(t *testing.T) {
 	if d := cmp.Diff(want, p); d != "" {
 		t.Errorf("timeline_list params (-want +got):\n%s", d)
 	}
+	// The whole timeline is the statement without filters.
+	f.reply("timeline_list_all", map[string]any{"total": int64(0), "page": []any{}})
+	if _, _, err := tx.ListTimelineEvents(t.Context(), graph.TimelineFilter{UserID: "alice", Page: graph.Page{Offset: 3, Limit: 5}}); err != nil {
+		t.Fatal(err)
+	}
+	want = map[string]any{"userId": "alice", "offset": int64(3), "limit": int64(5)}
+	if d := cmp.Diff(want, f.last(t, "timeline_list_all").params); d != "" {
+		t.Errorf("timeline_list_all params (-want +got):\n%s", d)
+	}
 }
 
 func TestEntityMapping(t *testing.T) {
