@@ -1,0 +1,17 @@
+-- Memories keep their vector in the row, not in the TOAST table. A row is
+-- moved to TOAST storage once it exceeds about 2 kB (toast_tuple_target's
+-- default), and pgvector's vector is stored out of line when it is: a
+-- vector of 512 dimensions (use-lite's, 2,056 bytes) always was, one of
+-- 384 (MiniLM's, 1,544 bytes) never. Every vector read then cost a TOAST
+-- index probe and two chunk reads: the exact scan that answers a search
+-- whose neighbourhood the HNSW index cannot be trusted with
+-- (vector/pgvector) read 30,900 buffers for 10,158 memories and took 32 ms
+-- instead of 11 ms from 4,300 buffers inline (issue 36: search_memory p95
+-- at 10,000 memories). With the target at its maximum, a row is moved out
+-- only beyond 8,160 bytes (then the vector first, the largest field):
+-- vectors up to about 1,900 dimensions stay in the row with their text.
+--
+-- Only rows written from now on are laid out so; existing rows keep their
+-- out-of-line vectors until rewritten (cairn reembed, or VACUUM FULL
+-- memories, which locks the table while it runs; docs/memories.md).
+ALTER TABLE memories SET (toast_tuple_target = 8160);
