@@ -79,10 +79,7 @@ func (c *typeCache) put(user string, v userVersion, types []string, counts map[s
 // type cache in a read transaction; the types of the cached counts serve
 // as well (EntityTypes is the types of EntityTypeCounts).
 func (t *tx) cachedTypes(ctx context.Context, userID string, read func() ([]string, error)) ([]string, error) {
-	if t.write || t.types == nil {
-		return read()
-	}
-	v, ok, err := t.version(ctx, userID)
+	v, ok, err := t.typeCacheVersion(ctx, userID)
 	if err != nil {
 		return nil, err
 	}
@@ -106,10 +103,7 @@ func (t *tx) cachedTypes(ctx context.Context, userID string, read func() ([]stri
 // cachedTypeCounts is EntityTypeCounts (read) through the Driver's type
 // cache in a read transaction.
 func (t *tx) cachedTypeCounts(ctx context.Context, userID string, read func() (map[string]int, error)) (map[string]int, error) {
-	if t.write || t.types == nil {
-		return read()
-	}
-	v, ok, err := t.version(ctx, userID)
+	v, ok, err := t.typeCacheVersion(ctx, userID)
 	if err != nil {
 		return nil, err
 	}
@@ -124,4 +118,14 @@ func (t *tx) cachedTypeCounts(ctx context.Context, userID string, read func() (m
 		t.types.put(userID, v, nil, counts)
 	}
 	return counts, err
+}
+
+// typeCacheVersion is the version of the user's graph the type cache is
+// read and filled at; ok is false when the transaction reads through it
+// (a write transaction, or a user whose graph has no version yet).
+func (t *tx) typeCacheVersion(ctx context.Context, userID string) (v userVersion, ok bool, err error) {
+	if t.write || t.types == nil {
+		return userVersion{}, false, nil
+	}
+	return t.version(ctx, userID)
 }
