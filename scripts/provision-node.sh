@@ -14,7 +14,9 @@
 #                                   on other machines the suite's test skips)
 #
 # When a folder's node_modules already matches its lockfile it does nothing
-# and takes well under a second.
+# and takes well under a second; a fresh clone on a machine that installed
+# the same lockfile before copies it from the machine's cache in a second
+# or two (scripts/npm-ci.sh).
 #
 # Needs Node.js 20 or newer and npm (Debian: apt-get install nodejs npm).
 # Exit status 1, with one line on stderr, when they are missing or the
@@ -31,23 +33,11 @@ if ((major < 20)); then
 	exit 1
 fi
 
-# install dir: npm ci into dir unless its node_modules matches its lockfile.
+# install dir: node_modules as dir's lockfile pins it (scripts/npm-ci.sh).
 install() {
-	local dir=$1 stamp want
-	stamp=$dir/node_modules/.cairn-lock.sha256
-	want=$(sha256sum "$dir/package-lock.json" | cut -d' ' -f1)
-	if [[ -f $stamp && $(<"$stamp") == "$want" ]]; then
-		return 0
-	fi
-	echo "provision-node: installing $dir from package-lock.json" >&2
-	if ! (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >&2); then
-		echo "provision-node: npm ci failed in $dir (see above)" >&2
-		return 1
-	fi
-	echo "$want" >"$stamp"
+	scripts/npm-ci.sh "$1" provision-node
 }
 
-# Both at once: on a clean clone each is mostly waiting on npm's cache.
 pids=()
 for dir in cmd/cairn/testdata/node cmd/cairn/testdata/conformance; do
 	install "$dir" &
