@@ -62,6 +62,7 @@ if ! (cd "$dir" && npm ci --prefer-offline --no-audit --no-fund --loglevel=error
 	echo "$prog: npm ci failed in $dir (see above)" >&2
 	exit 1
 fi
+mkdir -p "$dir/node_modules" # npm ci makes none for a lockfile without packages
 echo "$want" >"$stamp"
 
 # Keep a copy for the next clone. A failure here (a full disk, say) costs
