@@ -50,17 +50,10 @@ if ! scripts/npm-ci.sh "$web" build-console; then
 fi
 # A build of the same sources on this machine (another clone, an earlier
 # run) is copied rather than made again: tsc and Vite take 10 s of CPU.
-cache_root=${CAIRN_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/cairn}/console
-entry=$cache_root/$want
-if [[ -f $entry/.cairn-build.sha256 && $(<"$entry/.cairn-build.sha256") == "$want" && -f $entry/index.html ]]; then
-	rm -rf "$out.tmp.$$"
-	if cp -a "$entry" "$out.tmp.$$"; then
-		rm -rf "$out"
-		mv "$out.tmp.$$" "$out"
-		echo "build-console: $out copied from the cache of its sources ($entry)" >&2
-		exit 0
-	fi
-	rm -rf "$out.tmp.$$"
+. scripts/dircache.sh
+if dircache_restore console dist "$want" "$out"; then
+	echo "build-console: $out copied from the cache of its sources ($(dircache_entry console dist "$want"))" >&2
+	exit 0
 fi
 echo "build-console: building $out" >&2
 if ! (cd "$web" && node_modules/.bin/tsc --noEmit >&2 && node_modules/.bin/vite build --logLevel warn >&2); then
@@ -68,13 +61,5 @@ if ! (cd "$web" && node_modules/.bin/tsc --noEmit >&2 && node_modules/.bin/vite 
 	exit 1
 fi
 echo "$want" >"$stamp"
-# Kept for the next clone, in place of the builds of older sources; a
-# failure here costs the next run a build, nothing else.
-if mkdir -p "$cache_root" 2>/dev/null && rm -rf "$entry.tmp.$$" && cp -a "$out" "$entry.tmp.$$" 2>/dev/null; then
-	if [[ -e $entry ]] || mv -T "$entry.tmp.$$" "$entry" 2>/dev/null; then
-		for old in "$cache_root"/*; do
-			[[ $old == "$entry" || $old == *.tmp.* ]] || rm -rf "$old"
-		done
-	fi
-	rm -rf "$entry.tmp.$$"
-fi
+# Kept for the next clone, in place of the build of older sources.
+dircache_save console dist "$want" "$out"

@@ -19,10 +19,9 @@
 #     the cache for the next clone, dropping the entries of DIR's older
 #     lockfiles.
 #
-# The cache is ${CAIRN_CACHE_DIR:-${XDG_CACHE_HOME:-~/.cache}/cairn}/npm,
-# one directory per DIR and lockfile; delete it to start afresh. Nothing
-# in it is shared between lockfiles, and an entry appears only complete
-# (copied under a temporary name, then renamed).
+# The cache is ${CAIRN_CACHE_DIR:-${XDG_CACHE_HOME:-~/.cache}/cairn}/npm
+# (scripts/dircache.sh), one directory per DIR, for its latest lockfile;
+# delete it to start afresh.
 set -euo pipefail
 
 dir=${1:?usage: npm-ci.sh DIR PROG}
@@ -40,21 +39,13 @@ if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
 	exit 1
 fi
 major=$(node -p 'process.versions.node.split(".")[0]')
-cache_root=${CAIRN_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/cairn}/npm
-slug=$(tr '/' '_' <<<"${dir%/}")
-entry=$cache_root/$slug-$want-node$major-$(uname -m)
+. "$(dirname "${BASH_SOURCE[0]}")/dircache.sh"
+group=$(tr '/-' '__' <<<"${dir%/}")
+key=$want-node$major-$(uname -m)
 
-if [[ -f $entry/.cairn-lock.sha256 && $(<"$entry/.cairn-lock.sha256") == "$want" ]]; then
-	tmp=$dir/node_modules.cairn-tmp.$$
-	rm -rf "$tmp"
-	if cp -a "$entry" "$tmp"; then
-		rm -rf "$dir/node_modules"
-		mv "$tmp" "$dir/node_modules"
-		echo "$prog: $dir/node_modules copied from the cache of its lockfile ($entry)" >&2
-		exit 0
-	fi
-	rm -rf "$tmp"
-	echo "$prog: copying $entry failed; installing with npm ci" >&2
+if dircache_restore npm "$group" "$key" "$dir/node_modules"; then
+	echo "$prog: $dir/node_modules copied from the cache of its lockfile ($(dircache_entry npm "$group" "$key"))" >&2
+	exit 0
 fi
 
 echo "$prog: installing $dir from package-lock.json" >&2
@@ -64,16 +55,4 @@ if ! (cd "$dir" && npm ci --prefer-offline --no-audit --no-fund --loglevel=error
 fi
 mkdir -p "$dir/node_modules" # npm ci makes none for a lockfile without packages
 echo "$want" >"$stamp"
-
-# Keep a copy for the next clone. A failure here (a full disk, say) costs
-# the next run an npm ci, nothing else.
-if mkdir -p "$cache_root" 2>/dev/null; then
-	tmp=$entry.tmp.$$
-	rm -rf "$tmp"
-	if cp -a "$dir/node_modules" "$tmp" 2>/dev/null && { [[ -e $entry ]] || mv -T "$tmp" "$entry" 2>/dev/null; }; then
-		for old in "$cache_root/$slug"-*; do
-			[[ $old == "$entry" || $old == *.tmp.* ]] || rm -rf "$old"
-		done
-	fi
-	rm -rf "$tmp"
-fi
+dircache_save npm "$group" "$key" "$dir/node_modules"

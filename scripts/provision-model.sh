@@ -27,10 +27,6 @@ if [[ -f $stamp && $(<"$stamp") == "$want" && -f $copied && $(<"$copied") == "$w
 	exit 0
 fi
 
-if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
-	echo "provision-model: node and npm are needed (Node.js 18 or newer; Debian: apt-get install nodejs npm)" >&2
-	exit 1
-fi
 if ! scripts/npm-ci.sh "$dir" provision-model; then
 	exit 1
 fi
