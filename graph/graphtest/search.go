@@ -2,6 +2,7 @@ package graphtest
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sort"
 	"testing"
@@ -198,6 +199,32 @@ func testEntitySearch(t *testing.T, newStore Harness) {
 		}
 		got = search(t, s, graph.EntitySearch{UserID: bob, Terms: graph.SearchTerms("bobonly")})
 		diff(t, "bob", []string{"ent_bob_i1"}, hitIDs(got.Rows))
+	})
+
+	// OddUsers: user ids with spaces, quotes, backslashes and the
+	// characters of a query syntax, one of them the words of two others.
+	// A backend that narrows a search by user inside its text index
+	// (Neo4j's) must still find each user's own entities, and only them.
+	t.Run("OddUsers", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		users := []string{"usr a b", "usr a", "b", `usr "q" \ x*`, `usr "q"`, "usr:(x) OR y^2"}
+		for i, u := range users {
+			for j, typ := range []string{"person", "company"} {
+				e := newEntity(u, fmt.Sprintf("ent_odd_%d_%d", i, j), typ, at(epoch, 1))
+				e.CanonicalName, e.Snapshot = "Shared Name", map[string]any{"name": "Shared Name"}
+				putEntities(t, s, e)
+			}
+		}
+		for i, u := range users {
+			got := search(t, s, graph.EntitySearch{UserID: u, Terms: graph.SearchTerms("shared nam")})
+			diff(t, fmt.Sprintf("user %q", u), []string{fmt.Sprintf("ent_odd_%d_0", i), fmt.Sprintf("ent_odd_%d_1", i)}, hitIDs(got.Rows))
+			if got.Total != 2 {
+				t.Errorf("user %q: total %d, want 2", u, got.Total)
+			}
+			got = search(t, s, graph.EntitySearch{UserID: u, Terms: graph.SearchTerms("shared nam"), Types: []string{"company"}})
+			diff(t, fmt.Sprintf("user %q, companies", u), []string{fmt.Sprintf("ent_odd_%d_1", i)}, hitIDs(got.Rows))
+		}
 	})
 
 	t.Run("Updates", func(t *testing.T) {

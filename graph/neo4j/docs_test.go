@@ -469,9 +469,9 @@ func checkConstraints(t *testing.T, _ *docsGraph, run docsQuery) {
 	}
 }
 
-// checkSearchIndex: entity_search, ONLINE.
+// checkSearchIndex: entity_search_scoped, ONLINE.
 func checkSearchIndex(t *testing.T, _ *docsGraph, run docsQuery) {
-	if diff := cmp.Diff([][]any{{"entity_search", "ONLINE"}}, run(nil)); diff != "" {
+	if diff := cmp.Diff([][]any{{"entity_search_scoped", "ONLINE"}}, run(nil)); diff != "" {
 		t.Errorf("search index (-want +got):\n%s", diff)
 	}
 }

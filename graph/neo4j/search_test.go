@@ -2,6 +2,7 @@ package neo4j
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -11,17 +12,30 @@ import (
 )
 
 func TestLuceneQuery(t *testing.T) {
+	many := make([]string, maxTypeClauses+1)
+	for i := range many {
+		many[i] = fmt.Sprintf("type_%d", i)
+	}
 	for _, tc := range []struct {
 		terms []string
+		user  string
+		types []string
 		want  string
 	}{
-		{[]string{"quill"}, `+(search_name:quill*^10 search_text:quill*)`},
-		{[]string{"quill", "0042"}, `+(search_name:quill^10 search_text:quill) +(search_name:0042*^10 search_text:0042*)`},
+		{[]string{"quill"}, "", nil, `+(search_name:quill*^10 search_text:quill*)`},
+		{[]string{"quill", "0042"}, "", nil, `+(search_name:quill^10 search_text:quill) +(search_name:0042*^10 search_text:0042*)`},
 		// What SearchTerms never makes is escaped all the same.
-		{[]string{`a:b`, `c"d`}, `+(search_name:a\:b^10 search_text:a\:b) +(search_name:c\"d*^10 search_text:c\"d*)`},
+		{[]string{`a:b`, `c"d`}, "", nil, `+(search_name:a\:b^10 search_text:a\:b) +(search_name:c\"d*^10 search_text:c\"d*)`},
+		// The user and the types narrow what the index returns, as
+		// phrases that do not score; a user id is quoted whatever it holds.
+		{[]string{"quill"}, "usr_1", nil, `+(search_name:quill*^10 search_text:quill*) +user_id:"usr_1"^0`},
+		{[]string{"quill"}, `a "b" \c d*`, []string{"company", "person"},
+			`+(search_name:quill*^10 search_text:quill*) +user_id:"a \"b\" \\c d*"^0 +(entity_type:"company"^0 entity_type:"person"^0)`},
+		// Too many types for one Lucene query: the statement filters them.
+		{[]string{"quill"}, "usr_1", many, `+(search_name:quill*^10 search_text:quill*) +user_id:"usr_1"^0`},
 	} {
-		if got := luceneQuery(tc.terms); got != tc.want {
-			t.Errorf("luceneQuery(%q) = %s, want %s", tc.terms, got, tc.want)
+		if got := luceneQuery(tc.terms, tc.user, tc.types); got != tc.want {
+			t.Errorf("luceneQuery(%q, %q, %d types) = %s, want %s", tc.terms, tc.user, len(tc.types), got, tc.want)
 		}
 	}
 	// Every term SearchTerms makes passes through unescaped: letters,
@@ -52,8 +66,9 @@ func TestSearchEntitiesParams(t *testing.T) {
 	}
 	r := f.last(t, "entity_search")
 	want := map[string]any{
-		"query": `+(search_name:acme^10 search_text:acme) +(search_name:lyo*^10 search_text:lyo*)`, "userId": "alice",
-		"types": []string{"company"}, "includeMerged": false, "offset": int64(1), "limit": int64(2),
+		"query":  `+(search_name:acme^10 search_text:acme) +(search_name:lyo*^10 search_text:lyo*) +user_id:"alice"^0 +(entity_type:"company"^0)`,
+		"userId": "alice",
+		"types":  []string{"company"}, "includeMerged": false, "offset": int64(1), "limit": int64(2),
 	}
 	if d := cmp.Diff(want, r.params); d != "" {
 		t.Errorf("entity_search params (-want +got):\n%s", d)
