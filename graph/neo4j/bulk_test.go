@@ -1,7 +1,10 @@
 package neo4j
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -300,35 +303,90 @@ func TestReplaceEntityTimelinesRows(t *testing.T) {
 	}
 }
 
-func TestEntityTypesSkipsOneTypeAtATime(t *testing.T) {
-	f := (&fakeRunner{}).
-		reply("entity_types_next", map[string]any{"entity_type": "org"}).
-		reply("entity_types_next", map[string]any{"entity_type": "person"})
-	got, err := (&tx{r: f}).EntityTypes(t.Context(), "alice")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d := cmp.Diff([]string{"org", "person"}, got); d != "" {
-		t.Errorf("types (-want +got):\n%s", d)
-	}
-	var after []any
-	for _, r := range f.ran {
-		after = append(after, r.params["afterType"])
-	}
-	if d := cmp.Diff([]any{"", "org", "person"}, after); d != "" {
-		t.Errorf("afterType of each run (-want +got):\n%s", d)
-	}
-	checkUsers(t, f, "alice")
+// typesServer answers entity_types_after as a server holding types would,
+// and counts the statements.
+type typesServer struct {
+	types []string // sorted
+	runs  int
+	asked [][]string
+}
 
-	got, err = (&tx{r: &fakeRunner{}}).EntityTypes(t.Context(), "nobody")
+func (s *typesServer) run(_ context.Context, name, _ string, params map[string]any) ([]map[string]any, error) {
+	if name != "entity_types_after" {
+		return nil, fmt.Errorf("unexpected statement %s", name)
+	}
+	s.runs++
+	ask := params["afterTypes"].([]string)
+	s.asked = append(s.asked, ask)
+	var rows []map[string]any
+	for _, a := range ask {
+		if i, _ := slices.BinarySearch(s.types, a+"\x00"); i < len(s.types) {
+			rows = append(rows, map[string]any{"after_type": a, "entity_type": s.types[i]})
+		}
+	}
+	return rows, nil
+}
+
+// TestEntityTypesFollowsTheChain lists types from every kind of hint (the
+// types cached before a write): the same types, none, a type added at
+// either end or between, a type gone, a hint unrelated to the truth, and
+// checks that the list is always the server's, and how many statements
+// it took: one when the types did not change, one per type and one more
+// without a hint.
+func TestEntityTypesFollowsTheChain(t *testing.T) {
+	truth := []string{"company", "invoice", "person", "project"}
+	for _, tc := range []struct {
+		name  string
+		hint  []string
+		truth []string
+		runs  int
+	}{
+		{"unchanged", truth, truth, 1},
+		{"unchanged, hint unsorted", []string{"person", "company", "project", "invoice"}, truth, 1},
+		{"no hint", nil, truth, 5},
+		{"no types", nil, []string{}, 1},
+		{"all gone", truth, []string{}, 1},
+		{"new first", truth, append([]string{"a_new"}, truth...), 2},
+		{"new between", truth, []string{"company", "invoice", "m_new", "person", "project"}, 2},
+		{"new last", truth, append(slices.Clone(truth), "z_new"), 2},
+		{"one gone", truth, []string{"company", "person", "project"}, 1},
+		{"gone and new", truth, []string{"company", "m_new", "person", "project", "z_new"}, 2},
+		{"unrelated hint", []string{"b", "d", "f"}, truth, 4},
+		{"new run of three", []string{"a"}, []string{"a", "b", "c", "d"}, 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := &typesServer{types: tc.truth}
+			got, err := (&tx{r: srv}).entityTypes(t.Context(), "alice", tc.hint)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tc.truth, got); d != "" {
+				t.Errorf("types (-want +got):\n%s", d)
+			}
+			if srv.runs != tc.runs {
+				t.Errorf("%d statements (asked %q), want %d", srv.runs, srv.asked, tc.runs)
+			}
+		})
+	}
+
+	// Through EntityTypes, with the user filter, and never nil.
+	f := (&fakeRunner{}).reply("entity_types_after")
+	got, err := (&tx{r: f}).EntityTypes(t.Context(), "nobody")
 	if err != nil || got == nil || len(got) != 0 {
 		t.Errorf("EntityTypes without entities = %#v, %v; want an empty, non-nil slice", got, err)
 	}
-	f = (&fakeRunner{}).
-		reply("entity_types_next", map[string]any{"entity_type": "org"}).
-		reply("entity_types_next", map[string]any{"entity_type": "org"})
-	if _, err := (&tx{r: f}).EntityTypes(t.Context(), "alice"); err == nil {
-		t.Error("a type that does not grow was taken: the loop would not end")
+	checkUsers(t, f, "nobody")
+
+	// A server that answers a type not above the one asked about, or
+	// about a type not asked, is refused rather than followed for ever.
+	for _, row := range []map[string]any{
+		{"after_type": "", "entity_type": ""},
+		{"after_type": "org", "entity_type": "person"},
+	} {
+		f = (&fakeRunner{}).reply("entity_types_after", row)
+		if _, err := (&tx{r: f}).EntityTypes(t.Context(), "alice"); err == nil {
+			t.Errorf("answer %v was taken", row)
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package neo4j
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/cairnkg/cairn/cypher"
 	"github.com/cairnkg/cairn/graph"
@@ -23,7 +24,7 @@ var (
 	identifiersSet       = cypher.Must("identifiers_set")
 	entitiesByIdentifier = cypher.Must("entities_by_identifier")
 	entityTypeCounts     = cypher.Must("entity_type_counts")
-	entityTypesNext      = cypher.Must("entity_types_next")
+	entityTypesAfter     = cypher.Must("entity_types_after")
 )
 
 func (t *tx) InsertSource(ctx context.Context, s graph.Source) error {
@@ -372,40 +373,77 @@ func (t *tx) entityTypeCounts(ctx context.Context, userID string) (map[string]in
 	return out, nil
 }
 
-// EntityTypes implements graph.DriverTx with entity_types_next, run once
-// per type and once more: each run seeks the next type in the index
+// EntityTypes implements graph.DriverTx with entity_types_after, which
+// seeks, for each type it is given, the next type in the index
 // entity_user_type, so the time grows with the number of types, not of
-// entities. (Cypher has no recursion that could make it one statement.)
-// In a read transaction the answer comes from the Driver's type cache
-// while the user has not written since (typeCache).
+// entities. In a read transaction the answer comes from the Driver's type
+// cache while the user has not written since (typeCache); after a write,
+// the types cached before it let one statement confirm the list.
 func (t *tx) EntityTypes(ctx context.Context, userID string) ([]string, error) {
 	if err := t.enter(ctx, userID); err != nil {
 		return nil, err
 	}
-	return t.cachedTypes(ctx, userID, func() ([]string, error) { return t.entityTypes(ctx, userID) })
+	return t.cachedTypes(ctx, userID, func(hint []string) ([]string, error) { return t.entityTypes(ctx, userID, hint) })
 }
 
-// entityTypes reads EntityTypes from the server.
-func (t *tx) entityTypes(ctx context.Context, userID string) ([]string, error) {
+// entityTypes reads EntityTypes from the server. Cypher has no recursion
+// that could list the types in one statement, so it follows them as a
+// chain, each type's successor in the index: hint (types the user had
+// before, in any order) lets one statement ask for the successor of ""
+// and of every hinted type at once, which gives the whole chain when the
+// types are the same; a type that is new, or that follows one that went,
+// is asked about in the next statement, with every type seen above it. A
+// hinted type that no longer exists is only asked about, never listed.
+// Without a hint that is one statement per type, and one more.
+func (t *tx) entityTypes(ctx context.Context, userID string, hint []string) ([]string, error) {
+	next := map[string]string{} // a type asked about -> its successor, "" for none
 	out := []string{}
-	after := ""
+	ask := append([]string{""}, hint...)
 	for {
-		rows, err := t.run(ctx, entityTypesNext, cypher.Fill{}, map[string]any{"userId": userID, "afterType": after})
+		slices.Sort(ask)
+		ask = slices.Compact(ask)
+		rows, err := t.run(ctx, entityTypesAfter, cypher.Fill{}, map[string]any{"userId": userID, "afterTypes": ask})
 		if err != nil {
 			return nil, err
 		}
-		if len(rows) == 0 {
-			return out, nil
+		for _, a := range ask {
+			next[a] = ""
 		}
-		r := record{m: rows[0]}
-		typ := r.str("entity_type")
-		if r.err != nil {
-			return nil, r.err
+		for _, m := range rows {
+			r := record{m: m}
+			after, typ := r.str("after_type"), r.str("entity_type")
+			if r.err != nil {
+				return nil, r.err
+			}
+			if _, asked := next[after]; !asked || typ <= after {
+				return nil, fmt.Errorf("graph/neo4j: %s returned %q after %q", entityTypesAfter.Name(), typ, after)
+			}
+			next[after] = typ
 		}
-		if typ <= after {
-			return nil, fmt.Errorf("graph/neo4j: %s returned %q after %q", entityTypesNext.Name(), typ, after)
+		// Follow the chain from the last type listed (or ""): each link is
+		// the server's answer, so the list so far is exact.
+		last := ""
+		if len(out) > 0 {
+			last = out[len(out)-1]
 		}
-		out = append(out, typ)
-		after = typ
+		for {
+			typ, asked := next[last]
+			if !asked {
+				break
+			}
+			if typ == "" {
+				return out, nil
+			}
+			out = append(out, typ)
+			last = typ
+		}
+		// last was never asked about: ask about it and every other type
+		// seen above it that was not.
+		ask = []string{last}
+		for _, typ := range next {
+			if _, asked := next[typ]; typ > last && !asked {
+				ask = append(ask, typ)
+			}
+		}
 	}
 }

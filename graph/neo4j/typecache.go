@@ -16,7 +16,7 @@ const typeCacheUsers = 10_000
 // at (user_version, as statsCache keys on). Every completion, search and
 // listing of a caller who may not read every type lists the user's types
 // first (knowledge's readableTypes): on Neo4j a seek per type and one more
-// (entity_types_next), 20-30 ms for 21 types, and the counts of an entity
+// (entity_types_after, without a hint), 20-30 ms for 21 types, and the counts of an entity
 // type completion read every entity (entity_type_counts, 70 ms at 10,000).
 // Both change only when the user writes, which moves the version: a
 // reader that finds the version it cached at answers from the cache, after
@@ -50,6 +50,27 @@ func (c *typeCache) get(user string, v userVersion) (types []string, counts map[
 	return slices.Clone(e.types), maps.Clone(e.counts)
 }
 
+// hint returns the user's types as last cached, at whatever version
+// (nil when none are): what the user had before a write, for
+// entityTypes to confirm rather than find one by one. A nil cache has
+// none.
+func (c *typeCache) hint(user string) []string {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.byUser[user]
+	switch {
+	case !ok:
+		return nil
+	case e.types != nil:
+		return slices.Clone(e.types)
+	default:
+		return slices.Collect(maps.Keys(e.counts))
+	}
+}
+
 // put caches a copy of the user's types or counts (nil: not given) read at
 // v, dropping what the user's entry held at another version. A full cache
 // drops an entry at random (Go's map order) to make room.
@@ -78,13 +99,14 @@ func (c *typeCache) put(user string, v userVersion, types []string, counts map[s
 // cachedTypes is EntityTypes (read, listEntityTypes) through the Driver's
 // type cache in a read transaction; the types of the cached counts serve
 // as well (EntityTypes is the types of EntityTypeCounts).
-func (t *tx) cachedTypes(ctx context.Context, userID string, read func() ([]string, error)) ([]string, error) {
+// read is given the types cached at any version, or nil, as a hint.
+func (t *tx) cachedTypes(ctx context.Context, userID string, read func(hint []string) ([]string, error)) ([]string, error) {
 	v, ok, err := t.typeCacheVersion(ctx, userID)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
-		return read()
+		return read(t.types.hint(userID))
 	}
 	types, counts := t.types.get(userID, v)
 	switch {
@@ -93,7 +115,7 @@ func (t *tx) cachedTypes(ctx context.Context, userID string, read func() ([]stri
 	case counts != nil:
 		return slices.Sorted(maps.Keys(counts)), nil
 	}
-	types, err = read()
+	types, err = read(t.types.hint(userID))
 	if err == nil {
 		t.types.put(userID, v, types, nil)
 	}
