@@ -69,3 +69,13 @@ func TestSearchTerms(t *testing.T) {
 		t.Errorf("a 101-rune word gives %q, want one term of at most %d bytes", long, graph.MaxSearchTermBytes)
 	}
 }
+
+// TestTimelinePeriodsWithoutIndex holds the portable walk, which a driver
+// without graph.TimelinePeriodLister gets, to the contract the indexes
+// keep.
+func TestTimelinePeriodsWithoutIndex(t *testing.T) {
+	graphtest.RunTimelinePeriods(t, func(t *testing.T) *graph.Store {
+		t.Helper()
+		return graph.NewStore(withoutSearch{embedded.New(sqlitetest.Open(t))})
+	})
+}

@@ -418,25 +418,66 @@ type TimelineQuery struct {
 	After     time.Time
 	Before    time.Time
 	Page      graph.Page
+	// Years asks for TimelinePage.Years too, MonthsOf (a year, 0 for
+	// none) for TimelinePage.Months; PeriodsOnly for those alone, without
+	// a page of events or its total (what a completion of periods needs,
+	// at an index seek a period).
+	Years       bool
+	MonthsOf    int
+	PeriodsOnly bool
+}
+
+// TimelinePage is a page of timeline events, newest first.
+type TimelinePage struct {
+	Events []graph.TimelineEvent
+	// Total counts the events that match the query.
+	Total int
+	// Years (2026) are the years (UTC) in which the caller has events it
+	// may read, newest first, however old (graph.Tx.TimelineYears), and
+	// Months (2026-03) those of the year MonthsOf, when the query asked
+	// for them: the whole timeline's, not only the page's.
+	Years, Months []string
 }
 
 // Timeline returns a page of the caller's readable timeline events, newest
 // first.
 func (s *Service) Timeline(ctx context.Context, c Caller, q TimelineQuery) ([]graph.TimelineEvent, int, error) {
-	var out []graph.TimelineEvent
-	var total int
+	p, err := s.TimelinePage(ctx, c, q)
+	return p.Events, p.Total, err
+}
+
+// TimelinePage is Timeline with the months and years of the timeline when
+// q asks for them, read in the same transaction.
+func (s *Service) TimelinePage(ctx context.Context, c Caller, q TimelineQuery) (TimelinePage, error) {
+	var p TimelinePage
 	err := s.graph.View(ctx, func(tx *graph.Tx) error {
 		types, err := s.readableTypes(ctx, tx, c)
 		if err != nil {
 			return err
 		}
-		out, total, err = tx.ListTimelineEvents(ctx, graph.TimelineFilter{
-			UserID: c.UserID, EventType: q.EventType, SourceID: q.SourceID, EntityID: q.EntityID,
-			After: q.After, Before: q.Before, EntityTypes: types, Page: q.Page,
-		})
+		if !q.PeriodsOnly {
+			p.Events, p.Total, err = tx.ListTimelineEvents(ctx, graph.TimelineFilter{
+				UserID: c.UserID, EventType: q.EventType, SourceID: q.SourceID, EntityID: q.EntityID,
+				After: q.After, Before: q.Before, EntityTypes: types, Page: q.Page,
+			})
+		}
+		if err == nil && q.Years {
+			var years []int
+			years, err = tx.TimelineYears(ctx, c.UserID, types)
+			for _, y := range years {
+				p.Years = append(p.Years, fmt.Sprintf("%04d", y))
+			}
+		}
+		if err == nil && q.MonthsOf != 0 {
+			var months []int
+			months, err = tx.TimelineMonths(ctx, c.UserID, types, q.MonthsOf)
+			for _, m := range months {
+				p.Months = append(p.Months, fmt.Sprintf("%04d-%02d", q.MonthsOf, m))
+			}
+		}
 		return err
 	})
-	return out, total, err
+	return p, err
 }
 
 // related fills a store result with the live relationships of the stored

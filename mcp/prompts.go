@@ -1,13 +1,13 @@
 package mcp
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -383,31 +383,44 @@ func completedEntities(ctx context.Context, run toolRun, prefix string) ([]compl
 	return hits.Entities, hits.Meta.NextCursor != "", nil
 }
 
-// completePeriods offers the years, then the months, of the newest
-// timeline events that start with prefix.
+// periodsKey marks the context of a list_timeline_events call that a
+// period completion or a resource listing makes: the call answers the
+// years of the caller's timeline and the months of the year the key holds
+// (0: none), without events (knowledge.TimelineQuery.PeriodsOnly), through
+// the same consent, limits and audit as an agent's call.
+type periodsKey struct{}
+
+// periodsOnly reports whether ctx is that of such a call, and the year
+// whose months it asks for.
+func periodsOnly(ctx context.Context) (year int, ok bool) {
+	year, ok = ctx.Value(periodsKey{}).(int)
+	return year, ok
+}
+
+// completePeriods offers the periods that start with prefix: every year
+// (UTC) with events the caller may read, newest first, then, once prefix
+// names a year, that year's months with events, newest first. Each is an
+// index seek a period on every backend, so old years are offered as
+// readily as this one.
 func completePeriods(ctx context.Context, run toolRun, prefix string) ([]string, error) {
-	var page struct {
-		Events []struct {
-			EventTimestamp string `json:"event_timestamp"`
-		} `json:"events"`
+	year := 0
+	if len(prefix) >= 4 {
+		if y, err := strconv.Atoi(prefix[:4]); err == nil && y > 0 {
+			year = y
+		}
 	}
-	if err := run(ctx, "list_timeline_events", map[string]any{"limit": 100}, &page); err != nil {
+	var page struct {
+		Years  []string `json:"years"`
+		Months []string `json:"months"`
+	}
+	if err := run(context.WithValue(ctx, periodsKey{}, year), "list_timeline_events", map[string]any{}, &page); err != nil {
 		return nil, err
 	}
-	var years, months []string
-	for _, e := range page.Events {
-		if len(e.EventTimestamp) < 7 {
-			continue
-		}
-		y, m := e.EventTimestamp[:4], e.EventTimestamp[:7]
-		if strings.HasPrefix(y, prefix) && !slices.Contains(years, y) {
-			years = append(years, y)
-		}
-		if strings.HasPrefix(m, prefix) && !slices.Contains(months, m) {
-			months = append(months, m)
+	var out []string
+	for _, p := range append(page.Years, page.Months...) {
+		if strings.HasPrefix(p, prefix) {
+			out = append(out, p)
 		}
 	}
-	slices.SortFunc(years, func(a, b string) int { return cmp.Compare(b, a) })
-	slices.SortFunc(months, func(a, b string) int { return cmp.Compare(b, a) })
-	return append(years, months...), nil
+	return out, nil
 }

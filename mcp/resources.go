@@ -28,8 +28,8 @@ import (
 // every read calls Cairn's own tools for the caller through Handle, so
 // consent, budgets and the audit apply: what an agent may not read is not
 // listed and reads as not found. resources/list lists, per caller, the
-// collections of the entity types it may read that hold entities, and the
-// timeline years of the newest events it may read; the parameterised forms
+// collections of the entity types it may read that hold entities, and
+// every year of the timeline events it may read; the parameterised forms
 // are resource templates.
 
 const (

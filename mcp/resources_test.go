@@ -4,11 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cairnkg/cairn/mcp"
 )
 
 // readResource reads uri and decodes its JSON, or returns the error.
@@ -218,5 +221,70 @@ func TestResourcesListPages(t *testing.T) {
 	}
 	if n != 120 || pages != 1 {
 		t.Errorf("%d collections in %d pages, want 120 in 2", n, pages+1)
+	}
+}
+
+// TestTimelinePeriodsBeyondTheNewestEvents stores an invoice of 1990 and
+// 120 tasks due in 2025 (more events than a page): the owner is listed,
+// and completes, the year 1990 as well as 2025, and 1990's month once the
+// year is typed; list_timeline_events with years gives both years,
+// whatever its page; an agent denied invoices gets neither 1990 nor its
+// month from any of them.
+func TestTimelinePeriodsBeyondTheNewestEvents(t *testing.T) {
+	e := newEnv(t)
+	ents := []any{map[string]any{"entity_type": "invoice", "invoice_number": "INV-1990", "vendor_name": "Old Mill", "issue_date": "1990-05-05", "amount": 12.5}}
+	for i := range 120 {
+		ents = append(ents, map[string]any{"entity_type": "task", "title": fmt.Sprintf("Task %03d", i), "due_date": fmt.Sprintf("2025-%02d-%02d", i%12+1, i%28+1)})
+	}
+	e.mustCall(t, "store", map[string]any{"entities": ents})
+	agent, _ := e.agent(t, e.owner.UserID, "narrow", [3]string{"read", "entities/task", "allow"}, [3]string{"read", "profile", "allow"})
+	owner, narrow := e.connect(t), e.connectAs(t, agent)
+
+	type periods struct{ listed, from19, from1990, from2025, tool []string }
+	read := func(cs *mcpsdk.ClientSession) periods {
+		t.Helper()
+		var p periods
+		res, err := cs.ListResources(t.Context(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range res.Resources {
+			if y, ok := strings.CutPrefix(r.URI, "cairn://timeline/"); ok {
+				p.listed = append(p.listed, y)
+			}
+		}
+		orNil := func(v []string) []string {
+			if len(v) == 0 {
+				return nil
+			}
+			return v
+		}
+		p.from19 = orNil(complete(t, cs, mcp.PromptSummarisePeriod, "period", "19"))
+		p.from1990 = orNil(complete(t, cs, mcp.PromptSummarisePeriod, "period", "1990"))
+		p.from2025 = orNil(complete(t, cs, mcp.PromptSummarisePeriod, "period", "2025-1"))
+		out, err := cs.CallTool(t.Context(), &mcpsdk.CallToolParams{Name: "list_timeline_events", Arguments: map[string]any{"limit": 1, "years": true}})
+		if err != nil || out.IsError {
+			t.Fatalf("list_timeline_events: %+v, %v", out, err)
+		}
+		got := out.StructuredContent.(map[string]any)
+		if events, _ := got["events"].([]any); len(events) != 1 || got["months"] != nil {
+			t.Errorf("list_timeline_events with years, limit 1: %d events and months %v, want the page of 1 and no months", len(events), got["months"])
+		}
+		years, _ := got["years"].([]any)
+		for _, y := range years {
+			p.tool = append(p.tool, y.(string))
+		}
+		return p
+	}
+	want := periods{
+		listed: []string{"2025", "1990"}, from19: []string{"1990"}, from1990: []string{"1990", "1990-05"},
+		from2025: []string{"2025-12", "2025-11", "2025-10"}, tool: []string{"2025", "1990"},
+	}
+	if got := read(owner); !reflect.DeepEqual(got, want) {
+		t.Errorf("the owner's periods %+v, want %+v", got, want)
+	}
+	want = periods{listed: []string{"2025"}, from2025: []string{"2025-12", "2025-11", "2025-10"}, tool: []string{"2025"}}
+	if got := read(narrow); !reflect.DeepEqual(got, want) {
+		t.Errorf("the periods of the agent denied invoices %+v, want %+v", got, want)
 	}
 }

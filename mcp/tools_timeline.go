@@ -17,6 +17,8 @@ type TimelineIn struct {
 	EntityID   *string `json:"entity_id,omitempty"`
 	Limit      *int    `json:"limit,omitempty"`
 	Offset     *int    `json:"offset,omitempty"`
+	// Years asks for the years of every readable event too.
+	Years *bool `json:"years,omitempty"`
 }
 
 // TimelineOut is a page of events, newest first.
@@ -25,13 +27,19 @@ type TimelineOut struct {
 	Total  int                `json:"total"`
 	Limit  int                `json:"limit"`
 	Offset int                `json:"offset"`
+	// Years (2026) are those (UTC) with events, newest first, of the whole
+	// timeline (not only this page), when the input's years asked for
+	// them; Months (2026-03) those of a year, for a period completion
+	// (periodsKey).
+	Years  []string `json:"years,omitempty"`
+	Months []string `json:"months,omitempty"`
 }
 
 func listTimelineEventsTool(d Deps) *Tool {
 	return newTool(toolSpec{
 		name:        "list_timeline_events",
 		title:       "List timeline events",
-		description: "List dated events (an invoice issued, a task due) derived from entities' date fields, newest first.",
+		description: "List dated events, newest first; years: true also lists every year that has events.",
 		toolset:     ToolsetTimeline, ann: readOnly, budget: BudgetList,
 		shape: func(s *jsonschema.Schema) {
 			pageShape(s)
@@ -51,13 +59,16 @@ func listTimelineEventsTool(d Deps) *Tool {
 		if err != nil {
 			return TimelineOut{}, err
 		}
-		q := knowledge.TimelineQuery{After: after, Before: before, Page: page(in.Limit, in.Offset)}
+		q := knowledge.TimelineQuery{After: after, Before: before, Page: page(in.Limit, in.Offset), Years: deref(in.Years)}
+		if year, ok := periodsOnly(ctx); ok {
+			q.Years, q.MonthsOf, q.PeriodsOnly = true, year, true
+		}
 		q.EventType, q.SourceID, q.EntityID = deref(in.EventType), deref(in.SourceID), deref(in.EntityID)
-		events, total, err := d.Knowledge.Timeline(ctx, call.Caller(), q)
+		p, err := d.Knowledge.TimelinePage(ctx, call.Caller(), q)
 		if err != nil {
 			return TimelineOut{}, err
 		}
-		return TimelineOut{Events: mapSlice(events, timelineEventOut), Total: total, Limit: q.Page.Limit, Offset: q.Page.Offset}, nil
+		return TimelineOut{Events: mapSlice(p.Events, timelineEventOut), Total: p.Total, Limit: q.Page.Limit, Offset: q.Page.Offset, Years: p.Years, Months: p.Months}, nil
 	})
 }
 

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/cairnkg/cairn/graph"
 	"github.com/cairnkg/cairn/graph/internal/jsoncodec"
@@ -124,4 +125,59 @@ func (t *tx) ListTimelineEvents(ctx context.Context, f graph.TimelineFilter) ([]
 		return err
 	})
 	return out, total, wrap("list timeline events", err)
+}
+
+// TimelineYears implements graph.TimelinePeriodLister (timelinePeriods).
+func (t *tx) TimelineYears(ctx context.Context, userID string, entityTypes []string) ([]int, error) {
+	return t.timelinePeriods(ctx, userID, entityTypes, 0)
+}
+
+// TimelineMonths implements graph.TimelinePeriodLister (timelinePeriods).
+func (t *tx) TimelineMonths(ctx context.Context, userID string, entityTypes []string, year int) ([]int, error) {
+	return t.timelinePeriods(ctx, userID, entityTypes, year)
+}
+
+// timelinePeriods finds the years (year 0) or the months of year with one
+// recursive query: the newest event, then the newest before the first
+// instant of its period, and so on, each a seek in
+// timeline_events_user_time (with entity types, a walk down it to the
+// first event of such an entity).
+func (t *tx) timelinePeriods(ctx context.Context, userID string, entityTypes []string, year int) ([]int, error) {
+	if entityTypes != nil && len(entityTypes) == 0 {
+		return []int{}, nil
+	}
+	f := graph.TimelineFilter{UserID: userID, EntityTypes: entityTypes}
+	unit := "start of year"
+	if year != 0 {
+		unit = "start of month"
+		f.After = time.Date(year, 1, 1, 0, 0, 0, 0, time.UTC).Add(-time.Microsecond)
+		f.Before = time.Date(year+1, 1, 1, 0, 0, 0, 0, time.UTC)
+	}
+	cond, args := timelineCond(f)
+	newest := func(before string) string {
+		return `(SELECT t.event_time FROM timeline_events t WHERE ` + cond + before + ` ORDER BY t.event_time DESC LIMIT 1)`
+	}
+	rows, err := t.query(ctx, `WITH RECURSIVE p(at) AS (
+		SELECT `+newest("")+`
+		UNION ALL
+		SELECT `+newest(` AND t.event_time < CAST(strftime('%s', p.at / 1000000.0, 'unixepoch', '`+unit+`') AS INTEGER) * 1000000`)+`
+		FROM p WHERE p.at IS NOT NULL
+	) SELECT at FROM p WHERE at IS NOT NULL`, args...)
+	if err != nil {
+		return nil, wrap("timeline periods", err)
+	}
+	out := []int{}
+	err = eachRow(rows, func(r *sql.Rows) error {
+		var at int64
+		if err := r.Scan(&at); err != nil {
+			return err
+		}
+		if tm := fromMicros(at).UTC(); year == 0 {
+			out = append(out, tm.Year())
+		} else {
+			out = append(out, int(tm.Month()))
+		}
+		return nil
+	})
+	return out, wrap("timeline periods", err)
 }

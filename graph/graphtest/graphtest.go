@@ -39,6 +39,7 @@ func Run(t *testing.T, newStore Harness) {
 		{"Identifiers", testIdentifiers},
 		{"Observations", testObservations},
 		{"Timeline", testTimeline},
+		{"TimelinePeriods", testTimelinePeriods},
 		{"Transactions", testTransactions},
 		{"Isolation", testIsolation},
 		{"CreateRelationship", testCreateRelationship},

@@ -112,3 +112,85 @@ func testTimeline(t *testing.T, newStore Harness) {
 		check(t, graph.TimelineFilter{EntityID: meeting}, nil, 0)
 	})
 }
+
+// RunTimelinePeriods runs only the timeline periods cases of the suite,
+// so that the portable walk behind graph.Tx.TimelineYears and
+// TimelineMonths (a driver without graph.TimelinePeriodLister) can be
+// held to the same contract.
+func RunTimelinePeriods(t *testing.T, newStore Harness) { testTimelinePeriods(t, newStore) }
+
+// testTimelinePeriods: the years of every event, not only the newest, and
+// the months of a year, in UTC (an event written with an offset counts in
+// its UTC month and year), with gaps, filtered by entity type, each
+// user's own.
+func testTimelinePeriods(t *testing.T, newStore Harness) {
+	s := newStore(t)
+	const meeting, invoice = "ent_alice_meeting", "ent_alice_invoice"
+	putSources(t, s, newSource(alice, "src_alice_1", epoch), newSource(bob, "src_bob_1", epoch))
+	putEntities(t, s, newEntity(alice, meeting, "meeting", epoch), newEntity(alice, invoice, "invoice", epoch),
+		newEntity(bob, "ent_bob_meeting", "meeting", epoch))
+	event := func(user, id, entityID, stamp string) graph.TimelineEvent {
+		tm, err := time.Parse(time.RFC3339, stamp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return graph.TimelineEvent{ID: id, UserID: user, EntityID: entityID, EventType: "at", Timestamp: stamp,
+			Time: tm.UTC(), SourceID: "src_" + user + "_1", Properties: map[string]any{}}
+	}
+	replaceEvents(t, s, alice, meeting,
+		event(alice, "tle_alice_y1", meeting, "2019-06-01T10:00:00Z"),
+		event(alice, "tle_alice_y2", meeting, "2023-01-01T00:00:00Z"), // the first instant of its year
+		event(alice, "tle_alice_y3", meeting, "2023-12-31T23:59:59Z"),
+		event(alice, "tle_alice_y4", meeting, "2024-12-31T23:30:00-02:00"), // 2025 in UTC
+	)
+	replaceEvents(t, s, alice, invoice,
+		event(alice, "tle_alice_y5", invoice, "2021-03-01T00:00:00Z"),
+		event(alice, "tle_alice_y6", invoice, "2023-05-01T00:00:00Z"),
+	)
+	replaceEvents(t, s, bob, "ent_bob_meeting", event(bob, "tle_bob_y1", "ent_bob_meeting", "2020-02-02T00:00:00Z"))
+	// Centuries apart: a backend that seeks each year between the newest
+	// and the oldest must not seek eleven hundred of them.
+	const dave = "dave"
+	putSources(t, s, newSource(dave, "src_dave_1", epoch))
+	putEntities(t, s, newEntity(dave, "ent_dave_1", "meeting", epoch))
+	replaceEvents(t, s, dave, "ent_dave_1", event(dave, "tle_dave_y1", "ent_dave_1", "0900-07-01T00:00:00Z"),
+		event(dave, "tle_dave_y2", "ent_dave_1", "2025-07-01T00:00:00Z"), event(dave, "tle_dave_y3", "ent_dave_1", "1999-12-31T23:00:00-05:00"))
+
+	for _, tc := range []struct {
+		name  string
+		user  string
+		types []string
+		year  int // 0: the years
+		want  []int
+	}{
+		{"All", alice, nil, 0, []int{2025, 2023, 2021, 2019}},
+		{"OneType", alice, []string{"meeting"}, 0, []int{2025, 2023, 2019}},
+		{"OtherType", alice, []string{"invoice"}, 0, []int{2023, 2021}},
+		{"BothTypes", alice, []string{"invoice", "meeting"}, 0, []int{2025, 2023, 2021, 2019}},
+		{"NoType", alice, []string{}, 0, []int{}},
+		{"UnknownType", alice, []string{"nope"}, 0, []int{}},
+		{"OtherUser", bob, nil, 0, []int{2020}},
+		{"NoEvents", "carol", nil, 0, []int{}},
+		{"CenturiesApart", dave, nil, 0, []int{2025, 2000, 900}},
+		{"CenturiesApartByType", dave, []string{"meeting"}, 0, []int{2025, 2000, 900}},
+		// The first and the last instant of 2023 are in it.
+		{"Months", alice, nil, 2023, []int{12, 5, 1}},
+		{"MonthsOneType", alice, []string{"meeting"}, 2023, []int{12, 1}},
+		{"MonthsNoType", alice, []string{}, 2023, []int{}},
+		// 2024-12-31T23:30:00-02:00 is January 2025 in UTC.
+		{"MonthsInUTC", alice, nil, 2025, []int{1}},
+		{"MonthsInUTCNotBefore", alice, nil, 2024, []int{}},
+		{"MonthsOtherUser", bob, nil, 2023, []int{}},
+		{"MonthsLongAgo", dave, nil, 900, []int{7}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := view(t, s, func(ctx context.Context, tx *graph.Tx) ([]int, error) {
+				if tc.year == 0 {
+					return tx.TimelineYears(ctx, tc.user, tc.types)
+				}
+				return tx.TimelineMonths(ctx, tc.user, tc.types, tc.year)
+			})
+			diff(t, "periods", tc.want, got)
+		})
+	}
+}

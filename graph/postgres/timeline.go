@@ -99,3 +99,58 @@ func (t *tx) ListTimelineEvents(ctx context.Context, f graph.TimelineFilter) ([]
 		ORDER BY t.event_time DESC, t.id ASC `+page, a...)
 	return out, total, wrap("list timeline events", err)
 }
+
+// TimelineYears implements graph.TimelinePeriodLister (timelinePeriods).
+func (t *tx) TimelineYears(ctx context.Context, userID string, entityTypes []string) ([]int, error) {
+	return t.timelinePeriods(ctx, userID, entityTypes, 0)
+}
+
+// TimelineMonths implements graph.TimelinePeriodLister (timelinePeriods).
+func (t *tx) TimelineMonths(ctx context.Context, userID string, entityTypes []string, year int) ([]int, error) {
+	return t.timelinePeriods(ctx, userID, entityTypes, year)
+}
+
+// timelinePeriods finds the years (year 0) or the months of year with one
+// recursive query: the newest event, then the newest before the first
+// instant (UTC) of its period, and so on, each a seek in
+// timeline_events_user_time (with entity types, a walk down it to the
+// first event of such an entity).
+func (t *tx) timelinePeriods(ctx context.Context, userID string, entityTypes []string, year int) ([]int, error) {
+	if err := t.enter(ctx, userID); err != nil {
+		return nil, err
+	}
+	if entityTypes != nil && len(entityTypes) == 0 {
+		return []int{}, nil
+	}
+	a := args{}
+	cond := "t.user_id = " + a.add(userID)
+	if entityTypes != nil {
+		cond += " AND t.entity_id IN (SELECT id FROM entities WHERE user_id = $1 AND entity_type = ANY(" + a.add(entityTypes) + "))"
+	}
+	unit := "year"
+	if year != 0 {
+		unit = "month"
+		cond += " AND t.event_time >= " + a.add(time.Date(year, 1, 1, 0, 0, 0, 0, time.UTC)) +
+			" AND t.event_time < " + a.add(time.Date(year+1, 1, 1, 0, 0, 0, 0, time.UTC))
+	}
+	newest := func(before string) string {
+		return `(SELECT t.event_time FROM timeline_events t WHERE ` + cond + before + ` ORDER BY t.event_time DESC LIMIT 1)`
+	}
+	out, err := query(ctx, t, func(r rowScanner) (int, error) {
+		var at time.Time
+		err := r.Scan(&at)
+		if at = at.UTC(); year == 0 {
+			return at.Year(), err
+		}
+		return int(at.Month()), err
+	}, `WITH RECURSIVE p(at) AS (
+		SELECT `+newest("")+`
+		UNION ALL
+		SELECT `+newest(` AND t.event_time < date_trunc('`+unit+`', p.at, 'UTC')`)+`
+		FROM p WHERE p.at IS NOT NULL
+	) SELECT at FROM p WHERE at IS NOT NULL`, a...)
+	if out == nil && err == nil {
+		out = []int{}
+	}
+	return out, wrap("timeline periods", err)
+}
