@@ -11,7 +11,8 @@ import (
 	"github.com/cairnkg/cairn/graph/graphtest"
 )
 
-// withoutSearch is a driver whose transactions lack graph.EntitySearcher:
+// withoutSearch is a driver whose transactions lack graph.EntitySearcher
+// (and every other optional capability, graph.TimelinePeriodLister too):
 // embedding the DriverTx interface hides every other method.
 type withoutSearch struct{ graph.Driver }
 
@@ -68,14 +69,4 @@ func TestSearchTerms(t *testing.T) {
 	if len(long) != 1 || len(long[0]) > graph.MaxSearchTermBytes {
 		t.Errorf("a 101-rune word gives %q, want one term of at most %d bytes", long, graph.MaxSearchTermBytes)
 	}
-}
-
-// TestTimelinePeriodsWithoutIndex holds the portable walk, which a driver
-// without graph.TimelinePeriodLister gets, to the contract the indexes
-// keep.
-func TestTimelinePeriodsWithoutIndex(t *testing.T) {
-	graphtest.RunTimelinePeriods(t, func(t *testing.T) *graph.Store {
-		t.Helper()
-		return graph.NewStore(withoutSearch{embedded.New(sqlitetest.Open(t))})
-	})
 }

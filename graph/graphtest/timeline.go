@@ -182,6 +182,9 @@ func testTimelinePeriods(t *testing.T, newStore Harness) {
 		{"MonthsInUTCNotBefore", alice, nil, 2024, []int{}},
 		{"MonthsOtherUser", bob, nil, 2023, []int{}},
 		{"MonthsLongAgo", dave, nil, 900, []int{7}},
+		// A completion asks for whatever four digits were typed.
+		{"MonthsYear9999", alice, nil, 9999, []int{}},
+		{"MonthsYear1", alice, nil, 1, []int{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := view(t, s, func(ctx context.Context, tx *graph.Tx) ([]int, error) {
