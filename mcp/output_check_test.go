@@ -32,7 +32,7 @@ func checkOutput(t testing.TB, srv *mcp.Server, name string, out json.RawMessage
 	schemas, ok := outputSchemas.Load(tool)
 	if !ok {
 		var wire jsonschema.Schema
-		raw, err := json.Marshal(tool.Def.OutputSchema)
+		raw, err := json.Marshal(tool.Def().OutputSchema)
 		if err == nil {
 			err = json.Unmarshal(raw, &wire)
 		}

@@ -63,7 +63,8 @@ func (s *Server) restHandler(maxBytes int64) http.Handler {
 		}
 		tools := make([]RESTTool, len(s.tools))
 		for i, t := range s.tools {
-			tools[i] = RESTTool{Name: t.Name(), Description: t.Def.Description, InputSchema: t.Def.InputSchema}
+			def := t.Def()
+			tools[i] = RESTTool{Name: t.Name(), Description: def.Description, InputSchema: def.InputSchema}
 		}
 		c.JSON(http.StatusOK, gin.H{"tools": tools})
 	})

@@ -274,7 +274,7 @@ func (s *Server) mcpServer(who PrincipalFunc, transport string) *mcpsdk.Server {
 		}, nil
 	}
 	for _, t := range s.tools {
-		srv.AddTool(t.Def, call)
+		srv.AddTool(t.Def(), call)
 	}
 	s.addPrompts(srv, who, transport)
 	resources = s.addResources(srv, who, transport)

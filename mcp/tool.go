@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -103,7 +104,6 @@ func (c *Call) Require(action consent.Action, resource string) error {
 // output schemas, annotations), the toolset it belongs to, its response
 // budget, and its handler.
 type Tool struct {
-	Def     *mcpsdk.Tool
 	Toolset Toolset
 	// Budget is the size, in bytes of JSON, that responses aim to stay
 	// under.
@@ -123,10 +123,35 @@ type Tool struct {
 	input   *jsonschema.Schema
 	output  *jsonschema.Schema
 	handle  func(ctx context.Context, call *Call, args json.RawMessage) (any, error)
+	// def is the definition clients receive; its two schemas are
+	// written by Def, once, from input and output.
+	def     *mcpsdk.Tool
+	defOnce sync.Once
+}
+
+// Def returns the tool's definition as tools/list sends it. Its schemas
+// (the lean input and the compact output, see leanInput and
+// compactOutput) are made on the first call: every server builds every
+// tool, and most never list them (a server that is only invoked in
+// process, a test's), while making them took as long as the rest of the
+// tool together.
+func (t *Tool) Def() *mcpsdk.Tool {
+	t.defOnce.Do(func() {
+		in, err := wireSchema(leanInput(t.input))
+		if err != nil {
+			panic(fmt.Sprintf("mcp: tool %s: input schema: %v", t.def.Name, err))
+		}
+		out, err := wireSchema(compactOutput(t.output))
+		if err != nil {
+			panic(fmt.Sprintf("mcp: tool %s: output schema: %v", t.def.Name, err))
+		}
+		t.def.InputSchema, t.def.OutputSchema = in, out
+	})
+	return t.def
 }
 
 // Name returns the tool's name.
-func (t *Tool) Name() string { return t.Def.Name }
+func (t *Tool) Name() string { return t.def.Name }
 
 // InputSchema returns the schema arguments are validated against. Def
 // carries a leaner form of it, the one clients receive (see leanInput).
@@ -138,7 +163,7 @@ func (t *Tool) InputSchema() *jsonschema.Schema { return t.input }
 func (t *Tool) OutputSchema() *jsonschema.Schema { return t.output }
 
 // ReadOnly reports whether the tool only reads.
-func (t *Tool) ReadOnly() bool { return t.Def.Annotations != nil && t.Def.Annotations.ReadOnlyHint }
+func (t *Tool) ReadOnly() bool { return t.def.Annotations != nil && t.def.Annotations.ReadOnlyHint }
 
 // Annotations describe a tool's effects; they are hints for clients, never a
 // security boundary.
@@ -220,19 +245,10 @@ func newTool[In, Out any](spec toolSpec, h func(context.Context, *Call, In) (Out
 		panic(fmt.Sprintf("mcp: tool %s: output schema: %v", spec.name, err))
 	}
 	addMeta(out)
-	inWire, err := wireSchema(leanInput(in))
-	if err != nil {
-		panic(fmt.Sprintf("mcp: tool %s: input schema: %v", spec.name, err))
-	}
-	outWire, err := wireSchema(compactOutput(out))
-	if err != nil {
-		panic(fmt.Sprintf("mcp: tool %s: output schema: %v", spec.name, err))
-	}
 	destructive, openWorld := spec.ann.destructive, false
 	t := &Tool{
-		Def: &mcpsdk.Tool{
+		def: &mcpsdk.Tool{
 			Name: spec.name, Title: spec.title, Description: spec.description,
-			InputSchema: inWire, OutputSchema: outWire,
 			// The title is not repeated in the annotations: hosts show
 			// Tool.Title first, and every byte here is in the model's
 			// context on every turn.
@@ -335,7 +351,7 @@ const MaxToolsListBytes = 30_000
 func DefinitionsBytes(tools []*Tool) int {
 	defs := make([]*mcpsdk.Tool, len(tools))
 	for i, t := range tools {
-		defs[i] = t.Def
+		defs[i] = t.Def()
 	}
 	b, err := json.Marshal(defs)
 	if err != nil {

@@ -89,7 +89,7 @@ func compatTool[In, Out any](spec compatSpec, h func(context.Context, *Call, In)
 			}
 		}
 	}
-	a := spec.target.Def.Annotations
+	a := spec.target.def.Annotations
 	return newTool(toolSpec{
 		name: spec.name, title: spec.title, description: spec.description, toolset: ToolsetCompat,
 		ann:    annotations{readOnly: a.ReadOnlyHint, idempotent: a.IdempotentHint, destructive: a.DestructiveHint != nil && *a.DestructiveHint},

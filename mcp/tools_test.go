@@ -21,7 +21,7 @@ func TestToolMetadata(t *testing.T) {
 	tools := mcp.AllTools(mcp.Deps{})
 	seen := map[string]bool{}
 	for _, tool := range tools {
-		def := tool.Def
+		def := tool.Def()
 		t.Run(def.Name, func(t *testing.T) {
 			if seen[def.Name] {
 				t.Errorf("duplicate tool name")
@@ -56,7 +56,7 @@ func TestToolSchemasGolden(t *testing.T) {
 	tools := mcp.AllTools(mcp.Deps{})
 	want := map[string]bool{}
 	for _, tool := range tools {
-		name := tool.Def.Name + ".json"
+		name := tool.Def().Name + ".json"
 		want[name] = true
 		got, err := json.MarshalIndent(struct {
 			Toolset   string            `json:"toolset"`
@@ -67,7 +67,7 @@ func TestToolSchemasGolden(t *testing.T) {
 			Def       any               `json:"definition"`
 			Input     any               `json:"enforced_input_schema"`
 			Output    any               `json:"full_output_schema"`
-		}{string(tool.Toolset), tool.Budget, tool.Requires, string(tool.RateClass), tool.OwnerOnly, tool.Def, tool.InputSchema(), tool.OutputSchema()}, "", "  ")
+		}{string(tool.Toolset), tool.Budget, tool.Requires, string(tool.RateClass), tool.OwnerOnly, tool.Def(), tool.InputSchema(), tool.OutputSchema()}, "", "  ")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -84,11 +84,11 @@ func TestToolSchemasGolden(t *testing.T) {
 		}
 		golden, err := os.ReadFile(path)
 		if err != nil {
-			t.Errorf("%s: %v (run go test ./mcp -run Golden -update to create it)", tool.Def.Name, err)
+			t.Errorf("%s: %v (run go test ./mcp -run Golden -update to create it)", tool.Def().Name, err)
 			continue
 		}
 		if !bytes.Equal(golden, got) {
-			t.Errorf("%s: schema drifted from %s; if the change is intended, run go test ./mcp -run Golden -update and commit the diff\n--- got ---\n%s", tool.Def.Name, path, got)
+			t.Errorf("%s: schema drifted from %s; if the change is intended, run go test ./mcp -run Golden -update and commit the diff\n--- got ---\n%s", tool.Def().Name, path, got)
 		}
 	}
 	entries, _ := os.ReadDir(dir)

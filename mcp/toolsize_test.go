@@ -68,9 +68,9 @@ func TestToolsListSize(t *testing.T) {
 		t.Errorf("the tool definitions on the wire are %d bytes, DefinitionsBytes says %d", got, want)
 	}
 	for _, tool := range srv.Tools() {
-		def, _ := json.Marshal(tool.Def)
-		in, _ := json.Marshal(tool.Def.InputSchema)
-		t.Logf("%-30s %5d bytes (input schema %4d, description %3d)", tool.Name(), len(def), len(in), len(tool.Def.Description))
+		def, _ := json.Marshal(tool.Def())
+		in, _ := json.Marshal(tool.Def().InputSchema)
+		t.Logf("%-30s %5d bytes (input schema %4d, description %3d)", tool.Name(), len(def), len(in), len(tool.Def().Description))
 	}
 	t.Logf("tools/list: %d tools, %d bytes of definitions, %d bytes in all", len(srv.Tools()), len(msg.Result.Tools), len(answer))
 	if len(answer) > mcp.MaxToolsListBytes {

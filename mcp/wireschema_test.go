@@ -13,7 +13,7 @@ import (
 // schema: that client then refuses tools/list and the host shows no tools.
 func TestToolSchemasAreObjects(t *testing.T) {
 	for _, tool := range AllTools(Deps{}) {
-		for kind, s := range map[string]any{"input": tool.Def.InputSchema, "output": tool.Def.OutputSchema} {
+		for kind, s := range map[string]any{"input": tool.Def().InputSchema, "output": tool.Def().OutputSchema} {
 			raw, err := json.Marshal(s)
 			if err != nil {
 				t.Fatalf("%s %s schema: %v", tool.Name(), kind, err)
@@ -124,7 +124,7 @@ func TestLeanInput(t *testing.T) {
 // server's instructions explain, is left out.
 func TestWireInputsNameEveryArgument(t *testing.T) {
 	for _, tool := range AllTools(Deps{}) {
-		raw, err := json.Marshal(tool.Def.InputSchema)
+		raw, err := json.Marshal(tool.Def().InputSchema)
 		if err != nil {
 			t.Fatal(err)
 		}
