@@ -3,14 +3,20 @@
 // Streamable HTTP, as the agents of one user would: each client loops over
 // store (50 people), create_relationships (20), save_memory,
 // search_memory, get_user_context with a topic and retrieve_entities
-// with a query, for a fixed time (all from this machine's address, so the
-// server's per-address connection limit is lifted). It prints, per tool
+// with a query, for a fixed time, or until each has made --rounds calls
+// (all from this machine's address, so the server's per-address
+// connection limit is lifted). It prints, per tool
 // and for connecting, the calls made,
 // those that failed, and p50 / p95 / max latency in ms, and exits 1 if any
 // call failed. See docs/performance.md, "Many clients at once".
 //
 //   node stress-clients.mjs --cairn PATH [--clients 16] [--seconds 40]
-//       [--database-url postgres://…]
+//       [--rounds N] [--database-url postgres://…]
+//
+// --rounds 12 makes every client call every tool twice, however fast the
+// machine: the smoke test's run, which checks the script and the server
+// under a few clients, not their figures (a loop for a fixed time takes
+// whatever CPU it is given for that long).
 //
 // With --database-url the server runs on that PostgreSQL database (which
 // should be empty: the script stores into it) instead of a new embedded
@@ -25,13 +31,17 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
 const { values: opt } = parseArgs({
-  options: { cairn: { type: "string" }, clients: { type: "string", default: "16" }, seconds: { type: "string", default: "40" }, "database-url": { type: "string" } },
+  options: { cairn: { type: "string" }, clients: { type: "string", default: "16" }, seconds: { type: "string", default: "40" }, rounds: { type: "string", default: "0" }, "database-url": { type: "string" } },
 });
 if (!opt.cairn) {
-  console.error("usage: node stress-clients.mjs --cairn PATH [--clients N] [--seconds S]");
+  console.error("usage: node stress-clients.mjs --cairn PATH [--clients N] [--seconds S] [--rounds N]");
   process.exit(2);
 }
-const C = Number(opt.clients), secs = Number(opt.seconds);
+const C = Number(opt.clients), secs = Number(opt.seconds), rounds = Number(opt.rounds);
+if (!(C >= 1) || !(secs > 0) || !(rounds >= 0) || !Number.isInteger(rounds)) {
+  console.error("--clients must be at least 1, --seconds above 0 and --rounds a whole number (0: no limit)");
+  process.exit(2);
+}
 const key = "stress-owner-key-" + Math.random().toString(36).slice(2).padEnd(24, "x");
 
 const port = await new Promise((resolve) => {
@@ -92,7 +102,7 @@ async function client(w) {
   };
   const ids = [];
   const end = Date.now() + secs * 1000;
-  for (let i = 0; Date.now() < end; i++) {
+  for (let i = 0; Date.now() < end && (rounds === 0 || i < rounds); i++) {
     switch ((i + w) % 6) {
       case 0: {
         const entities = Array.from({ length: 50 }, (_, k) => ({ entity_type: "person", name: `W${w} P${i}-${k}`, company: `Co ${k % 7}`, notes: `client ${w} item ${i} ${k}` }));
@@ -130,7 +140,7 @@ try {
   await new Promise((r) => server.once("exit", r));
   rmSync(dir, { recursive: true, force: true });
 }
-console.log(`${C} clients for ${secs} s; latencies in ms`);
+console.log(rounds ? `${C} clients, ${rounds} calls each (at most ${secs} s); latencies in ms` : `${C} clients for ${secs} s; latencies in ms`);
 console.log("| tool | calls | failed | p50 | p95 | max |");
 console.log("|---|---|---|---|---|---|");
 for (const [k, xs] of Object.entries(stats).sort()) {
