@@ -70,3 +70,14 @@ func FuzzSearchText(f *testing.F) {
 		}
 	})
 }
+
+// TestErasedUserGetsNoEntityEmbeddings: see the vectortest function.
+func TestErasedUserGetsNoEntityEmbeddings(t *testing.T) {
+	db := sqlitetest.Open(t)
+	vectortest.ErasedUserGetsNoEntityEmbeddings(t, vector.NewEntityStore(embedded.New(db)), func(t *testing.T, userID string) {
+		if _, err := db.Write.ExecContext(t.Context(), `INSERT INTO user_erasures (id, user_id, status, phase, actor, started_at, updated_at)
+			VALUES ('era_1', ?, 'running', 'entities', 'test', 1, 1)`, userID); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

@@ -22,11 +22,17 @@ func (d *Driver) AddEntityEmbeddings(ctx context.Context, es []vector.EntityEmbe
 	return d.putEntityEmbeddings(ctx, "add", es, `DO NOTHING`)
 }
 
-// putEntityEmbeddings inserts es, doing onConflict for those stored.
+// putEntityEmbeddings inserts es, doing onConflict for those stored. A
+// user with an erasure recorded (running or done) gets none: the outbox
+// worker of a server may embed entities it read before `cairn admin erase`
+// (another process) deleted them and their embeddings, and its write
+// would leave the erased user's rows behind. Checked in the statement,
+// so that an erasure that begins after the check erases what it wrote.
 func (d *Driver) putEntityEmbeddings(ctx context.Context, what string, es []vector.EntityEmbedding, onConflict string) error {
 	return d.write(ctx, func(tx *sql.Tx) error {
 		st, err := tx.PrepareContext(ctx, `INSERT INTO entity_embeddings
-			(user_id, entity_id, embedder, dimension, text_hash, embedding, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+			(user_id, entity_id, embedder, dimension, text_hash, embedding, updated_at)
+			SELECT ?1, ?, ?, ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM user_erasures WHERE user_id = ?1)
 			ON CONFLICT (user_id, entity_id) `+onConflict)
 		if err != nil {
 			return fmt.Errorf("vector/embedded: %s entity embeddings: %w", what, err)

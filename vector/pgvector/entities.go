@@ -24,12 +24,17 @@ func (d *Driver) AddEntityEmbeddings(ctx context.Context, es []vector.EntityEmbe
 	return d.putEntityEmbeddings(ctx, "add", es, `DO NOTHING`)
 }
 
-// putEntityEmbeddings inserts es, doing onConflict for those stored.
+// putEntityEmbeddings inserts es, doing onConflict for those stored. A
+// user with an erasure recorded (running or done) gets none, as on the
+// embedded store (see there): an erasure whose row commits after the
+// check erases what this wrote in a later step.
 func (d *Driver) putEntityEmbeddings(ctx context.Context, what string, es []vector.EntityEmbedding, onConflict string) error {
 	batch := &pgx.Batch{}
 	for _, e := range es {
 		batch.Queue(`INSERT INTO entity_embeddings
-			(user_id, entity_id, embedder, dimension, text_hash, embedding, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7)
+			(user_id, entity_id, embedder, dimension, text_hash, embedding, updated_at)
+			SELECT $1::text, $2::text, $3::text, $4::integer, $5::text, $6::bytea, $7::bigint
+			WHERE NOT EXISTS (SELECT 1 FROM user_erasures WHERE user_id = $1)
 			ON CONFLICT (user_id, entity_id) `+onConflict,
 			e.UserID, e.EntityID, e.Space.Embedder, e.Space.Dimension, e.TextHash, vector.PackInt8(e.Embedding), e.UpdatedAt.UnixMicro())
 	}

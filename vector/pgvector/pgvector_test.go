@@ -155,3 +155,18 @@ func FuzzSearchText(f *testing.F) {
 		}
 	})
 }
+
+// TestErasedUserGetsNoEntityEmbeddings: see the vectortest function.
+func TestErasedUserGetsNoEntityEmbeddings(t *testing.T) {
+	db, err := postgres.Open(t.Context(), pgtest.URL(t), postgres.Options{})
+	if err != nil {
+		t.Fatalf("open postgres: %v", err)
+	}
+	defer db.Close()
+	vectortest.ErasedUserGetsNoEntityEmbeddings(t, vector.NewEntityStore(pgvector.New(db.Pool, pgvector.Options{})), func(t *testing.T, userID string) {
+		if _, err := db.Pool.Exec(t.Context(), `INSERT INTO user_erasures (id, user_id, status, phase, actor, started_at, updated_at)
+			VALUES ('era_1', $1, 'running', 'entities', 'test', 1, 1)`, userID); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

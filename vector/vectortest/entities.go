@@ -146,3 +146,39 @@ func testEntities(t *testing.T, h Harness) {
 		t.Errorf("a refused batch stored %+v", got)
 	}
 }
+
+// ErasedUserGetsNoEntityEmbeddings checks that entity embeddings written
+// for a user with an erasure recorded are dropped, and others' kept: the
+// outbox worker of a running server may write embeddings of entities that
+// `cairn admin erase`, another process, has just erased. recordErasure
+// records an erasure of the user as the control plane does (a row of
+// user_erasures).
+func ErasedUserGetsNoEntityEmbeddings(t *testing.T, s *vector.EntityStore, recordErasure func(t *testing.T, userID string)) {
+	ctx := t.Context()
+	r := rand.New(rand.NewPCG(9, 10))
+	emb := func(user, id string) vector.EntityEmbedding {
+		return vector.EntityEmbedding{UserID: user, EntityID: id, Space: testSpace, TextHash: "h",
+			Embedding: randomVector(r, testSpace.Dimension), UpdatedAt: epoch}
+	}
+	if err := s.Put(ctx, emb(alice, "ent_before")); err != nil {
+		t.Fatalf("put: %v", err)
+	}
+	recordErasure(t, alice)
+	if err := s.Put(ctx, emb(alice, "ent_1"), emb(bob, "ent_1")); err != nil {
+		t.Fatalf("put after the erasure began: %v", err)
+	}
+	if err := s.Add(ctx, emb(alice, "ent_2")); err != nil {
+		t.Fatalf("add after the erasure began: %v", err)
+	}
+	got, err := s.Get(ctx, alice, []string{"ent_before", "ent_1", "ent_2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What was there before stays for the erasure's own step to delete.
+	if len(got) != 1 || got[0].EntityID != "ent_before" {
+		t.Errorf("alice's embeddings after her erasure began: %+v, want only the one written before", got)
+	}
+	if got, err := s.Get(ctx, bob, []string{"ent_1"}); err != nil || len(got) != 1 {
+		t.Errorf("bob's embedding: %+v, %v; want it written", got, err)
+	}
+}
