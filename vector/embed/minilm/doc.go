@@ -10,12 +10,11 @@
 // built without them still compiles: New then returns ErrUnavailable.
 // Nothing is downloaded at run time.
 //
-// Everything is written here, without cgo: the tokenizer (Tokenizer, the
-// BERT uncased tokenizer as the Hugging Face fast tokenizer runs it) and
-// the encoder (Encoder: word, position and token-type embeddings, six
-// post-norm BERT layers of 12 heads, width 384, feed-forward 1536 with
-// exact GELU, then sentence-transformers' mean over all positions and L2
-// normalisation), on the matrix product of vector/embed/internal/gemm.
+// The tokenizer and the encoder are vector/embed/internal/bert's, written
+// without cgo (the BERT uncased tokenizer as the Hugging Face fast
+// tokenizer runs it; six post-norm BERT layers of 12 heads, width 384,
+// feed-forward 1536 with exact GELU), with sentence-transformers' mean
+// over all positions and L2 normalisation.
 // testdata/fixture.json, written by testdata/gen-fixture.py with
 // sentence-transformers and PyTorch, holds the token ids and vectors the
 // tests compare with: ids exactly, vectors within 1e-4 per component.

@@ -9,6 +9,19 @@ import (
 	"sync"
 
 	"github.com/cairnkg/cairn/vector/embed/internal/batch"
+	"github.com/cairnkg/cairn/vector/embed/internal/bert"
+)
+
+// Sizes of the model.
+const (
+	// MaxTokens is the most ids of text one sequence holds: the model's
+	// max_seq_length of 256 less [CLS] and [SEP]. The reference drops the
+	// tokens after it; Embed cuts longer texts into chunks of this many.
+	MaxTokens = 254
+	// Dimension is the length of the output vectors.
+	Dimension = bert.Dimension
+	// layers is the depth the weights must have.
+	layers = 6
 )
 
 // Name identifies this embedder and its vector space; it is recorded with
@@ -38,8 +51,8 @@ func Available() bool {
 // goroutines (batch.Embed).
 type Embedder struct {
 	batch.Embedder
-	tok *Tokenizer
-	enc *Encoder
+	tok *bert.Tokenizer
+	enc *bert.Encoder
 }
 
 // New returns the embedder of the built-in model, loading it on the first
@@ -61,20 +74,23 @@ func Load(fsys fs.FS, dir string) (*Embedder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("minilm: %w", err)
 	}
-	tok, err := NewTokenizer(vocab)
-	if err != nil {
-		return nil, err
-	}
-	w, err := readSafetensors(fsys, dir+"/model.safetensors")
+	tok, err := bert.NewTokenizer(vocab)
 	if err != nil {
 		return nil, fmt.Errorf("minilm: %w", err)
 	}
-	enc, err := newEncoder(w)
+	w, err := bert.ReadSafetensors(fsys, dir+"/model.safetensors")
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("minilm: %w", err)
 	}
-	if tok.VocabularySize() != enc.vocab {
-		return nil, fmt.Errorf("minilm: %d pieces but %d embeddings", tok.VocabularySize(), enc.vocab)
+	enc, err := bert.NewEncoder(w, bert.Config{Pooling: bert.MeanPooling, MaxTokens: MaxTokens})
+	if err != nil {
+		return nil, fmt.Errorf("minilm: %w", err)
+	}
+	if enc.Layers() != layers {
+		return nil, fmt.Errorf("minilm: the weights have %d layers, want %d", enc.Layers(), layers)
+	}
+	if tok.VocabularySize() != enc.Vocabulary() {
+		return nil, fmt.Errorf("minilm: %d pieces but %d embeddings", tok.VocabularySize(), enc.Vocabulary())
 	}
 	return &Embedder{
 		Embedder: batch.Embedder{
@@ -96,10 +112,10 @@ func Load(fsys fs.FS, dir string) (*Embedder, error) {
 func (e *Embedder) Name() string { return Name }
 
 // Tokenizer returns the embedder's tokenizer.
-func (e *Embedder) Tokenizer() *Tokenizer { return e.tok }
+func (e *Embedder) Tokenizer() *bert.Tokenizer { return e.tok }
 
 // Encoder returns the embedder's encoder.
-func (e *Embedder) Encoder() *Encoder { return e.enc }
+func (e *Embedder) Encoder() *bert.Encoder { return e.enc }
 
 // batchTokens is about how many tokens one worker encodes at a time.
 const batchTokens = 256

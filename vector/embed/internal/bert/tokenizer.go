@@ -1,4 +1,4 @@
-package minilm
+package bert
 
 import (
 	"bufio"
@@ -30,7 +30,8 @@ var specialTokens = []struct {
 	id   int32
 }{{"[PAD]", 0}, {"[UNK]", idUnknown}, {"[CLS]", idCLS}, {"[SEP]", idSEP}, {"[MASK]", 103}}
 
-// Tokenizer is the BERT uncased tokenizer of all-MiniLM-L6-v2, as the
+// Tokenizer is the BERT uncased tokenizer (of all-MiniLM-L6-v2 and
+// bge-small-en-v1.5), as the
 // Hugging Face fast tokenizer of its tokenizer.json runs it: added special
 // tokens are matched first; then the BertNormalizer (control characters
 // dropped, white space to spaces, spaces around CJK ideographs, accents
@@ -46,17 +47,30 @@ type Tokenizer struct {
 // NewTokenizer reads vocab.txt: one piece per line, the line number being
 // the id.
 func NewTokenizer(vocabTxt []byte) (*Tokenizer, error) {
-	t := &Tokenizer{vocab: make(map[string]int32, 32768)}
+	var pieces []string
 	sc := bufio.NewScanner(bytes.NewReader(vocabTxt))
-	for id := int32(0); sc.Scan(); id++ {
-		t.vocab[sc.Text()] = id
+	for sc.Scan() {
+		pieces = append(pieces, sc.Text())
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("minilm: vocabulary: %w", err)
+		return nil, fmt.Errorf("bert: vocabulary: %w", err)
+	}
+	return NewTokenizerOf(pieces)
+}
+
+// NewTokenizerOf makes the tokenizer of a vocabulary given as its pieces,
+// the index being the id. The special tokens must have BERT's ids.
+func NewTokenizerOf(pieces []string) (*Tokenizer, error) {
+	t := &Tokenizer{vocab: make(map[string]int32, len(pieces))}
+	for id, p := range pieces {
+		if _, dup := t.vocab[p]; dup {
+			return nil, fmt.Errorf("bert: vocabulary: piece %q twice", p)
+		}
+		t.vocab[p] = int32(id)
 	}
 	for _, s := range specialTokens {
 		if id, ok := t.vocab[s.text]; !ok || id != s.id {
-			return nil, fmt.Errorf("minilm: vocabulary: %s is not id %d", s.text, s.id)
+			return nil, fmt.Errorf("bert: vocabulary: %s is not id %d", s.text, s.id)
 		}
 	}
 	return t, nil

@@ -1,4 +1,4 @@
-package minilm
+package bert
 
 import (
 	"fmt"
@@ -9,21 +9,39 @@ import (
 	"github.com/cairnkg/cairn/vector/embed/internal/transformer"
 )
 
-// Sizes of the model.
+// Sizes shared by the BERT models this package runs (all-MiniLM-L6-v2,
+// bge-small-en-v1.5): width 384, 12 heads, feed-forward 1536, 512
+// positions; the number of layers is read from the weights.
 const (
-	// MaxTokens is the most ids of text one sequence holds: the model's
-	// max_seq_length of 256 less [CLS] and [SEP]. The reference drops the
-	// tokens after it; Embed cuts longer texts into chunks of this many.
-	MaxTokens = 254
 	// Dimension is the length of the output vectors.
 	Dimension = 384
 	hidden    = 384
 	ffnDim    = 1536
 	heads     = 12
-	layers    = 6
 	positions = 512
+	maxLayers = 48
 	eps       = 1e-12 // layer norm
 )
+
+// Pooling is how a sequence's outputs become its vector.
+type Pooling int
+
+const (
+	// MeanPooling averages the outputs of every position, [CLS] and [SEP]
+	// included (sentence-transformers' mean pooling, as all-MiniLM-L6-v2
+	// uses it).
+	MeanPooling Pooling = iota
+	// CLSPooling takes the output at [CLS] (bge-small-en-v1.5).
+	CLSPooling
+)
+
+// Config is what differs between the models: how a sequence is pooled,
+// and the most ids of text one sequence holds (the model's max_seq_length
+// less [CLS] and [SEP]; at most 510).
+type Config struct {
+	Pooling   Pooling
+	MaxTokens int
+}
 
 // layer is one BERT layer with its weights packed for gemm.
 type layer struct {
@@ -39,36 +57,47 @@ type layer struct {
 	ffnScale, ffnBias   []float32 // layer norm after the feed-forward block
 }
 
-// Encoder runs the BERT encoder of all-MiniLM-L6-v2 with
-// sentence-transformers' mean pooling and normalisation. It is safe for
-// concurrent use; each call takes its activations from a pool.
+// Encoder runs a BERT encoder of width 384, pools each sequence (Config)
+// and normalises its vector to unit length. It is safe for concurrent use;
+// each call takes its activations from a pool.
 type Encoder struct {
+	cfg       Config
 	words     []float32 // vocabulary × 384
 	vocab     int
 	positions []float32 // 512 × 384
 	tokenType []float32 // type 0: 384
 	embScale  []float32
 	embBias   []float32
-	layers    [layers]layer
+	layers    []layer
 }
 
-func newEncoder(w map[string]tensor) (*Encoder, error) {
+// NewEncoder packs the weights of a BERT encoder, named as in PyTorch's
+// state dict of the Hugging Face model (embeddings.*, encoder.layer.N.*),
+// linear weights stored out × in. The layers are encoder.layer.0 up to the
+// first missing index; a missing or misshapen weight is an error.
+func NewEncoder(w map[string]Tensor, cfg Config) (*Encoder, error) {
+	if cfg.MaxTokens < 1 || cfg.MaxTokens > positions-2 {
+		return nil, fmt.Errorf("bert: MaxTokens %d out of range [1, %d]", cfg.MaxTokens, positions-2)
+	}
+	if cfg.Pooling != MeanPooling && cfg.Pooling != CLSPooling {
+		return nil, fmt.Errorf("bert: unknown pooling %d", cfg.Pooling)
+	}
 	var errs []error
 	must := func(name string, shape ...int) []float32 {
 		t, ok := w[name]
 		if !ok {
-			errs = append(errs, fmt.Errorf("minilm: the model has no weight %s", name))
+			errs = append(errs, fmt.Errorf("bert: the model has no weight %s", name))
 			return nil
 		}
 		n := 1
 		for _, d := range shape {
 			n *= d
 		}
-		if len(t.data) != n {
-			errs = append(errs, fmt.Errorf("minilm: weight %s has shape %v, want %v", name, t.shape, shape))
+		if len(t.Data) != n {
+			errs = append(errs, fmt.Errorf("bert: weight %s has shape %v, want %v", name, t.Shape, shape))
 			return nil
 		}
-		return t.data
+		return t.Data
 	}
 	// linear packs the weight of a PyTorch linear layer, stored out ×
 	// in, as the in × out matrix gemm multiplies by.
@@ -79,9 +108,19 @@ func newEncoder(w map[string]tensor) (*Encoder, error) {
 		}
 		return gemm.PackTransposed(d, in, out)
 	}
-	e := &Encoder{}
+	n := 0
+	for n < maxLayers {
+		if _, ok := w[fmt.Sprintf("encoder.layer.%d.attention.self.query.weight", n)]; !ok {
+			break
+		}
+		n++
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("bert: the model has no layer (no weight encoder.layer.0.attention.self.query.weight)")
+	}
+	e := &Encoder{cfg: cfg, layers: make([]layer, n)}
 	words := w["embeddings.word_embeddings.weight"]
-	e.vocab = len(words.data) / hidden
+	e.vocab = len(words.Data) / hidden
 	e.words = must("embeddings.word_embeddings.weight", e.vocab, hidden)
 	e.positions = must("embeddings.position_embeddings.weight", positions, hidden)
 	if tt := must("embeddings.token_type_embeddings.weight", 2, hidden); tt != nil {
@@ -128,17 +167,27 @@ type workspace struct {
 
 var workspaces = sync.Pool{New: func() any { return new(workspace) }}
 
+// Vocabulary is the number of word embeddings, the bound of token ids.
+func (e *Encoder) Vocabulary() int { return e.vocab }
+
+// Layers is the number of BERT layers.
+func (e *Encoder) Layers() int { return len(e.layers) }
+
+// MaxTokens is the most ids of text Encode takes in one sequence.
+func (e *Encoder) MaxTokens() int { return e.cfg.MaxTokens }
+
 // Encode returns the unit vector of each sequence of token ids, as the
 // reference computes it for a batch of one: [CLS] ids [SEP] through the
-// six layers, the mean of all the positions' outputs, L2 normalisation.
+// layers, pooled (the mean of all the positions' outputs, or the output
+// at [CLS]), L2 normalisation.
 // Every sequence must hold between 1 and MaxTokens ids below the
 // vocabulary size, without [CLS] and [SEP]. The sequences are stacked so
 // that each matrix product runs once for all of them.
 func (e *Encoder) Encode(seqs [][]int32) [][]float32 {
 	rows := 0
 	for _, s := range seqs {
-		if len(s) == 0 || len(s) > MaxTokens {
-			panic("minilm: Encode: sequence length out of range")
+		if len(s) == 0 || len(s) > e.cfg.MaxTokens {
+			panic("bert: Encode: sequence length out of range")
 		}
 		rows += len(s) + 2
 	}
@@ -158,7 +207,7 @@ func (e *Encoder) Encode(seqs [][]int32) [][]float32 {
 				id = s[pos-1]
 			}
 			if int(id) < 0 || int(id) >= e.vocab {
-				panic("minilm: Encode: token id out of range")
+				panic("bert: Encode: token id out of range")
 			}
 			word := e.words[int(id)*hidden : (int(id)+1)*hidden]
 			position := e.positions[pos*hidden : (pos+1)*hidden]
@@ -174,23 +223,30 @@ func (e *Encoder) Encode(seqs [][]int32) [][]float32 {
 	for i := range e.layers {
 		e.layer(ws, &e.layers[i], seqs, m)
 	}
-	// Mean over each sequence's positions ([CLS] and [SEP] included, as
-	// the attention mask covers them), then L2 normalisation.
+	// Pooling: the mean over each sequence's positions ([CLS] and [SEP]
+	// included, as the attention mask covers them) or its [CLS] output;
+	// then L2 normalisation.
 	vecs := make([][]float32, len(seqs))
 	all := make([]float32, len(seqs)*Dimension)
 	r = 0
 	for i, s := range seqs {
 		v := all[i*Dimension : (i+1)*Dimension : (i+1)*Dimension]
 		n := len(s) + 2
-		for range n {
-			for j, x := range ws.x[r*hidden : (r+1)*hidden] {
-				v[j] += x
+		if e.cfg.Pooling == CLSPooling {
+			copy(v, ws.x[r*hidden:(r+1)*hidden])
+		} else {
+			for k := range n {
+				for j, x := range ws.x[(r+k)*hidden : (r+k+1)*hidden] {
+					v[j] += x
+				}
 			}
-			r++
+			for j := range v {
+				v[j] /= float32(n)
+			}
 		}
+		r += n
 		var sum float64
 		for j := range v {
-			v[j] /= float32(n)
 			sum += float64(v[j]) * float64(v[j])
 		}
 		inv := float32(1 / max(math.Sqrt(sum), 1e-12))

@@ -1,4 +1,4 @@
-package minilm
+package bert
 
 import (
 	"bytes"
@@ -15,18 +15,18 @@ import (
 // which can then copy a tensor's bytes as they are.
 var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
-// tensor is one float32 weight of model.safetensors.
-type tensor struct {
-	shape []int
-	data  []float32
+// Tensor is one float32 weight: its dimensions and values, row-major.
+type Tensor struct {
+	Shape []int
+	Data  []float32
 }
 
-// readSafetensors reads the float32 tensors of a safetensors file: an
+// ReadSafetensors reads the float32 tensors of a safetensors file: an
 // 8-byte little-endian header length, a JSON header naming each tensor's
 // dtype, shape and byte range, then the data. Tensors of other dtypes
 // (the int64 position ids) are skipped. Each tensor is read on its own, so
 // that the file's 90 MB are not held twice.
-func readSafetensors(fsys fs.FS, name string) (map[string]tensor, error) {
+func ReadSafetensors(fsys fs.FS, name string) (map[string]Tensor, error) {
 	f, err := fsys.Open(name)
 	if err != nil {
 		return nil, err
@@ -56,7 +56,7 @@ func readSafetensors(fsys fs.FS, name string) (map[string]tensor, error) {
 	if err := json.Unmarshal(head, &entries); err != nil {
 		return nil, fmt.Errorf("%s: header: %w", name, err)
 	}
-	out := make(map[string]tensor, len(entries))
+	out := make(map[string]Tensor, len(entries))
 	var buf []byte
 	for key, raw := range entries {
 		if key == "__metadata__" {
@@ -95,7 +95,7 @@ func readSafetensors(fsys fs.FS, name string) (map[string]tensor, error) {
 				data[i] = math.Float32frombits(binary.LittleEndian.Uint32(buf[4*i:]))
 			}
 		}
-		out[key] = tensor{shape: e.Shape, data: data}
+		out[key] = Tensor{Shape: e.Shape, Data: data}
 	}
 	return out, nil
 }
