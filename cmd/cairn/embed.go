@@ -11,6 +11,7 @@ import (
 
 	"github.com/cairnkg/cairn/vector"
 	"github.com/cairnkg/cairn/vector/embed"
+	"github.com/cairnkg/cairn/vector/embed/bge"
 	"github.com/cairnkg/cairn/vector/embed/minilm"
 	"github.com/cairnkg/cairn/vector/embed/uselite"
 )
@@ -32,7 +33,7 @@ type embedFlags struct {
 }
 
 func (e *embedFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&e.provider, "embed-provider", "", "embedding provider: use-lite (the built-in sentence model, offline), minilm (the built-in all-MiniLM-L6-v2, offline, stronger and slower), local (lexical: shared words, offline, deterministic) or openai (any OpenAI-compatible /embeddings API: OpenAI, Ollama, vLLM, TEI); empty: "+defaultModel+" when built in, except on a store whose memories are in the local space, else local")
+	fs.StringVar(&e.provider, "embed-provider", "", "embedding provider: use-lite (the built-in Universal Sentence Encoder Lite, offline), bge (the built-in bge-small-en-v1.5, offline), minilm (the built-in all-MiniLM-L6-v2, offline), local (lexical: shared words, offline, deterministic) or openai (any OpenAI-compatible /embeddings API: OpenAI, Ollama, vLLM, TEI); empty: "+defaultModel+" when built in, except on a store whose memories are in the local space, else local")
 	fs.StringVar(&e.baseURL, "embed-base-url", "", "API root of the openai provider, e.g. https://api.openai.com/v1 or http://localhost:11434/v1; the key comes from "+embedAPIKeyEnv)
 	fs.StringVar(&e.model, "embed-model", "", "embedding model of the openai provider, e.g. text-embedding-3-small or nomic-embed-text")
 	fs.IntVar(&e.dimensions, "embed-dimensions", 0, "expected vector length of the openai provider; 0 learns it from the provider")
@@ -53,47 +54,69 @@ const (
 	providerLocal   = "local"
 	providerUSELite = "use-lite"
 	providerMiniLM  = "minilm"
+	providerBGE     = "bge"
 	providerOpenAI  = "openai"
 )
 
-// defaultModel is the built-in model used when no provider is named
-// (providerUSELite or providerMiniLM): changing this line switches the
-// default embedder. A store whose memories are in another offline
-// embedder's space keeps that embedder when no provider is named
-// (keepRecordedSpace) until `cairn reembed` moves it.
+// defaultModel is the built-in model used when no provider is named (one
+// of builtInModels): changing this line switches the default embedder. A
+// store whose memories are in another offline embedder's space keeps that
+// embedder when no provider is named (keepRecordedSpace) until `cairn
+// reembed` moves it.
 const defaultModel = providerUSELite
+
+// builtInModel is a sentence model this binary may carry: its provider
+// name, the space its vectors are in, how to open it, and the script that
+// puts its files in place for go build.
+type builtInModel struct {
+	provider, space string
+	open            func() (embed.Embedder, error)
+	unavailable     error
+	what, script    string
+}
+
+// builtInModels are the offline sentence models, by provider name.
+var builtInModels = map[string]builtInModel{
+	providerUSELite: {providerUSELite, uselite.Name, opener(uselite.New), uselite.ErrUnavailable,
+		"the sentence-embedding model", "scripts/provision-model.sh"},
+	providerMiniLM: {providerMiniLM, minilm.Name, opener(minilm.New), minilm.ErrUnavailable,
+		"the MiniLM sentence-embedding model", "scripts/provision-minilm.sh"},
+	providerBGE: {providerBGE, bge.Name, opener(bge.New), bge.ErrUnavailable,
+		"the bge-small-en-v1.5 sentence-embedding model", "scripts/provision-bge.sh"},
+}
+
+// opener makes a model's New an embed.Embedder constructor (whose nil
+// model is never a non-nil embedder).
+func opener[M embed.Embedder](open func() (M, error)) func() (embed.Embedder, error) {
+	return func() (embed.Embedder, error) {
+		m, err := open()
+		if err != nil {
+			return nil, err
+		}
+		return m, nil
+	}
+}
 
 // errNotBuiltIn is what openModel returns for a model whose files the
 // binary lacks.
 var errNotBuiltIn = errors.New("model not built in")
 
-// openModel returns the built-in model provider names (providerUSELite
-// or providerMiniLM), or errNotBuiltIn.
+// openModel returns the built-in model a provider of builtInModels names,
+// or errNotBuiltIn.
 func openModel(provider string) (embed.Embedder, error) {
-	if provider == providerMiniLM {
-		return builtIn(minilm.New, minilm.ErrUnavailable)
-	}
-	return builtIn(uselite.New, uselite.ErrUnavailable)
-}
-
-// builtIn calls a model's New, whose unavailable error becomes
-// errNotBuiltIn (and whose nil model is never an embedder).
-func builtIn[M embed.Embedder](open func() (M, error), unavailable error) (embed.Embedder, error) {
-	m, err := open()
-	if errors.Is(err, unavailable) {
+	b := builtInModels[provider]
+	m, err := b.open()
+	if errors.Is(err, b.unavailable) {
 		return nil, errNotBuiltIn
 	}
-	if err != nil {
-		return nil, err
-	}
-	return m, nil
+	return m, err
 }
 
 // inProcess reports whether e is one of the built-in models, which embed
 // on the machine's own cores.
 func inProcess(e embed.Embedder) bool {
 	switch e.(type) {
-	case *uselite.Embedder, *minilm.Embedder:
+	case *uselite.Embedder, *minilm.Embedder, *bge.Embedder:
 		return true
 	}
 	return false
@@ -115,10 +138,8 @@ type embedChoice struct {
 // modelMissing is the note of a binary built without the files of the
 // built-in model provider names, which says how to build them in.
 func modelMissing(provider string) string {
-	if provider == providerMiniLM {
-		return "the MiniLM sentence-embedding model is not built into this binary, so memory search matches words, not meaning; build with ./scripts/serve (or run scripts/provision-minilm.sh before go build)"
-	}
-	return "the sentence-embedding model is not built into this binary, so memory search matches words, not meaning; build with ./scripts/serve (or run scripts/provision-model.sh before go build)"
+	b := builtInModels[provider]
+	return b.what + " is not built into this binary, so memory search matches words, not meaning; build with ./scripts/serve (or run " + b.script + " before go build)"
 }
 
 // open builds the embedder the flags name. A remote provider is probed
@@ -128,15 +149,16 @@ func modelMissing(provider string) string {
 // (said once in the log) when the binary has no model files.
 func (e *embedFlags) open(ctx context.Context, getenv func(string) string, log *slog.Logger) (embedChoice, error) {
 	provider := strings.ToLower(strings.TrimSpace(e.provider))
-	if provider == providerAuto || provider == providerLocal || provider == providerUSELite || provider == providerMiniLM {
+	_, builtIn := builtInModels[provider]
+	if provider == providerAuto || provider == providerLocal || builtIn {
 		if e.baseURL != "" || e.model != "" || e.dimensions != 0 {
 			return embedChoice{}, usageError{"--embed-base-url, --embed-model and --embed-dimensions apply to --embed-provider openai only"}
 		}
 	}
-	switch provider {
-	case providerLocal:
+	if provider == providerLocal {
 		return embedChoice{Embedder: embed.NewLocal()}, nil
-	case providerUSELite, providerMiniLM, providerAuto:
+	}
+	if builtIn || provider == providerAuto {
 		name := provider
 		if provider == providerAuto {
 			name = defaultModel
@@ -163,7 +185,7 @@ func (e *embedFlags) open(ctx context.Context, getenv func(string) string, log *
 	}})
 	if err != nil {
 		if provider != providerOpenAI {
-			return embedChoice{}, usageError{fmt.Sprintf("unknown --embed-provider %q (valid: %s, %s, %s, %s)", e.provider, providerUSELite, providerMiniLM, providerLocal, providerOpenAI)}
+			return embedChoice{}, usageError{fmt.Sprintf("unknown --embed-provider %q (valid: %s, %s, %s, %s, %s)", e.provider, providerUSELite, providerBGE, providerMiniLM, providerLocal, providerOpenAI)}
 		}
 		return embedChoice{}, usageError{err.Error()}
 	}
@@ -182,7 +204,7 @@ func (e *embedFlags) open(ctx context.Context, getenv func(string) string, log *
 // keepRecordedSpace returns the embedder to serve a store with: the chosen
 // one, except that without a named provider a store whose memory
 // collections are in the space of another offline embedder this binary
-// has (local, use-lite or minilm) keeps that embedder, so that it goes on
+// has (local or one of builtInModels) keeps that embedder, so that it goes on
 // working as before (memory tools refuse a collection of another space)
 // when the default changes; `cairn reembed` moves it to the default.
 func keepRecordedSpace(ctx context.Context, c embedChoice, memories *vector.Store, log *slog.Logger) (embedChoice, error) {
@@ -211,19 +233,16 @@ func keepRecordedSpace(ctx context.Context, c embedChoice, memories *vector.Stor
 // offlineEmbedder returns the offline embedder whose space is named name,
 // when this binary has it.
 func offlineEmbedder(name string) (embed.Embedder, bool) {
-	var provider string
-	switch name {
-	case embed.NewLocal().Name():
+	if name == embed.NewLocal().Name() {
 		return embed.NewLocal(), true
-	case uselite.Name:
-		provider = providerUSELite
-	case minilm.Name:
-		provider = providerMiniLM
-	default:
-		return nil, false
 	}
-	m, err := openModel(provider)
-	return m, err == nil
+	for _, b := range builtInModels {
+		if b.space == name {
+			m, err := openModel(b.provider)
+			return m, err == nil
+		}
+	}
+	return nil, false
 }
 
 // readyDetails are what /readyz says about the embedder of memories.

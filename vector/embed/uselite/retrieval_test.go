@@ -12,6 +12,7 @@ import (
 	"github.com/cairnkg/cairn/db/sqlite/sqlitetest"
 	"github.com/cairnkg/cairn/vector"
 	"github.com/cairnkg/cairn/vector/embed"
+	"github.com/cairnkg/cairn/vector/embed/bge"
 	"github.com/cairnkg/cairn/vector/embed/minilm"
 	"github.com/cairnkg/cairn/vector/embed/uselite"
 	"github.com/cairnkg/cairn/vector/embedded"
@@ -33,8 +34,8 @@ type retrievalSet struct {
 // hybrid search (vector and full text fused, on the embedded store, with
 // each embedder's default minSimilarity), and the similarities of the
 // right memory and of the best wrong one, from which the model's default
-// threshold was chosen; the same for the MiniLM model when it is built
-// in. Run with -v to see the figures (docs/memories.md
+// threshold was chosen; the same for the MiniLM and bge models when they
+// are built in. Run with -v to see the figures (docs/memories.md
 // quotes them). It checks only that the model is not worse than the
 // lexical embedder.
 func TestRetrievalQuality(t *testing.T) {
@@ -66,6 +67,9 @@ func TestRetrievalQuality(t *testing.T) {
 	// that the two models' figures and thresholds compare (not under the
 	// race detector, where it alone takes some 4 s).
 	if m, err := minilm.New(); err == nil && !raceEnabled {
+		embedders = append(embedders, m)
+	}
+	if m, err := bge.New(); err == nil && !raceEnabled {
 		embedders = append(embedders, m)
 	}
 	for _, e := range embedders {
