@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"runtime"
+	"runtime/debug"
 	"sync"
 
 	"github.com/cairnkg/cairn/vector/embed/internal/batch"
@@ -91,6 +93,10 @@ func Load(fsys fs.FS, dir string) (*Embedder, error) {
 }
 
 func load(fsys fs.FS, dir string) (*loaded, error) {
+	// Loading makes about twice the weights in garbage (each tensor's
+	// encoding, the ONNX layout of the linear weights); a tight collector
+	// while it runs keeps the process's peak memory near what it keeps.
+	defer debug.SetGCPercent(debug.SetGCPercent(10))
 	tj, err := fs.ReadFile(fsys, dir+"/tokenizer.json")
 	if err != nil {
 		return nil, fmt.Errorf("bge: %w", err)
@@ -107,6 +113,10 @@ func load(fsys fs.FS, dir string) (*loaded, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bge: %w", err)
 	}
+	// Loading made about twice the weights in garbage (the ONNX layout of
+	// the linear weights, their transposes); give it back to the system
+	// now rather than leave a serve's memory at its peak.
+	debug.FreeOSMemory()
 	if enc.Layers() != layers {
 		return nil, fmt.Errorf("bge: the weights have %d layers, want %d", enc.Layers(), layers)
 	}
@@ -148,17 +158,25 @@ func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, erro
 func (e *Embedder) Dimension() int { return Dimension }
 
 // readWeights reads the ONNX model's float32 weights under PyTorch's names
-// and shapes.
+// and shapes, a field at a time (onnx.ReadAt), not the whole file at once.
 func readWeights(fsys fs.FS, name string) (map[string]bert.Tensor, error) {
-	data, err := fs.ReadFile(fsys, name)
+	f, err := fsys.Open(name)
 	if err != nil {
 		return nil, err
 	}
-	m, err := onnx.Read(data)
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	r, ok := f.(io.ReaderAt)
+	if !ok {
+		return nil, fmt.Errorf("%s: the file system cannot read at an offset", name)
+	}
+	m, err := onnx.ReadAt(r, info.Size())
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	data = nil // the weights are copied out; let the file's bytes go
 	ts, err := m.TorchLinears()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)

@@ -12,9 +12,11 @@
 package onnx
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"strings"
@@ -79,18 +81,49 @@ type Model struct {
 // bytes of raw_data, decoded little-endian whatever the host), so data
 // may be released once Read returns.
 func Read(data []byte) (*Model, error) {
+	return ReadAt(bytes.NewReader(data), int64(len(data)))
+}
+
+// ReadAt is Read on the size bytes of r, read a field at a time: it holds
+// one node or initializer's encoding at once (the largest, a model's word
+// embeddings, some 47 MB for bge-small-en-v1.5), never the whole file, so
+// that loading a model costs little more memory than its weights.
+func ReadAt(r io.ReaderAt, size int64) (*Model, error) {
 	m := &Model{Initializers: make(map[string]Tensor)}
+	sr := &sectionReader{r: r}
 	found := false
-	err := walk(data, func(num protowire.Number, typ protowire.Type, v []byte) error {
+	err := sr.walk(0, size, func(num protowire.Number, typ protowire.Type, off, n int64) error {
 		if num != modelGraph {
 			return nil
 		}
-		graph, err := bytesValue(num, typ, v)
-		if err != nil {
-			return err
+		if typ != protowire.BytesType {
+			return wireTypeError(num, typ)
 		}
 		found = true
-		return m.readGraph(graph)
+		return sr.walk(off, off+n, func(num protowire.Number, typ protowire.Type, off, n int64) error {
+			if (num == graphNode || num == graphInitializer) && typ != protowire.BytesType {
+				return wireTypeError(num, typ)
+			}
+			switch num {
+			case graphNode:
+				msg, err := sr.read(off, n)
+				if err != nil {
+					return err
+				}
+				node, err := readNode(msg)
+				if err != nil {
+					return fmt.Errorf("node %d: %w", len(m.Nodes), err)
+				}
+				m.Nodes = append(m.Nodes, node)
+			case graphInitializer:
+				msg, err := sr.read(off, n)
+				if err != nil {
+					return err
+				}
+				return m.addInitializer(msg)
+			}
+			return nil
+		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("onnx: reading model: %w", err)
@@ -101,30 +134,84 @@ func Read(data []byte) (*Model, error) {
 	return m, nil
 }
 
-// readGraph adds the nodes and float32 initializers of the GraphProto b
-// to m.
-func (m *Model) readGraph(b []byte) error {
-	return walk(b, func(num protowire.Number, typ protowire.Type, v []byte) error {
-		switch num {
-		case graphNode:
-			msg, err := bytesValue(num, typ, v)
-			if err != nil {
-				return err
-			}
-			node, err := readNode(msg)
-			if err != nil {
-				return fmt.Errorf("node %d: %w", len(m.Nodes), err)
-			}
-			m.Nodes = append(m.Nodes, node)
-		case graphInitializer:
-			msg, err := bytesValue(num, typ, v)
-			if err != nil {
-				return err
-			}
-			return m.addInitializer(msg)
+// sectionReader reads the fields of messages in r. Its buffer holds the
+// last field read and is reused by the next: what a caller keeps of it
+// must be copied (readNode and addInitializer copy what they keep).
+type sectionReader struct {
+	r   io.ReaderAt
+	buf []byte
+}
+
+// read returns the n bytes at off.
+func (sr *sectionReader) read(off, n int64) ([]byte, error) {
+	if n < 0 || n > math.MaxInt32 {
+		return nil, fmt.Errorf("field of %d bytes", n)
+	}
+	if int64(cap(sr.buf)) < n {
+		sr.buf = make([]byte, n)
+	}
+	b := sr.buf[:n]
+	if _, err := sr.r.ReadAt(b, off); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
 		}
-		return nil
-	})
+		return nil, err
+	}
+	return b, nil
+}
+
+// walk calls fn with the number and wire type of each field of the
+// message in [off, end), and the offset and length of its value (of a
+// length-delimited field, its contents); groups, a truncated field or one
+// that runs past end are errors.
+func (sr *sectionReader) walk(off, end int64, fn func(num protowire.Number, typ protowire.Type, off, n int64) error) error {
+	var head [2 * binary.MaxVarintLen64]byte
+	for off < end {
+		h := head[:min(int64(len(head)), end-off)]
+		if _, err := sr.r.ReadAt(h, off); err != nil && !errors.Is(err, io.EOF) {
+			return err
+		}
+		num, typ, n := protowire.ConsumeTag(h)
+		if n < 0 {
+			return fmt.Errorf("field tag: %w", protowire.ParseError(n))
+		}
+		off += int64(n)
+		h = h[n:]
+		var size int64
+		switch typ {
+		case protowire.VarintType:
+			n = protowire.ConsumeFieldValue(num, typ, h)
+			size = int64(n)
+			n = 0
+		case protowire.Fixed32Type:
+			size = 4
+			n = 0
+		case protowire.Fixed64Type:
+			size = 8
+			n = 0
+		case protowire.BytesType:
+			var l uint64
+			l, n = protowire.ConsumeVarint(h)
+			if n >= 0 && l > uint64(end-off-int64(n)) {
+				return fmt.Errorf("field %d: %w", num, io.ErrUnexpectedEOF)
+			}
+			size = int64(l)
+		default:
+			return fmt.Errorf("field %d: unexpected wire type %d", num, typ)
+		}
+		if n < 0 || size < 0 {
+			return fmt.Errorf("field %d: %w", num, protowire.ParseError(min(n, int(size))))
+		}
+		off += int64(n) // the length of a length-delimited field
+		if size > end-off {
+			return fmt.Errorf("field %d: %w", num, io.ErrUnexpectedEOF)
+		}
+		if err := fn(num, typ, off, size); err != nil {
+			return err
+		}
+		off += size
+	}
+	return nil
 }
 
 // addInitializer decodes the TensorProto b and, if it holds float32
