@@ -106,6 +106,18 @@ func TestEmbedMatchesReference(t *testing.T) {
 			check(c.Text, "first chunk", first[0], c.Vector)
 		}
 	}
+	// Alone, a short text's matrix products are shared out among the
+	// processors (a search's question): the same vector.
+	for i, c := range f.Cases {
+		if len(c.IDs) == 0 || len(c.IDs) > 32 {
+			continue
+		}
+		one, err := e.Embed(context.Background(), []string{c.Text})
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(c.Text, "vector of the text alone", one[0], got[i])
+	}
 	if long == 0 || labelled == 0 {
 		t.Errorf("the fixture has %d texts over MaxTokens tokens and %d with a speaker label, want some of each", long, labelled)
 	}

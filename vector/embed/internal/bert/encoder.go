@@ -3,6 +3,7 @@ package bert
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"sync"
 
 	"github.com/cairnkg/cairn/vector/embed/internal/gemm"
@@ -163,7 +164,16 @@ func NewEncoder(w map[string]Tensor, cfg Config) (*Encoder, error) {
 type workspace struct {
 	x, y, norm, qkv, att, ffn []float32
 	attn                      transformer.Attention
+	// split is how many goroutines share each matrix product of the call.
+	split int
 }
+
+// splitRows is the most rows (tokens, with [CLS] and [SEP]) of an Encode
+// call whose matrix products are shared out among the processors: a
+// search's question, which one core would otherwise encode alone while
+// the others wait. Larger calls come from batches that batch.Embed already
+// spreads over the processors.
+const splitRows = 64
 
 var workspaces = sync.Pool{New: func() any { return new(workspace) }}
 
@@ -193,6 +203,10 @@ func (e *Encoder) Encode(seqs [][]int32) [][]float32 {
 	}
 	ws := workspaces.Get().(*workspace)
 	defer workspaces.Put(ws)
+	ws.split = 1
+	if rows <= splitRows {
+		ws.split = runtime.GOMAXPROCS(0)
+	}
 	m := gemm.RoundUp(rows)
 	// The embeddings: word + position + token type 0, layer-normalised.
 	ws.y = transformer.Grow(ws.y, m*hidden)
@@ -265,7 +279,7 @@ func (e *Encoder) layer(ws *workspace, l *layer, seqs [][]int32, m int) {
 	// attention reads whole tiles of rows.
 	ws.qkv = transformer.Grow(ws.qkv, (m+gemm.TileRows)*3*hidden)
 	transformer.AddBias(ws.qkv, l.qkvBias, m)
-	gemm.MulAdd(ws.qkv, 3*hidden, ws.x, hidden, l.qkv, m)
+	gemm.MulAddSplit(ws.qkv, 3*hidden, ws.x, hidden, l.qkv, m, ws.split)
 	ws.att = transformer.Grow(ws.att, m*hidden)
 	scale := float32(1 / math.Sqrt(hidden/heads))
 	start := 0
@@ -277,20 +291,20 @@ func (e *Encoder) layer(ws *workspace, l *layer, seqs [][]int32, m int) {
 	ws.y = transformer.Grow(ws.y, m*hidden)
 	copy(ws.y, ws.x[:m*hidden])
 	transformer.AddBias(ws.y, l.outBias, m)
-	gemm.MulAdd(ws.y, hidden, ws.att, hidden, l.out, m)
+	gemm.MulAddSplit(ws.y, hidden, ws.att, hidden, l.out, m, ws.split)
 	ws.norm = transformer.Grow(ws.norm, m*hidden)
 	transformer.LayerNorm(ws.norm, ws.y, l.attnScale, l.attnBias, m, hidden, eps)
 	// The feed-forward block (GELU with erf, as PyTorch's default) plus its input, normalised.
 	ws.ffn = transformer.Grow(ws.ffn, m*ffnDim)
 	f := ws.ffn
 	transformer.AddBias(f, l.ffn1Bias, m)
-	gemm.MulAdd(f, ffnDim, ws.norm, hidden, l.ffn1, m)
+	gemm.MulAddSplit(f, ffnDim, ws.norm, hidden, l.ffn1, m, ws.split)
 	for i, v := range f {
 		f[i] = 0.5 * v * (1 + erf(v*(1/math.Sqrt2)))
 	}
 	copy(ws.y, ws.norm[:m*hidden])
 	transformer.AddBias(ws.y, l.ffn2Bias, m)
-	gemm.MulAdd(ws.y, hidden, f, ffnDim, l.ffn2, m)
+	gemm.MulAddSplit(ws.y, hidden, f, ffnDim, l.ffn2, m, ws.split)
 	transformer.LayerNorm(ws.x, ws.y, l.ffnScale, l.ffnBias, m, hidden, eps)
 }
 

@@ -1,5 +1,7 @@
 package gemm
 
+import "sync"
+
 const (
 	// PanelWidth is the number of columns of B in one panel of a Packed
 	// matrix: Pack needs a multiple of it.
@@ -124,4 +126,24 @@ func kernel6x16Go(a []float32, lda int, b []float32, kb int, c []float32, ldc in
 		cr[14] += c14
 		cr[15] += c15
 	}
+}
+
+// MulAddSplit is MulAdd with b's panels shared out among up to workers
+// goroutines, each adding its own columns of C: for a product of few rows
+// (one short text) that one goroutine would otherwise compute alone.
+func MulAddSplit(c []float32, ldc int, a []float32, lda int, b *Packed, m, workers int) {
+	panels := b.N / PanelWidth
+	workers = min(workers, panels)
+	if workers <= 1 {
+		MulAdd(c, ldc, a, lda, b, m)
+		return
+	}
+	var wg sync.WaitGroup
+	for w := range workers {
+		p0, p1 := w*panels/workers, (w+1)*panels/workers
+		part := &Packed{K: b.K, N: (p1 - p0) * PanelWidth, Data: b.Data[p0*b.K*PanelWidth : p1*b.K*PanelWidth]}
+		cc := c[p0*PanelWidth:]
+		wg.Go(func() { MulAdd(cc, ldc, a, lda, part, m) })
+	}
+	wg.Wait()
 }

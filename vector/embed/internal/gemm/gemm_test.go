@@ -60,3 +60,29 @@ func TestPackTransposed(t *testing.T) {
 		t.Errorf("PackTransposed gives %v, Pack %v", got, want)
 	}
 }
+
+// TestMulAddSplit checks that sharing the panels out among goroutines,
+// evenly or not, more goroutines than panels included, gives exactly
+// MulAdd's result.
+func TestMulAddSplit(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	m, k, n := 12, 300, 80 // five panels
+	a := make([]float32, m*k)
+	b := make([]float32, k*n)
+	c := make([]float32, m*n)
+	for _, s := range [][]float32{a, b, c} {
+		for i := range s {
+			s[i] = rng.Float32()*2 - 1
+		}
+	}
+	p := Pack(b, k, n)
+	want := slices.Clone(c)
+	MulAdd(want, n, a, k, p, m)
+	for _, workers := range []int{0, 1, 2, 3, 5, 8} {
+		got := slices.Clone(c)
+		MulAddSplit(got, n, a, k, p, m, workers)
+		if !slices.Equal(got, want) {
+			t.Errorf("%d workers: the product differs from MulAdd's", workers)
+		}
+	}
+}
