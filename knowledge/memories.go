@@ -429,11 +429,23 @@ func (s *Service) SearchMemories(ctx context.Context, c Caller, q MemoryQuery) (
 		vq.MinSimilarity = &d
 	}
 	if strings.TrimSpace(q.Query) != "" {
-		vec, space, err := s.embed(ctx, q.Query)
-		if err != nil {
-			return vector.Result{}, err
+		vq.Text = q.Query
+		if d := s.embedder.Dimension(); d > 0 {
+			// The store embeds the query while it runs the text signal.
+			vq.Space = vector.Space{Embedder: s.embedder.Name(), Dimension: d}
+			vq.Embed = func(ctx context.Context) ([]float32, error) {
+				vec, _, err := s.embed(ctx, q.Query)
+				return vec, err
+			}
+		} else {
+			// A provider whose dimension is not known yet (not probed)
+			// tells it with its first vector.
+			vec, space, err := s.embed(ctx, q.Query)
+			if err != nil {
+				return vector.Result{}, err
+			}
+			vq.Vector, vq.Space = vec, space
 		}
-		vq.Text, vq.Vector, vq.Space = q.Query, vec, space
 	}
 	res, err := s.memories.Search(ctx, vq)
 	if err != nil {

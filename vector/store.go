@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"regexp"
 	"slices"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -273,8 +274,35 @@ func (s *Store) search(ctx context.Context, q Query) (Result, error) {
 	if err := validSpace(q.Space); err != nil {
 		return Result{}, err
 	}
-	if len(q.Vector) != q.Space.Dimension {
-		return Result{}, invalid("vector", "has %d dimensions, the space says %d", len(q.Vector), q.Space.Dimension)
+	// The query's embedding: given, or computed (Query.Embed) while the
+	// spaces are read and the text signal runs.
+	embedded := make(chan error, 1)
+	if q.Vector == nil && q.Embed != nil {
+		ectx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		go func() {
+			v, err := q.Embed(ectx)
+			q.Vector = v
+			embedded <- err
+		}()
+	} else {
+		embedded <- nil
+	}
+	var embedOnce sync.Once
+	var embedErr error
+	queryVector := func() error {
+		embedOnce.Do(func() {
+			embedErr = <-embedded
+			if embedErr == nil && len(q.Vector) != q.Space.Dimension {
+				embedErr = invalid("vector", "has %d dimensions, the space says %d", len(q.Vector), q.Space.Dimension)
+			}
+		})
+		return embedErr
+	}
+	if q.Embed == nil {
+		if err := queryVector(); err != nil {
+			return Result{}, err
+		}
 	}
 	// Only collections recorded in the query's space can hold matches; a
 	// collection without a space is empty, one with another space is an
@@ -295,7 +323,7 @@ func (s *Store) search(ctx context.Context, q Query) (Result, error) {
 		colls = append(colls, c)
 	}
 	if len(colls) == 0 {
-		return Result{}, nil
+		return Result{}, queryVector()
 	}
 	f := q.Filter
 	f.Collections = colls
@@ -306,12 +334,13 @@ func (s *Store) search(ctx context.Context, q Query) (Result, error) {
 	// than both (on PostgreSQL each runs on a connection of its own).
 	var vec, text []Scored
 	g, gctx := errgroup.WithContext(ctx)
-	if !isZero(q.Vector) && q.Only != SignalText {
-		g.Go(func() (err error) {
-			vec, err = s.d.Nearest(gctx, VectorQuery{Filter: f, Vector: q.Vector, MinSimilarity: minSim, K: depth})
+	g.Go(func() (err error) {
+		if err := queryVector(); err != nil || isZero(q.Vector) || q.Only == SignalText {
 			return err
-		})
-	}
+		}
+		vec, err = s.d.Nearest(gctx, VectorQuery{Filter: f, Vector: q.Vector, MinSimilarity: minSim, K: depth})
+		return err
+	})
 	if terms := Terms(q.Text); len(terms) > 0 && q.Only != SignalVector {
 		g.Go(func() (err error) {
 			text, err = s.d.MatchText(gctx, TextQuery{Filter: f, Terms: terms, K: depth})

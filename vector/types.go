@@ -1,6 +1,7 @@
 package vector
 
 import (
+	"context"
 	"slices"
 	"time"
 )
@@ -121,11 +122,17 @@ type Query struct {
 	// Text is the query. When empty, the search is a plain listing of the
 	// rows that pass the filter, newest first by default.
 	Text string
-	// Vector is Text's embedding in Space; required with Text. A zero
-	// vector (for instance of a text with no words) disables the vector
-	// signal.
+	// Vector is Text's embedding in Space; required with Text unless
+	// Embed is given. A zero vector (for instance of a text with no words)
+	// disables the vector signal.
 	Vector []float32
-	Space  Space
+	// Embed, when Vector is nil, computes it: the search calls it at its
+	// start and meanwhile reads the collections' spaces and runs the text
+	// signal, so that a search takes about as long as the embedding plus
+	// the vector signal rather than the embedding plus the slower signal.
+	// Its error is the search's, as it is.
+	Embed func(context.Context) ([]float32, error)
+	Space Space
 	// MinSimilarity is the cosine similarity, in [-1, 1], a row needs for
 	// the vector signal; nil means DefaultMinSimilarity.
 	MinSimilarity *float64

@@ -217,13 +217,19 @@ func Run(ctx context.Context, store *vector.Store, emb Embedder, s Set, opts Opt
 		all := &Recall{}
 		for _, a := range qs {
 			t0 := time.Now()
-			vecs, err := emb.Embed(ctx, []string{a.q.Text})
-			if err != nil {
-				return Report{}, fmt.Errorf("evalset: embed: %w", err)
-			}
+			// The question is embedded by the store beside the text
+			// signal, as search_memory has it (vector.Query.Embed).
+			text := a.q.Text
 			res, err := store.Search(ctx, vector.Query{
 				Filter: vector.Filter{UserID: opts.UserID, Collections: []string{a.coll}},
-				Text:   a.q.Text, Vector: vecs[0], Space: space(), MinSimilarity: &minSim,
+				Text:   text, Space: space(), MinSimilarity: &minSim,
+				Embed: func(ctx context.Context) ([]float32, error) {
+					vecs, err := emb.Embed(ctx, []string{text})
+					if err != nil {
+						return nil, fmt.Errorf("evalset: embed: %w", err)
+					}
+					return vecs[0], nil
+				},
 				Fusion: m.Fusion, Only: m.Only, Sequence: m.Sequence, Limit: 10,
 			})
 			if err != nil {

@@ -1,6 +1,8 @@
 package vectortest
 
 import (
+	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -116,6 +118,33 @@ func testHybrid(t *testing.T, h Harness) {
 	}
 	if first.Text != "orchid greenhouse orchid" {
 		t.Errorf("hit carries text %q", first.Text)
+	}
+	// The same search with the query's embedding computed by the store
+	// (Query.Embed, beside the text signal) finds the same, and an
+	// embedding that fails fails the search with its error, even where
+	// no collection of the query exists.
+	lazy := search(t, s, vector.Query{
+		Filter: vector.Filter{UserID: alice, Collections: []string{"n"}}, Text: "orchid", Space: testSpace,
+		Embed: func(context.Context) ([]float32, error) { return unit(32, 0), nil },
+	})
+	if got, want := hitIDs(lazy.Hits), hitIDs(res.Hits); !slices.Equal(got, want) || lazy.Total != res.Total {
+		t.Errorf("with Embed: %v (total %d), want %v (total %d) as with Vector", got, lazy.Total, want, res.Total)
+	}
+	failed := errors.New("the embedder is down")
+	for _, coll := range []string{"n", "no such collection"} {
+		_, err := s.Search(t.Context(), vector.Query{
+			Filter: vector.Filter{UserID: alice, Collections: []string{coll}}, Text: "orchid", Space: testSpace,
+			Embed: func(context.Context) ([]float32, error) { return nil, failed },
+		})
+		if !errors.Is(err, failed) {
+			t.Errorf("collection %q, failing Embed: err = %v, want %v", coll, err, failed)
+		}
+	}
+	if _, err := s.Search(t.Context(), vector.Query{
+		Filter: vector.Filter{UserID: alice, Collections: []string{"n"}}, Text: "orchid", Space: testSpace,
+		Embed: func(context.Context) ([]float32, error) { return unit(16, 0), nil },
+	}); err == nil {
+		t.Error("Embed of 16 dimensions in a space of 32: no error")
 	}
 	for _, h := range res.Hits[1:] {
 		switch h.ID {
