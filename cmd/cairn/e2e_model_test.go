@@ -2,7 +2,9 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/cairnkg/cairn/vector/embed/uselite"
@@ -12,20 +14,14 @@ import (
 // TestDefaultEmbedderFindsByMeaning is the check of issue 14: with nothing
 // configured, a real MCP client saves memories and finds one by a query
 // that shares no word with it, and list_entity_types for "payment" lists
-// transaction, invoice and receipt first. It needs the model built in
-// (scripts/provision-model.sh); it skips with one line without it, and
-// fails under CI=true.
+// transaction, invoice and receipt first. It needs the default model built
+// in; it skips with one line without it, and fails under CI=true.
 func TestDefaultEmbedderFindsByMeaning(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
-	if !uselite.Available() {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("the model is not built in; CI needs scripts/provision-model.sh")
-		}
-		t.Skip("model files not built in; run scripts/provision-model.sh")
-	}
-	cs := connectStdio(t, t.TempDir())
+	requireModels(t, defaultModel)
+	cs := connectStdio(t, t.TempDir(), defaultEmbedder)
 	saveNotes(t, cs)
 	findsLasagna(t, cs)
 
@@ -45,6 +41,65 @@ func TestDefaultEmbedderFindsByMeaning(t *testing.T) {
 			all = append(all, ty.(map[string]any)["entity_type"])
 		}
 		t.Errorf("list_entity_types payment lists %v first, want invoice, receipt and transaction (all: %v)", first3, all)
+	}
+}
+
+// TestReembedUSELiteStoreIntoTheDefault takes a store whose memories are
+// in the space of use-lite, the default before bge: with no provider
+// named it keeps use-lite and still finds by meaning; `cairn reembed` with
+// no provider flags moves it to the default model, reporting progress and
+// what it moved; then it finds by meaning with the default. It needs both
+// models built in; it skips with one line without them, and fails under
+// CI=true.
+func TestReembedUSELiteStoreIntoTheDefault(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	requireModels(t, providerUSELite, defaultModel)
+	dataDir := t.TempDir()
+	cs := connectStdio(t, dataDir, "CAIRN_EMBED_PROVIDER="+providerUSELite)
+	saveNotes(t, cs)
+	cs.Close()
+	cs = connectStdio(t, dataDir, defaultEmbedder)
+	findsLasagna(t, cs)
+	// The store is still in use-lite's space: a save would be refused
+	// were it served with the default model.
+	callTool(t, cs, "save_memory", map[string]any{"collection": "notes", "text": "The dentist moved the check-up to May"})
+	cs.Close()
+
+	cmd := exec.Command(cairnBinary(t), "reembed", "--data-dir", dataDir)
+	cmd.Env = append(os.Environ(), defaultEmbedder)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("cairn reembed: %v\n%s", err, out)
+	}
+	t.Logf("cairn reembed:\n%s", out)
+	want := builtInModels[defaultModel].space
+	for _, line := range []string{
+		"5 memories re-embedded, " + uselite.Name + " (512 dimensions) → " + want,
+		"reembed: ", // the progress line
+		"texts embedded with " + want,
+	} {
+		if !strings.Contains(string(out), line) {
+			t.Errorf("cairn reembed printed:\n%s\nwant a line with %q", out, line)
+		}
+	}
+	cs = connectStdio(t, dataDir, defaultEmbedder)
+	findsLasagna(t, cs)
+}
+
+// requireModels skips the test with one line when one of the built-in
+// models providers name is not built into the binary; under CI=true it
+// fails instead.
+func requireModels(t *testing.T, providers ...string) {
+	t.Helper()
+	for _, p := range providers {
+		if _, err := openModel(p); err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("%s: %v; CI needs %s", p, err, builtInModels[p].script)
+			}
+			t.Skipf("%s is not built in; run %s", p, builtInModels[p].script)
+		}
 	}
 }
 

@@ -9,8 +9,8 @@ import (
 	"github.com/cairnkg/cairn/vector/embed/uselite"
 )
 
-// TestReembedIntoAnotherModel saves memories with the default model, moves
-// the store into the space of each other built-in model with cairn reembed
+// TestReembedIntoAnotherModel saves memories with use-lite, moves the
+// store into the space of each other built-in model with cairn reembed
 // --embed-provider (which reports progress and what it moved), and
 // searches it by meaning with that provider, and with no provider named,
 // when the store keeps the space it is in. It needs the models built in
@@ -32,7 +32,7 @@ func TestReembedIntoAnotherModel(t *testing.T) {
 				t.Skip("model files not built in; run scripts/provision-model.sh and " + m.script)
 			}
 			dataDir := t.TempDir()
-			cs := connectStdio(t, dataDir)
+			cs := connectStdio(t, dataDir, "CAIRN_EMBED_PROVIDER="+providerUSELite)
 			saveNotes(t, cs)
 			cs.Close()
 
@@ -56,7 +56,7 @@ func TestReembedIntoAnotherModel(t *testing.T) {
 			findsLasagna(t, cs)
 			cs.Close()
 			// Without a provider named, the store keeps the space it is in.
-			cs = connectStdio(t, dataDir)
+			cs = connectStdio(t, dataDir, defaultEmbedder)
 			findsLasagna(t, cs)
 		})
 	}

@@ -35,12 +35,27 @@ var buildOnce struct {
 
 // TestMain removes the binary the end-to-end tests built.
 func TestMain(m *testing.M) {
+	// The binaries these tests run embed with use-lite unless a test asks
+	// for the default model (defaultEmbedder) or another: the default,
+	// bge, costs eight times the CPU a text, which over the hundreds of
+	// processes of these tests took their CPU from about 200 s to 600 s,
+	// for tests of other things than embedding. The tests of the default
+	// model, and those whose figures depend on it (a serve's memory), ask
+	// for it. A CAIRN_EMBED_PROVIDER set by whoever runs the tests wins.
+	if _, set := os.LookupEnv("CAIRN_EMBED_PROVIDER"); !set {
+		os.Setenv("CAIRN_EMBED_PROVIDER", providerUSELite)
+	}
 	code := m.Run()
 	if buildOnce.path != "" {
 		_ = os.RemoveAll(filepath.Dir(buildOnce.path))
 	}
 	os.Exit(code)
 }
+
+// defaultEmbedder is the environment entry that has a binary run by a
+// test embed with the default model, as a user's does when no provider is
+// named (TestMain names use-lite for the others).
+const defaultEmbedder = "CAIRN_EMBED_PROVIDER="
 
 // cairnBinary builds cmd/cairn once per test process.
 func cairnBinary(t testing.TB) string {

@@ -189,7 +189,8 @@ func TestEndToEndTypeScriptStdio(t *testing.T) {
 	}
 	nodeClientDir(t)
 	forEachBackend(t, func(t *testing.T, dataDir string, env []string) {
-		checkTSScenario(t, runTSScenario(t, append(env, tsScenarioEnv), "stdio", cairnBinary(t), "stdio", "--data-dir", dataDir))
+		// As an MCP host runs it: with the default model.
+		checkTSScenario(t, runTSScenario(t, append(env, tsScenarioEnv, defaultEmbedder), "stdio", cairnBinary(t), "stdio", "--data-dir", dataDir))
 	})
 }
 

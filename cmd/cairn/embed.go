@@ -33,7 +33,7 @@ type embedFlags struct {
 }
 
 func (e *embedFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&e.provider, "embed-provider", "", "embedding provider: use-lite (the built-in Universal Sentence Encoder Lite, offline), bge (the built-in bge-small-en-v1.5, offline), minilm (the built-in all-MiniLM-L6-v2, offline), local (lexical: shared words, offline, deterministic) or openai (any OpenAI-compatible /embeddings API: OpenAI, Ollama, vLLM, TEI); empty: "+defaultModel+" when built in, except on a store whose memories are in the local space, else local")
+	fs.StringVar(&e.provider, "embed-provider", "", "embedding provider: bge (the built-in bge-small-en-v1.5, offline), use-lite (the built-in Universal Sentence Encoder Lite, offline, faster, weaker on conversations), minilm (the built-in all-MiniLM-L6-v2, offline), local (lexical: shared words, offline, deterministic) or openai (any OpenAI-compatible /embeddings API: OpenAI, Ollama, vLLM, TEI); empty: "+defaultModel+" when built in, else "+fallbackModel+", else local, except on a store whose memories are in another offline embedder's space, which keeps it")
 	fs.StringVar(&e.baseURL, "embed-base-url", "", "API root of the openai provider, e.g. https://api.openai.com/v1 or http://localhost:11434/v1; the key comes from "+embedAPIKeyEnv)
 	fs.StringVar(&e.model, "embed-model", "", "embedding model of the openai provider, e.g. text-embedding-3-small or nomic-embed-text")
 	fs.IntVar(&e.dimensions, "embed-dimensions", 0, "expected vector length of the openai provider; 0 learns it from the provider")
@@ -62,8 +62,28 @@ const (
 // of builtInModels): changing this line switches the default embedder. A
 // store whose memories are in another offline embedder's space keeps that
 // embedder when no provider is named (keepRecordedSpace) until `cairn
-// reembed` moves it.
-const defaultModel = providerUSELite
+// reembed` moves it. bge replaced use-lite as the default with issue 36
+// (docs/memories.md has the figures).
+const defaultModel = providerBGE
+
+// fallbackModel is the built-in model used when no provider is named and
+// the binary lacks the default's files (a build whose Maven step failed),
+// before the lexical embedder.
+const fallbackModel = providerUSELite
+
+// autoFallback is the embedder of a binary without the default model's
+// files when no provider is named: fallbackModel if it has its files, else
+// the lexical embedder; the log and /readyz say which, and why.
+func autoFallback(log *slog.Logger) embedChoice {
+	if m, err := openModel(fallbackModel); err == nil {
+		note := missingNote(defaultModel, "memories are embedded with "+m.Name()+" instead")
+		log.Warn(note, "embedder", m.Name())
+		return embedChoice{Embedder: m, auto: true, note: note}
+	}
+	note := modelMissing(defaultModel)
+	log.Warn(note, "embedder", embed.NewLocal().Name())
+	return embedChoice{Embedder: embed.NewLocal(), note: note}
+}
 
 // builtInModel is a sentence model this binary may carry: its provider
 // name, the space its vectors are in, how to open it, and the script that
@@ -138,8 +158,14 @@ type embedChoice struct {
 // modelMissing is the note of a binary built without the files of the
 // built-in model provider names, which says how to build them in.
 func modelMissing(provider string) string {
+	return missingNote(provider, "memory search matches words, not meaning")
+}
+
+// missingNote says that the built-in model provider names is not in the
+// binary, what follows, and how to build it in.
+func missingNote(provider, so string) string {
 	b := builtInModels[provider]
-	return b.what + " is not built into this binary, so memory search matches words, not meaning; build with ./scripts/serve (or run " + b.script + " before go build)"
+	return b.what + " is not built into this binary, so " + so + "; build with ./scripts/serve (or run " + b.script + " before go build)"
 }
 
 // open builds the embedder the flags name. A remote provider is probed
@@ -165,8 +191,7 @@ func (e *embedFlags) open(ctx context.Context, getenv func(string) string, log *
 		}
 		m, err := openModel(name)
 		if errors.Is(err, errNotBuiltIn) && provider == providerAuto {
-			log.Warn(modelMissing(name), "embedder", embed.NewLocal().Name())
-			return embedChoice{Embedder: embed.NewLocal(), note: modelMissing(name)}, nil
+			return autoFallback(log), nil
 		}
 		if err != nil {
 			if errors.Is(err, errNotBuiltIn) {

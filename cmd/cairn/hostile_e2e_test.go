@@ -54,7 +54,7 @@ func TestServeSurvivesHostileFiles(t *testing.T) {
 		cairnAdmin(t, nil, false, append([]string{"consent", "allow", "--user", "bob", "--agent", "claude", "--resource", "*", "--action", action}, dd...)...)
 	}
 	bobKey := lastLine(cairnAdmin(t, nil, false, append([]string{"key", "create", "--user", "bob", "--agent", "claude"}, dd...)...))
-	url, cmd, wait := startServeCmd(t, dir, "CAIRN_RATE_LIMIT_UPLOAD=0", "CAIRN_RATE_LIMIT=0", "CAIRN_INTERPRET_TIMEOUT=5m", "CAIRN_INTERPRET_MEMORY=268435456")
+	url, cmd, wait := startServeCmd(t, dir, defaultEmbedder, "CAIRN_RATE_LIMIT_UPLOAD=0", "CAIRN_RATE_LIMIT=0", "CAIRN_INTERPRET_TIMEOUT=5m", "CAIRN_INTERPRET_MEMORY=268435456")
 	owner := connectHTTP(t, url)
 	bob := connectWithKey(t, url, bobKey)
 	callTool(t, owner, "get_user_context", map[string]any{"topic": "warm up the model"})

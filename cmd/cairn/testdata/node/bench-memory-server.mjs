@@ -283,7 +283,10 @@ async function reference(dir) {
 // cairn drives `cairn stdio`: the store answers ids, which later calls use.
 async function cairn(dir) {
   const dataDir = join(dir, "data");
-  const s = await connect("cairn", opt.cairn, ["stdio", "--data-dir", dataDir], {});
+  // CAIRN_EMBED_PROVIDER, when set, chooses Cairn's embedder (the client
+  // passes no other variable of this process's environment).
+  const embedder = process.env.CAIRN_EMBED_PROVIDER;
+  const s = await connect("cairn", opt.cairn, ["stdio", "--data-dir", dataDir], embedder ? { CAIRN_EMBED_PROVIDER: embedder } : {});
   const tool = (name) => s.tools.find((t) => t.name === name);
   // Tools other engineers are adding: use them when this build has them,
   // and say so when it does not.
