@@ -107,11 +107,14 @@ func TestEmbedMatchesReference(t *testing.T) {
 		}
 	}
 	// Alone, a short text's matrix products are shared out among the
-	// processors (a search's question): the same vector.
+	// processors (a search's question): the same vector. Four such texts
+	// are enough to see it, under the race detector too.
+	alone := 0
 	for i, c := range f.Cases {
-		if len(c.IDs) == 0 || len(c.IDs) > 32 {
+		if len(c.IDs) == 0 || len(c.IDs) > 32 || alone == 4 {
 			continue
 		}
+		alone++
 		one, err := e.Embed(context.Background(), []string{c.Text})
 		if err != nil {
 			t.Fatal(err)
