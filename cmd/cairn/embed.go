@@ -210,7 +210,7 @@ func (e *embedFlags) open(ctx context.Context, getenv func(string) string, log *
 	}})
 	if err != nil {
 		if provider != providerOpenAI {
-			return embedChoice{}, usageError{fmt.Sprintf("unknown --embed-provider %q (valid: %s, %s, %s, %s, %s)", e.provider, providerUSELite, providerBGE, providerMiniLM, providerLocal, providerOpenAI)}
+			return embedChoice{}, usageError{fmt.Sprintf("unknown --embed-provider %q (valid: %s, %s, %s, %s, %s)", e.provider, providerBGE, providerUSELite, providerMiniLM, providerLocal, providerOpenAI)}
 		}
 		return embedChoice{}, usageError{err.Error()}
 	}

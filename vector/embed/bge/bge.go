@@ -55,10 +55,9 @@ func Available() bool {
 // goroutines (batch.Embed). The model is read on the first call that needs
 // it, so that a process that embeds nothing does not pay for it.
 type Embedder struct {
-	load func() (*loaded, error)
-	once sync.Once
-	m    *loaded
-	err  error
+	// model returns the model, reading it on the first call (a
+	// sync.OnceValues).
+	model func() (*loaded, error)
 }
 
 // loaded is the model, its weights read.
@@ -78,7 +77,7 @@ func New() (*Embedder, error) {
 	return builtIn, nil
 }
 
-var builtIn = &Embedder{load: func() (*loaded, error) { return load(modelFS, "model") }}
+var builtIn = &Embedder{model: sync.OnceValues(func() (*loaded, error) { return load(modelFS, "model") })}
 
 // Load reads the model from dir in fsys: model.onnx and tokenizer.json, as
 // the Maven artifact ships them (renamed), and returns its embedder.
@@ -87,9 +86,7 @@ func Load(fsys fs.FS, dir string) (*Embedder, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Embedder{m: m}
-	e.once.Do(func() {})
-	return e, nil
+	return &Embedder{model: func() (*loaded, error) { return m, nil }}, nil
 }
 
 func load(fsys fs.FS, dir string) (*loaded, error) {
@@ -113,9 +110,8 @@ func load(fsys fs.FS, dir string) (*loaded, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bge: %w", err)
 	}
-	// Loading made about twice the weights in garbage (the ONNX layout of
-	// the linear weights, their transposes); give it back to the system
-	// now rather than leave a serve's memory at its peak.
+	// Give that garbage back to the system now rather than leave a
+	// serve's memory at its peak.
 	debug.FreeOSMemory()
 	if enc.Layers() != layers {
 		return nil, fmt.Errorf("bge: the weights have %d layers, want %d", enc.Layers(), layers)
@@ -137,12 +133,6 @@ func load(fsys fs.FS, dir string) (*loaded, error) {
 		tok: tok,
 		enc: enc,
 	}, nil
-}
-
-// model returns the loaded model, reading it on the first call.
-func (e *Embedder) model() (*loaded, error) {
-	e.once.Do(func() { e.m, e.err = e.load() })
-	return e.m, e.err
 }
 
 // Embed implements embed.Embedder.
