@@ -70,13 +70,22 @@ func MulAdd(c []float32, ldc int, a []float32, lda int, b *Packed, m int) {
 	if m%TileRows != 0 || len(a) < (m-1)*lda+k || len(c) < (m-1)*ldc+n || len(b.Data) < k*n {
 		panic("gemm: gemm: bad shape")
 	}
+	panels, pairs := n/PanelWidth, wide()
 	for k0 := 0; k0 < k; k0 += kc {
 		kb := min(kc, k-k0)
-		for panel := range n / PanelWidth {
+		for panel := 0; panel < panels; {
 			bp := b.Data[panel*k*PanelWidth+k0*PanelWidth:]
+			if pairs && panel+1 < panels {
+				for i := 0; i < m; i += TileRows {
+					kernel6x32(&a[i*lda+k0], lda, &bp[0], k*PanelWidth, kb, &c[i*ldc+panel*PanelWidth], ldc)
+				}
+				panel += 2
+				continue
+			}
 			for i := 0; i < m; i += TileRows {
 				kernel6x16(&a[i*lda+k0], lda, &bp[0], kb, &c[i*ldc+panel*PanelWidth], ldc)
 			}
+			panel++
 		}
 	}
 }

@@ -7,11 +7,14 @@ import (
 	"testing"
 )
 
-// TestGemm compares gemm (with whichever micro-kernel this CPU runs) with
-// a plain triple loop in float64, on shapes that cross the cache blocks.
-func TestGemm(t *testing.T) {
+// TestGemm compares gemm, with each micro-kernel this CPU runs, with a
+// plain triple loop in float64, on shapes that cross the cache blocks and
+// have an even and an odd number of panels.
+func TestGemm(t *testing.T) { forEachKernel(t, testGemm) }
+
+func testGemm(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	for _, shape := range [][3]int{{6, 16, 16}, {12, 300, 32}, {18, 512, 48}, {6, 1536, 16}} {
+	for _, shape := range [][3]int{{6, 16, 16}, {12, 300, 32}, {18, 512, 48}, {6, 1536, 16}, {12, 384, 1152}} {
 		m, k, n := shape[0], shape[1], shape[2]
 		a := make([]float32, m*k)
 		b := make([]float32, k*n)
@@ -38,7 +41,7 @@ func TestGemm(t *testing.T) {
 		MulAdd(c, n, a, k, Pack(b, k, n), m)
 		for i := range c {
 			if d := math.Abs(float64(c[i]) - want[i]); d > 1e-4*math.Sqrt(float64(k)) {
-				t.Fatalf("%dx%dx%d (%s kernel): element %d = %g, want %g", m, k, n, KernelName, i, c[i], want[i])
+				t.Fatalf("%dx%dx%d (%s kernel): element %d = %g, want %g", m, k, n, KernelName(), i, c[i], want[i])
 			}
 		}
 	}
@@ -83,6 +86,38 @@ func TestMulAddSplit(t *testing.T) {
 		MulAddSplit(got, n, a, k, p, m, workers)
 		if !slices.Equal(got, want) {
 			t.Errorf("%d workers: the product differs from MulAdd's", workers)
+		}
+	}
+}
+
+// TestFusedKernelsAgree checks that the assembly kernels give the same
+// bits, so that a vector does not depend on the CPU it was computed on
+// among those that have them.
+func TestFusedKernelsAgree(t *testing.T) {
+	names := fusedKernels()
+	if len(names) < 2 {
+		t.Skipf("this CPU runs %d of the fused kernels; nothing to compare", len(names))
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	m, k, n := 18, 1536, 400 // 25 panels: twelve pairs and one alone
+	a := make([]float32, m*k)
+	b := make([]float32, k*n)
+	c := make([]float32, m*n)
+	for _, s := range [][]float32{a, b, c} {
+		for i := range s {
+			s[i] = rng.Float32()*2 - 1
+		}
+	}
+	p := Pack(b, k, n)
+	results := map[string][]float32{}
+	forEachKernel(t, func(t *testing.T) {
+		got := slices.Clone(c)
+		MulAdd(got, n, a, k, p, m)
+		results[KernelName()] = got
+	})
+	for _, name := range names[1:] {
+		if !slices.Equal(results[name], results[names[0]]) {
+			t.Errorf("the %s kernel's product differs from the %s kernel's", name, names[0])
 		}
 	}
 }

@@ -96,3 +96,104 @@ store:
 
 	VZEROUPPER
 	RET
+
+// func kernel6x32AVX512(a *float32, lda int, b *float32, panel int, kb int, c *float32, ldc int)
+//
+// The 6×32 tile of two adjacent panels, the second panel bytes after the
+// first: Z0..Z11 accumulate (two registers a row), Z12 and Z13 hold the
+// 16 values of each panel at step k, Z14 a broadcast value of A. Each
+// element of C is the same sequence of fused multiply-adds as in
+// kernel6x16AVX2, so the two kernels give identical results.
+TEXT ·kernel6x32AVX512(SB), NOSPLIT, $0-56
+	MOVQ a+0(FP), SI
+	MOVQ lda+8(FP), DX
+	SHLQ $2, DX
+	MOVQ b+16(FP), BX
+	MOVQ panel+24(FP), R10
+	SHLQ $2, R10
+	MOVQ kb+32(FP), CX
+	MOVQ c+40(FP), DI
+	MOVQ ldc+48(FP), R8
+	SHLQ $2, R8
+
+	LEAQ (SI)(DX*2), AX
+	ADDQ DX, AX
+
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+
+	TESTQ CX, CX
+	JZ    store512
+
+loop512:
+	PREFETCHT0 8192(BX)
+	PREFETCHT0 8192(BX)(R10*1)
+	VMOVUPS (BX), Z12
+	VMOVUPS (BX)(R10*1), Z13
+
+	VBROADCASTSS (SI), Z14
+	VFMADD231PS  Z12, Z14, Z0
+	VFMADD231PS  Z13, Z14, Z1
+	VBROADCASTSS (SI)(DX*1), Z14
+	VFMADD231PS  Z12, Z14, Z2
+	VFMADD231PS  Z13, Z14, Z3
+	VBROADCASTSS (SI)(DX*2), Z14
+	VFMADD231PS  Z12, Z14, Z4
+	VFMADD231PS  Z13, Z14, Z5
+	VBROADCASTSS (AX), Z14
+	VFMADD231PS  Z12, Z14, Z6
+	VFMADD231PS  Z13, Z14, Z7
+	VBROADCASTSS (AX)(DX*1), Z14
+	VFMADD231PS  Z12, Z14, Z8
+	VFMADD231PS  Z13, Z14, Z9
+	VBROADCASTSS (AX)(DX*2), Z14
+	VFMADD231PS  Z12, Z14, Z10
+	VFMADD231PS  Z13, Z14, Z11
+
+	ADDQ $4, SI
+	ADDQ $4, AX
+	ADDQ $64, BX
+	DECQ CX
+	JNZ  loop512
+
+store512:
+	LEAQ (DI)(R8*2), R9
+	ADDQ R8, R9
+
+	VADDPS  (DI), Z0, Z0
+	VMOVUPS Z0, (DI)
+	VADDPS  64(DI), Z1, Z1
+	VMOVUPS Z1, 64(DI)
+	VADDPS  (DI)(R8*1), Z2, Z2
+	VMOVUPS Z2, (DI)(R8*1)
+	VADDPS  64(DI)(R8*1), Z3, Z3
+	VMOVUPS Z3, 64(DI)(R8*1)
+	VADDPS  (DI)(R8*2), Z4, Z4
+	VMOVUPS Z4, (DI)(R8*2)
+	VADDPS  64(DI)(R8*2), Z5, Z5
+	VMOVUPS Z5, 64(DI)(R8*2)
+	VADDPS  (R9), Z6, Z6
+	VMOVUPS Z6, (R9)
+	VADDPS  64(R9), Z7, Z7
+	VMOVUPS Z7, 64(R9)
+	VADDPS  (R9)(R8*1), Z8, Z8
+	VMOVUPS Z8, (R9)(R8*1)
+	VADDPS  64(R9)(R8*1), Z9, Z9
+	VMOVUPS Z9, 64(R9)(R8*1)
+	VADDPS  (R9)(R8*2), Z10, Z10
+	VMOVUPS Z10, (R9)(R8*2)
+	VADDPS  64(R9)(R8*2), Z11, Z11
+	VMOVUPS Z11, 64(R9)(R8*2)
+
+	VZEROUPPER
+	RET
