@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/cairnkg/cairn/vector"
+	"github.com/cairnkg/cairn/vector/internal/dot"
 )
 
 // shardKey names one user's collection.
@@ -209,7 +210,7 @@ func (d *Driver) Nearest(ctx context.Context, q vector.VectorQuery) ([]vector.Sc
 			}
 			var sim float32
 			if n := sh.norms[i]; n != 0 && qnorm != 0 {
-				sim = dot(q.Vector, sh.vecs[i*sh.dim:(i+1)*sh.dim]) / (n * qnorm)
+				sim = dot.Product(q.Vector, sh.vecs[i*sh.dim:(i+1)*sh.dim]) / (n * qnorm)
 			}
 			if float64(sim) >= q.MinSimilarity {
 				top.offer(float64(sim), sh.ids[i])
@@ -346,24 +347,6 @@ func (d *Driver) allowedSeqs(ctx context.Context, f vector.Filter) (map[string][
 		return nil, fmt.Errorf("vector/embedded: search: %w", err)
 	}
 	return out, nil
-}
-
-// dot is the dot product of two vectors of equal length, unrolled so that
-// the compiler keeps four independent sums in registers.
-func dot(a, b []float32) float32 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
-	}
-	return (s0 + s1) + (s2 + s3)
 }
 
 // topK keeps the k best (similarity descending, id ascending) rows offered.
