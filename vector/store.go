@@ -350,7 +350,7 @@ func (s *Store) search(ctx context.Context, q Query) (Result, error) {
 	if err := g.Wait(); err != nil {
 		return Result{}, err
 	}
-	fused := q.Fusion.Fuse(vec, text)
+	fused := q.Fusion.Fuse(vec, text, minSim)
 	if fused, err = s.sequence(ctx, q, f, fused); err != nil {
 		return Result{}, err
 	}
