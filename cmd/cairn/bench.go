@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
@@ -95,9 +96,21 @@ stderr either way).`,
 			retrieval := fs.Bool("retrieval", false, "measure retrieval quality on the evaluation set instead (see below)")
 			shared := fs.Bool("shared", false, "with --retrieval, save the 5 conversations into one collection and ask every question of it")
 			padding := fs.Int("padding", 0, "with --retrieval, memories of small talk added to each of the 5 conversations (1800: about 10,000 in all)")
+			cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof reads it)")
 			return func(ctx context.Context, env *environment) error {
 				if fs.NArg() > 0 {
 					return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+				}
+				if *cpuProfile != "" {
+					stop, err := startCPUProfile(*cpuProfile)
+					if err != nil {
+						return err
+					}
+					defer func() {
+						if err := stop(); err != nil {
+							fmt.Fprintln(env.stderr, err)
+						}
+					}()
 				}
 				if w.Entities < 2 || w.Memories < 1 || w.Queries < 1 || w.Batch < 1 {
 					return usageError{"--entities must be 2 or more, --memories, --queries and --batch 1 or more"}
@@ -609,4 +622,24 @@ func percentileMs(lat []time.Duration, q int) float64 {
 	slices.Sort(s)
 	i := (q*len(s)+99)/100 - 1
 	return float64(s[max(i, 0)].Microseconds()) / 1000
+}
+
+// startCPUProfile starts writing a CPU profile of the process to path;
+// stop ends it and closes the file.
+func startCPUProfile(path string) (stop func() error, err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		return nil
+	}, nil
 }
