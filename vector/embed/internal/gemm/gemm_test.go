@@ -70,14 +70,7 @@ func TestPackTransposed(t *testing.T) {
 func TestMulAddSplit(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	m, k, n := 12, 300, 80 // five panels
-	a := make([]float32, m*k)
-	b := make([]float32, k*n)
-	c := make([]float32, m*n)
-	for _, s := range [][]float32{a, b, c} {
-		for i := range s {
-			s[i] = rng.Float32()*2 - 1
-		}
-	}
+	a, b, c := randomProduct(rng, m, k, n)
 	p := Pack(b, k, n)
 	want := slices.Clone(c)
 	MulAdd(want, n, a, k, p, m)
@@ -100,14 +93,7 @@ func TestFusedKernelsAgree(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(5, 6))
 	m, k, n := 18, 1536, 400 // 25 panels: twelve pairs and one alone
-	a := make([]float32, m*k)
-	b := make([]float32, k*n)
-	c := make([]float32, m*n)
-	for _, s := range [][]float32{a, b, c} {
-		for i := range s {
-			s[i] = rng.Float32()*2 - 1
-		}
-	}
+	a, b, c := randomProduct(rng, m, k, n)
 	p := Pack(b, k, n)
 	results := map[string][]float32{}
 	forEachKernel(t, func(t *testing.T) {
@@ -120,4 +106,16 @@ func TestFusedKernelsAgree(t *testing.T) {
 			t.Errorf("the %s kernel's product differs from the %s kernel's", name, names[0])
 		}
 	}
+}
+
+// randomProduct returns the operands of an m×k by k×n product and its
+// m×n accumulator, values uniform in [-1, 1).
+func randomProduct(rng *rand.Rand, m, k, n int) (a, b, c []float32) {
+	a, b, c = make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
+	for _, s := range [][]float32{a, b, c} {
+		for i := range s {
+			s[i] = rng.Float32()*2 - 1
+		}
+	}
+	return a, b, c
 }
