@@ -14,7 +14,7 @@ import (
 func TestWeightsReadOnFirstUse(t *testing.T) {
 	var loads atomic.Int32
 	boom := errors.New("no weights")
-	e := &Embedder{load: func() (*loadedModel, error) { loads.Add(1); return nil, boom }}
+	e := lazy(func() (*loadedModel, error) { loads.Add(1); return nil, boom })
 	if e.Name() != Name || e.Dimension() != Dimension || e.MinSimilarity() != minSimilarity || loads.Load() != 0 {
 		t.Fatalf("name, dimension or threshold read the weights (%d loads)", loads.Load())
 	}

@@ -42,11 +42,9 @@ func Available() bool {
 // most of what starting a process that never embeds would cost (about 0.1 s
 // of CPU and 28 MB of heap).
 type Embedder struct {
-	once  sync.Once
-	load  func() (*loadedModel, error)
-	m     *loadedModel
-	err   error
-	ready bool // load already ran (Load)
+	// model returns the model, reading it on the first call (a
+	// sync.OnceValues).
+	model func() (*loadedModel, error)
 }
 
 // loadedModel is the model, its weights read.
@@ -56,11 +54,6 @@ type loadedModel struct {
 	enc   *Encoder
 }
 
-var (
-	builtIn     *Embedder
-	builtInOnce sync.Once
-)
-
 // New returns the embedder of the built-in model, which reads its weights
 // (about 28 MB) on its first use; every call shares it, and a failure to
 // read them is the error of every use. It returns ErrUnavailable when the
@@ -69,10 +62,15 @@ func New() (*Embedder, error) {
 	if !Available() {
 		return nil, ErrUnavailable
 	}
-	builtInOnce.Do(func() {
-		builtIn = &Embedder{load: func() (*loadedModel, error) { return loadModel(modelFS, "model") }}
-	})
 	return builtIn, nil
+}
+
+var builtIn = lazy(func() (*loadedModel, error) { return loadModel(modelFS, "model") })
+
+// lazy returns the embedder whose model load reads on its first use, once
+// however many uses race for it.
+func lazy(load func() (*loadedModel, error)) *Embedder {
+	return &Embedder{model: sync.OnceValues(load)}
 }
 
 // Load reads the model from dir in fsys: model.json, its weight shards and
@@ -82,8 +80,7 @@ func Load(fsys fs.FS, dir string) (*Embedder, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Embedder{m: m, ready: true}
-	return e, nil
+	return &Embedder{model: func() (*loadedModel, error) { return m, nil }}, nil
 }
 
 func loadModel(fsys fs.FS, dir string) (*loadedModel, error) {
@@ -123,12 +120,7 @@ func loadModel(fsys fs.FS, dir string) (*loadedModel, error) {
 }
 
 // loaded returns the loaded model, reading it on the first call.
-func (e *Embedder) loaded() (*loadedModel, error) {
-	if !e.ready {
-		e.once.Do(func() { e.m, e.err = e.load() })
-	}
-	return e.m, e.err
-}
+func (e *Embedder) loaded() (*loadedModel, error) { return e.model() }
 
 // Embed implements embed.Embedder.
 func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
