@@ -120,3 +120,32 @@ func TestHybridSearchFailsWithEitherSignal(t *testing.T) {
 		})
 	}
 }
+
+// TestTextOnlySearchEmbedsNothing: a search by the text signal alone (an
+// evaluation's BM25 mode) neither embeds its query nor runs the vector
+// signal, so that its latency is the text signal's.
+func TestTextOnlySearchEmbedsNothing(t *testing.T) {
+	d := &signalsDriver{
+		space: vector.Space{Embedder: "test", Dimension: 2},
+		nearest: func(context.Context) ([]vector.Scored, error) {
+			t.Error("the vector signal ran")
+			return nil, nil
+		},
+		matchText: func(context.Context) ([]vector.Scored, error) {
+			return []vector.Scored{{ID: "text", Score: 2}}, nil
+		},
+	}
+	q := hybridQuery()
+	q.Vector, q.Only = nil, vector.SignalText
+	q.Embed = func(context.Context) ([]float32, error) {
+		t.Error("the query was embedded")
+		return []float32{1, 0}, nil
+	}
+	res, err := vector.NewStore(d).Search(t.Context(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Hits) != 1 || res.Hits[0].ID != "text" {
+		t.Errorf("hits %+v, want the text signal's", res.Hits)
+	}
+}

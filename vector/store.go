@@ -275,9 +275,11 @@ func (s *Store) search(ctx context.Context, q Query) (Result, error) {
 		return Result{}, err
 	}
 	// The query's embedding: given, or computed (Query.Embed) while the
-	// spaces are read and the text signal runs.
+	// spaces are read and the text signal runs; a search by the text
+	// signal alone needs none.
+	needVector := q.Only != SignalText
 	embedded := make(chan error, 1)
-	if q.Vector == nil && q.Embed != nil {
+	if needVector && q.Vector == nil && q.Embed != nil {
 		ectx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		go func() {
@@ -291,6 +293,9 @@ func (s *Store) search(ctx context.Context, q Query) (Result, error) {
 	var embedOnce sync.Once
 	var embedErr error
 	queryVector := func() error {
+		if !needVector {
+			return nil
+		}
 		embedOnce.Do(func() {
 			embedErr = <-embedded
 			if embedErr == nil && len(q.Vector) != q.Space.Dimension {
@@ -335,7 +340,7 @@ func (s *Store) search(ctx context.Context, q Query) (Result, error) {
 	var vec, text []Scored
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) {
-		if err := queryVector(); err != nil || isZero(q.Vector) || q.Only == SignalText {
+		if err := queryVector(); err != nil || !needVector || isZero(q.Vector) {
 			return err
 		}
 		vec, err = s.d.Nearest(gctx, VectorQuery{Filter: f, Vector: q.Vector, MinSimilarity: minSim, K: depth})
