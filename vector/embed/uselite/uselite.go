@@ -107,7 +107,7 @@ func loadModel(fsys fs.FS, dir string) (*loadedModel, error) {
 		batch: batch.Embedder{
 			Model: batch.Model{
 				Tokenize:    tok.Encode,
-				Encode:      enc.Encode,
+				Encode:      func(seqs [][]int32, _ int) [][]float32 { return enc.Encode(seqs) },
 				MaxTokens:   MaxTokens,
 				BatchTokens: batchTokens,
 				Dimension:   Dimension,

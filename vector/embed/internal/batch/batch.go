@@ -8,8 +8,11 @@ package batch
 import (
 	"context"
 	"math"
+	"runtime"
 	"strings"
 	"sync"
+
+	"github.com/cairnkg/cairn/vector/embed"
 )
 
 // Model is what Embed needs of a model.
@@ -18,8 +21,9 @@ type Model struct {
 	// tokens the model adds around a sequence.
 	Tokenize func(string) []int32
 	// Encode returns the unit vector of each sequence of at most
-	// MaxTokens ids; it must be safe for concurrent use.
-	Encode func([][]int32) [][]float32
+	// MaxTokens ids, spreading its work over at most cores goroutines
+	// (at least 1); it must be safe for concurrent use.
+	Encode func(seqs [][]int32, cores int) [][]float32
 	// MaxTokens is the longest sequence Encode takes.
 	MaxTokens int
 	// BatchTokens is about how many tokens one call of Encode gets: big
@@ -41,9 +45,16 @@ type chunk struct {
 // consecutive chunks of MaxTokens tokens (the last one shorter); its
 // vector is the mean of the chunks' vectors weighted by their token
 // counts, normalised to unit length. The chunks of all texts are encoded
-// in batches of about BatchTokens tokens spread over workers goroutines.
-// It stops early with ctx's error when ctx is done.
+// in batches of about BatchTokens tokens spread over workers goroutines,
+// and each batch's Encode may use GOMAXPROCS goroutines: at most the
+// bound embed.WithCores puts in ctx, for both. It stops early with ctx's
+// error when ctx is done.
 func Embed(ctx context.Context, m Model, texts []string, workers int) ([][]float32, error) {
+	cores := runtime.GOMAXPROCS(0)
+	if n := embed.Cores(ctx); n > 0 {
+		cores = n
+		workers = min(workers, n)
+	}
 	out := make([][]float32, len(texts))
 	var chunks []chunk
 	for i, t := range texts {
@@ -88,7 +99,7 @@ func Embed(ctx context.Context, m Model, texts []string, workers int) ([][]float
 				for i, c := range batches[b] {
 					seqs[i] = c.ids
 				}
-				copy(vecs[offsets[b]:], m.Encode(seqs))
+				copy(vecs[offsets[b]:], m.Encode(seqs, cores))
 			}
 		}()
 	}

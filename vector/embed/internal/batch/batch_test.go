@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"math"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/cairnkg/cairn/vector/embed"
 )
 
 // fakeModel tokenizes a text into one id per word (the word's length) and
@@ -20,7 +24,7 @@ func fakeModel(maxTokens int) Model {
 			}
 			return ids
 		},
-		Encode: func(seqs [][]int32) [][]float32 {
+		Encode: func(seqs [][]int32, _ int) [][]float32 {
 			out := make([][]float32, len(seqs))
 			for i, s := range seqs {
 				out[i] = make([]float32, maxTokens)
@@ -71,5 +75,43 @@ func TestEmbedCancelled(t *testing.T) {
 	cancel()
 	if _, err := Embed(ctx, fakeModel(3), []string{"a b", "c d"}, 1); !errors.Is(err, context.Canceled) {
 		t.Errorf("Embed with a cancelled context: err %v, want context.Canceled", err)
+	}
+}
+
+// TestEmbedHonoursCores: without a bound, a batch's Encode may use
+// GOMAXPROCS goroutines and the batches run on up to workers; with
+// embed.WithCores(ctx, 1), Encode gets 1 and no two batches run at once.
+func TestEmbedHonoursCores(t *testing.T) {
+	m := fakeModel(4)
+	var mu sync.Mutex
+	var running, peak int
+	var cores []int
+	encode := m.Encode
+	m.Encode = func(seqs [][]int32, n int) [][]float32 {
+		mu.Lock()
+		running++
+		peak, cores = max(peak, running), append(cores, n)
+		mu.Unlock()
+		defer func() { mu.Lock(); running--; mu.Unlock() }()
+		return encode(seqs, n)
+	}
+	texts := strings.Fields(strings.Repeat("aa bbb c dddd ", 16)) // 64 texts of one token: 16 batches of 4
+	if _, err := Embed(embed.WithCores(t.Context(), 1), m, texts, 4); err != nil {
+		t.Fatal(err)
+	}
+	if peak != 1 || len(cores) != 16 {
+		t.Errorf("bounded to one core: %d batches at once, %d calls", peak, len(cores))
+	}
+	for _, n := range cores {
+		if n != 1 {
+			t.Fatalf("bounded to one core, Encode was allowed %d", n)
+		}
+	}
+	cores = nil
+	if _, err := Embed(t.Context(), m, texts[:1], 4); err != nil {
+		t.Fatal(err)
+	}
+	if want := runtime.GOMAXPROCS(0); len(cores) != 1 || cores[0] != want {
+		t.Errorf("unbounded, Encode was allowed %v, want [%d]", cores, want)
 	}
 }

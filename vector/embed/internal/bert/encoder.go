@@ -3,7 +3,6 @@ package bert
 import (
 	"fmt"
 	"math"
-	"runtime"
 	"sync"
 
 	"github.com/cairnkg/cairn/vector/embed/internal/gemm"
@@ -169,10 +168,10 @@ type workspace struct {
 }
 
 // splitRows is the most rows (tokens, with [CLS] and [SEP]) of an Encode
-// call whose matrix products are shared out among the processors: a
-// search's question, which one core would otherwise encode alone while
-// the others wait. Larger calls come from batches that batch.Embed already
-// spreads over the processors.
+// call whose matrix products are shared out among its cores: a search's
+// question, which one core would otherwise encode alone while the others
+// wait. Larger calls come from batches that batch.Embed already spreads
+// over the processors.
 const splitRows = 64
 
 var workspaces = sync.Pool{New: func() any { return new(workspace) }}
@@ -192,8 +191,11 @@ func (e *Encoder) MaxTokens() int { return e.cfg.MaxTokens }
 // at [CLS]), L2 normalisation.
 // Every sequence must hold between 1 and MaxTokens ids below the
 // vocabulary size, without [CLS] and [SEP]. The sequences are stacked so
-// that each matrix product runs once for all of them.
-func (e *Encoder) Encode(seqs [][]int32) [][]float32 {
+// that each matrix product runs once for all of them; a call of at most
+// splitRows rows (a question) shares each product out among cores
+// goroutines, a larger one runs on one. The vectors do not depend on
+// cores.
+func (e *Encoder) Encode(seqs [][]int32, cores int) [][]float32 {
 	rows := 0
 	for _, s := range seqs {
 		if len(s) == 0 || len(s) > e.cfg.MaxTokens {
@@ -205,7 +207,7 @@ func (e *Encoder) Encode(seqs [][]int32) [][]float32 {
 	defer workspaces.Put(ws)
 	ws.split = 1
 	if rows <= splitRows {
-		ws.split = runtime.GOMAXPROCS(0)
+		ws.split = max(cores, 1)
 	}
 	m := gemm.RoundUp(rows)
 	// The embeddings: word + position + token type 0, layer-normalised.

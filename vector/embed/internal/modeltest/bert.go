@@ -28,7 +28,7 @@ type BERTModel struct {
 	// without [CLS] and [SEP], as its encoder does.
 	Tokenize  func(string) []int32
 	Embed     func(context.Context, []string) ([][]float32, error)
-	Encode    func([][]int32) [][]float32
+	Encode    func(seqs [][]int32, cores int) [][]float32
 	MaxTokens int
 	// Embeds, when set, is the text the model embeds for a given one (bge
 	// leaves a speaker label out); the fixture must then hold a case of
@@ -86,10 +86,16 @@ func CheckBERT(t *testing.T, path string, m BERTModel) float64 {
 			}
 		case len(c.IDs) <= m.MaxTokens:
 			check(c.Text, "vector", got[i], c.Vector)
+			// A short text's products shared among goroutines or not:
+			// the same vector to the bit.
+			one, two := m.Encode([][]int32{c.IDs}, 1)[0], m.Encode([][]int32{c.IDs}, 2)[0]
+			if !slices.Equal(one, two) {
+				t.Errorf("%q: Encode on one core and on two differ", c.Text)
+			}
 		default:
 			long++
 			check(c.Text, "chunked vector", got[i], c.Chunked)
-			check(c.Text, "first chunk", m.Encode([][]int32{c.IDs[:m.MaxTokens]})[0], c.Vector)
+			check(c.Text, "first chunk", m.Encode([][]int32{c.IDs[:m.MaxTokens]}, 1)[0], c.Vector)
 		}
 	}
 	if long == 0 {
