@@ -63,7 +63,7 @@ func CheckBERT(t *testing.T, path string, m BERTModel) float64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	long, worst := 0, 0.0
+	long, split, worst := 0, 0, 0.0
 	check := func(text, what string, got, want []float32) {
 		t.Helper()
 		d := MaxDiff(got, want)
@@ -87,10 +87,14 @@ func CheckBERT(t *testing.T, path string, m BERTModel) float64 {
 		case len(c.IDs) <= m.MaxTokens:
 			check(c.Text, "vector", got[i], c.Vector)
 			// A short text's products shared among goroutines or not:
-			// the same vector to the bit.
-			one, two := m.Encode([][]int32{c.IDs}, 1)[0], m.Encode([][]int32{c.IDs}, 2)[0]
-			if !slices.Equal(one, two) {
-				t.Errorf("%q: Encode on one core and on two differ", c.Text)
+			// the same vector to the bit (a few texts show it; each
+			// check encodes twice, slowly under the race detector).
+			if split < 3 {
+				split++
+				one, two := m.Encode([][]int32{c.IDs}, 1)[0], m.Encode([][]int32{c.IDs}, 2)[0]
+				if !slices.Equal(one, two) {
+					t.Errorf("%q: Encode on one core and on two differ", c.Text)
+				}
 			}
 		default:
 			long++
