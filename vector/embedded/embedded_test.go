@@ -31,8 +31,20 @@ func openEntities(t *testing.T) (*vector.Store, *vector.EntityStore) {
 	return vector.NewStore(d), vector.NewEntityStore(d)
 }
 
+// openErasable opens a fresh embedded store's entity embeddings, and
+// records erasures in its database.
+func openErasable(t *testing.T) (*vector.EntityStore, func(t *testing.T, userID string)) {
+	db := sqlitetest.Open(t)
+	return vector.NewEntityStore(embedded.New(db)), func(t *testing.T, userID string) {
+		if _, err := db.Write.ExecContext(t.Context(), `INSERT INTO user_erasures (id, user_id, status, phase, actor, started_at, updated_at)
+			VALUES ('era_1', ?, 'running', 'entities', 'test', 1, 1)`, userID); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func TestConformance(t *testing.T) {
-	vectortest.Run(t, vectortest.Harness{Open: open, OpenEntities: openEntities})
+	vectortest.Run(t, vectortest.Harness{Open: open, OpenEntities: openEntities, OpenErasable: openErasable})
 }
 
 // BenchmarkSearch loads 100,000 memories of 384 dimensions and reports
@@ -67,17 +79,6 @@ func FuzzSearchText(f *testing.F) {
 		})
 		if err != nil {
 			t.Fatalf("search %q: %v", text, err)
-		}
-	})
-}
-
-// TestErasedUserGetsNoEntityEmbeddings: see the vectortest function.
-func TestErasedUserGetsNoEntityEmbeddings(t *testing.T) {
-	db := sqlitetest.Open(t)
-	vectortest.ErasedUserGetsNoEntityEmbeddings(t, vector.NewEntityStore(embedded.New(db)), func(t *testing.T, userID string) {
-		if _, err := db.Write.ExecContext(t.Context(), `INSERT INTO user_erasures (id, user_id, status, phase, actor, started_at, updated_at)
-			VALUES ('era_1', ?, 'running', 'entities', 'test', 1, 1)`, userID); err != nil {
-			t.Fatal(err)
 		}
 	})
 }

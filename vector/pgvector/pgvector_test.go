@@ -47,10 +47,31 @@ func openEntities(t *testing.T) (*vector.Store, *vector.EntityStore) {
 	return vector.NewStore(d), vector.NewEntityStore(d)
 }
 
+// openErasable opens a fresh PostgreSQL schema's entity embeddings, and
+// records erasures in it.
+func openErasable(t *testing.T) (*vector.EntityStore, func(t *testing.T, userID string)) {
+	t.Helper()
+	db, err := postgres.Open(t.Context(), pgtest.URL(t), postgres.Options{})
+	if err != nil {
+		t.Fatalf("open postgres: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := db.Close(); err != nil {
+			t.Errorf("close postgres: %v", err)
+		}
+	})
+	return vector.NewEntityStore(pgvector.New(db.Pool, pgvector.Options{})), func(t *testing.T, userID string) {
+		if _, err := db.Pool.Exec(t.Context(), `INSERT INTO user_erasures (id, user_id, status, phase, actor, started_at, updated_at)
+			VALUES ('era_1', $1, 'running', 'entities', 'test', 1, 1)`, userID); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // TestConformance runs the suite with every search scanning exactly, so
 // that rankings are compared with the oracle's exactly.
 func TestConformance(t *testing.T) {
-	vectortest.Run(t, vectortest.Harness{Open: opener(pgvector.Options{ExactBelow: 1 << 30}), OpenEntities: openEntities})
+	vectortest.Run(t, vectortest.Harness{Open: opener(pgvector.Options{ExactBelow: 1 << 30}), OpenEntities: openEntities, OpenErasable: openErasable})
 }
 
 // TestConformanceDefaults runs it with the default options, under which
@@ -152,21 +173,6 @@ func FuzzSearchText(f *testing.F) {
 		})
 		if err != nil {
 			t.Fatalf("search %q: %v", text, err)
-		}
-	})
-}
-
-// TestErasedUserGetsNoEntityEmbeddings: see the vectortest function.
-func TestErasedUserGetsNoEntityEmbeddings(t *testing.T) {
-	db, err := postgres.Open(t.Context(), pgtest.URL(t), postgres.Options{})
-	if err != nil {
-		t.Fatalf("open postgres: %v", err)
-	}
-	defer db.Close()
-	vectortest.ErasedUserGetsNoEntityEmbeddings(t, vector.NewEntityStore(pgvector.New(db.Pool, pgvector.Options{})), func(t *testing.T, userID string) {
-		if _, err := db.Pool.Exec(t.Context(), `INSERT INTO user_erasures (id, user_id, status, phase, actor, started_at, updated_at)
-			VALUES ('era_1', $1, 'running', 'entities', 'test', 1, 1)`, userID); err != nil {
-			t.Fatal(err)
 		}
 	})
 }

@@ -147,13 +147,12 @@ func testEntities(t *testing.T, h Harness) {
 	}
 }
 
-// ErasedUserGetsNoEntityEmbeddings checks that entity embeddings written
-// for a user with an erasure recorded are dropped, and others' kept: the
-// outbox worker of a running server may write embeddings of entities that
-// `cairn admin erase`, another process, has just erased. recordErasure
-// records an erasure of the user as the control plane does (a row of
-// user_erasures).
-func ErasedUserGetsNoEntityEmbeddings(t *testing.T, s *vector.EntityStore, recordErasure func(t *testing.T, userID string)) {
+// testErasedUserGetsNoEntityEmbeddings checks that entity embeddings
+// written for a user with an erasure recorded are dropped, and others'
+// kept: the outbox worker of a running server may write embeddings of
+// entities that `cairn admin erase`, another process, has just erased.
+func testErasedUserGetsNoEntityEmbeddings(t *testing.T, h Harness) {
+	s, recordErasure := h.OpenErasable(t)
 	ctx := t.Context()
 	r := rand.New(rand.NewPCG(9, 10))
 	emb := func(user, id string) vector.EntityEmbedding {

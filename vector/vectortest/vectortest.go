@@ -29,6 +29,11 @@ type Harness struct {
 	// entity-embedding store of the same backend, for the entity tests;
 	// the harness closes them when the test ends.
 	OpenEntities func(t *testing.T) (*vector.Store, *vector.EntityStore)
+	// OpenErasable, when set, returns a new, empty entity-embedding store
+	// and a function that records an erasure of a user in its database as
+	// the control plane does (a row of user_erasures), for the erasure
+	// case; the harness closes the store's database when the test ends.
+	OpenErasable func(t *testing.T) (*vector.EntityStore, func(t *testing.T, userID string))
 }
 
 // MinRecall is the recall@10 an approximate driver must reach, on
@@ -58,5 +63,8 @@ func Run(t *testing.T, h Harness) {
 	t.Run("ForgetImport", func(t *testing.T) { testForgetImport(t, h) })
 	if h.OpenEntities != nil {
 		t.Run("Entities", func(t *testing.T) { testEntities(t, h) })
+	}
+	if h.OpenErasable != nil {
+		t.Run("ErasedUserGetsNoEntityEmbeddings", func(t *testing.T) { testErasedUserGetsNoEntityEmbeddings(t, h) })
 	}
 }
