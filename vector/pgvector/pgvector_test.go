@@ -10,21 +10,30 @@ import (
 	"github.com/cairnkg/cairn/vector/vectortest"
 )
 
+// openDB opens a fresh PostgreSQL schema, closed when the test ends. The
+// stores opened on it close first: cleanups run last in, first out.
+func openDB(t *testing.T) *postgres.DB {
+	t.Helper()
+	db, err := postgres.Open(t.Context(), pgtest.URL(t), postgres.Options{})
+	if err != nil {
+		t.Fatalf("open postgres: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := db.Close(); err != nil {
+			t.Errorf("close postgres: %v", err)
+		}
+	})
+	return db
+}
+
 // opener returns a harness that opens a store on a fresh PostgreSQL schema.
 func opener(opts pgvector.Options) func(t *testing.T) *vector.Store {
 	return func(t *testing.T) *vector.Store {
 		t.Helper()
-		db, err := postgres.Open(t.Context(), pgtest.URL(t), postgres.Options{})
-		if err != nil {
-			t.Fatalf("open postgres: %v", err)
-		}
-		s := vector.NewStore(pgvector.New(db.Pool, opts))
+		s := vector.NewStore(pgvector.New(openDB(t).Pool, opts))
 		t.Cleanup(func() {
 			if err := s.Close(); err != nil {
 				t.Errorf("close memories: %v", err)
-			}
-			if err := db.Close(); err != nil {
-				t.Errorf("close postgres: %v", err)
 			}
 		})
 		return s
@@ -34,16 +43,7 @@ func opener(opts pgvector.Options) func(t *testing.T) *vector.Store {
 // openEntities opens a fresh PostgreSQL schema with its entity embeddings.
 func openEntities(t *testing.T) (*vector.Store, *vector.EntityStore) {
 	t.Helper()
-	db, err := postgres.Open(t.Context(), pgtest.URL(t), postgres.Options{})
-	if err != nil {
-		t.Fatalf("open postgres: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := db.Close(); err != nil {
-			t.Errorf("close postgres: %v", err)
-		}
-	})
-	d := pgvector.New(db.Pool, pgvector.Options{})
+	d := pgvector.New(openDB(t).Pool, pgvector.Options{})
 	return vector.NewStore(d), vector.NewEntityStore(d)
 }
 
@@ -51,15 +51,7 @@ func openEntities(t *testing.T) (*vector.Store, *vector.EntityStore) {
 // records erasures in it.
 func openErasable(t *testing.T) (*vector.EntityStore, func(t *testing.T, userID string)) {
 	t.Helper()
-	db, err := postgres.Open(t.Context(), pgtest.URL(t), postgres.Options{})
-	if err != nil {
-		t.Fatalf("open postgres: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := db.Close(); err != nil {
-			t.Errorf("close postgres: %v", err)
-		}
-	})
+	db := openDB(t)
 	return vector.NewEntityStore(pgvector.New(db.Pool, pgvector.Options{})), func(t *testing.T, userID string) {
 		if _, err := db.Pool.Exec(t.Context(), `INSERT INTO user_erasures (id, user_id, status, phase, actor, started_at, updated_at)
 			VALUES ('era_1', $1, 'running', 'entities', 'test', 1, 1)`, userID); err != nil {
