@@ -72,6 +72,37 @@ func TestBenchSmall(t *testing.T) {
 	})
 }
 
+// TestBenchCPUProfile: --cpuprofile writes a profile go tool pprof reads
+// (gzip-compressed protocol buffers), and a path it cannot create fails
+// the run with the flag named, before any work.
+func TestBenchCPUProfile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	tmp := t.TempDir()
+	prof := filepath.Join(tmp, "cpu.prof")
+	bench := func(path string) (string, error) {
+		cmd := exec.Command(cairnBinary(t), "bench", "--entities", "2", "--memories", "1", "--queries", "1", "--cpuprofile", path)
+		cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	if out, err := bench(prof); err != nil {
+		t.Fatalf("cairn bench --cpuprofile: %v\n%s", err, out)
+	}
+	b, err := os.ReadFile(prof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		t.Errorf("the profile (%d bytes) is not gzip-compressed, as pprof writes it", len(b))
+	}
+	out, err := bench(filepath.Join(tmp, "missing", "cpu.prof"))
+	if err == nil || !strings.Contains(out, "--cpuprofile:") || strings.Contains(out, "phase") {
+		t.Errorf("an unwritable profile path: %v\n%s", err, out)
+	}
+}
+
 // TestBenchNeo4jScratch checks what cairn bench does with the Neo4j
 // database of the split deployment, which it cannot create: it empties the
 // database it was given when it ends, keeps it with --keep, and refuses a
